@@ -1,0 +1,157 @@
+package sandbox
+
+import (
+	"fmt"
+	"time"
+)
+
+// Size units, in bytes.
+const (
+	KiB int64 = 1 << 10
+	MiB int64 = 1 << 20
+	GiB int64 = 1 << 30
+)
+
+// Limits bounds what one run may consume. A zero field means "use the
+// default" (see DefaultLimits); a negative one is rejected. A Result carries
+// the Limits actually applied, with every default filled in.
+type Limits struct {
+	// WallTimeMS is the wall-clock time the run may take, in milliseconds.
+	// Exceeding it ends the run with StatusTimeout.
+	WallTimeMS int64 `json:"wall_time_ms,omitempty"`
+	// CPUTimeMS is the CPU time, summed over all the run's processes, in
+	// milliseconds. Exceeding it ends the run with StatusCPULimit.
+	CPUTimeMS int64 `json:"cpu_time_ms,omitempty"`
+	// MemoryBytes caps the memory of all the run's processes together,
+	// including files written to the working directory (a tmpfs is memory).
+	// An out-of-memory kill ends the run with StatusMemoryLimit.
+	MemoryBytes int64 `json:"memory_bytes,omitempty"`
+	// Processes caps the number of processes and threads alive at once.
+	Processes int64 `json:"processes,omitempty"`
+	// OutputBytes caps stdout and stderr together. Reaching it stops the run
+	// with StatusOutputLimit; what was read so far is kept.
+	OutputBytes int64 `json:"output_bytes,omitempty"`
+	// DiskBytes is the size of the writable working directory (and /tmp,
+	// which shares it).
+	DiskBytes int64 `json:"disk_bytes,omitempty"`
+	// FileSizeBytes caps the size of any single file a process writes
+	// (RLIMIT_FSIZE). Defaults to DiskBytes.
+	FileSizeBytes int64 `json:"file_size_bytes,omitempty"`
+	// OpenFiles caps the file descriptors each process may hold
+	// (RLIMIT_NOFILE).
+	OpenFiles int64 `json:"open_files,omitempty"`
+	// ArtifactBytes caps the total size of the artifacts a run returns.
+	ArtifactBytes int64 `json:"artifact_bytes,omitempty"`
+}
+
+// DefaultLimits are applied to every zero field of a request's Limits.
+var DefaultLimits = Limits{
+	WallTimeMS:    5_000,
+	CPUTimeMS:     5_000,
+	MemoryBytes:   256 * MiB,
+	Processes:     64,
+	OutputBytes:   1 * MiB,
+	DiskBytes:     64 * MiB,
+	OpenFiles:     256,
+	ArtifactBytes: 16 * MiB,
+}
+
+// MaxLimits are the largest values a request may ask for. They guard the
+// host against absurd requests; a deployment's policy may clamp further.
+var MaxLimits = Limits{
+	WallTimeMS:    3_600_000,
+	CPUTimeMS:     3_600_000,
+	MemoryBytes:   64 * GiB,
+	Processes:     4096,
+	OutputBytes:   256 * MiB,
+	DiskBytes:     16 * GiB,
+	FileSizeBytes: 16 * GiB,
+	OpenFiles:     65536,
+	ArtifactBytes: 1 * GiB,
+}
+
+// minLimits are the smallest useful values: below them no interpreter can
+// start, so a request asking for less is a mistake, not a policy.
+var minLimits = Limits{
+	WallTimeMS:    1,
+	CPUTimeMS:     1,
+	MemoryBytes:   8 * MiB,
+	Processes:     1,
+	OutputBytes:   1,
+	DiskBytes:     64 * KiB,
+	FileSizeBytes: 1,
+	OpenFiles:     16,
+	ArtifactBytes: 1,
+}
+
+// WallTime returns WallTimeMS as a time.Duration.
+func (l Limits) WallTime() time.Duration { return time.Duration(l.WallTimeMS) * time.Millisecond }
+
+// CPUTime returns CPUTimeMS as a time.Duration.
+func (l Limits) CPUTime() time.Duration { return time.Duration(l.CPUTimeMS) * time.Millisecond }
+
+// WithDefaults returns l with every zero field set from DefaultLimits
+// (FileSizeBytes from DiskBytes).
+func (l Limits) WithDefaults() Limits {
+	fill := func(v *int64, def int64) {
+		if *v == 0 {
+			*v = def
+		}
+	}
+	d := DefaultLimits
+	fill(&l.WallTimeMS, d.WallTimeMS)
+	fill(&l.CPUTimeMS, d.CPUTimeMS)
+	fill(&l.MemoryBytes, d.MemoryBytes)
+	fill(&l.Processes, d.Processes)
+	fill(&l.OutputBytes, d.OutputBytes)
+	fill(&l.DiskBytes, d.DiskBytes)
+	fill(&l.FileSizeBytes, l.DiskBytes)
+	fill(&l.OpenFiles, d.OpenFiles)
+	fill(&l.ArtifactBytes, d.ArtifactBytes)
+	return l
+}
+
+// limitField describes one field of Limits for validation.
+type limitField struct {
+	name string
+	get  func(*Limits) int64
+	unit string
+}
+
+var limitFields = []limitField{
+	{"wall_time_ms", func(l *Limits) int64 { return l.WallTimeMS }, "ms"},
+	{"cpu_time_ms", func(l *Limits) int64 { return l.CPUTimeMS }, "ms"},
+	{"memory_bytes", func(l *Limits) int64 { return l.MemoryBytes }, "bytes"},
+	{"processes", func(l *Limits) int64 { return l.Processes }, ""},
+	{"output_bytes", func(l *Limits) int64 { return l.OutputBytes }, "bytes"},
+	{"disk_bytes", func(l *Limits) int64 { return l.DiskBytes }, "bytes"},
+	{"file_size_bytes", func(l *Limits) int64 { return l.FileSizeBytes }, "bytes"},
+	{"open_files", func(l *Limits) int64 { return l.OpenFiles }, ""},
+	{"artifact_bytes", func(l *Limits) int64 { return l.ArtifactBytes }, "bytes"},
+}
+
+// Validate checks l as sent by a caller: zero means default, otherwise each
+// field must lie between the minimum and MaxLimits.
+func (l Limits) Validate() error {
+	for _, f := range limitFields {
+		v := f.get(&l)
+		if v == 0 {
+			continue
+		}
+		lo, hi := f.get(&minLimits), f.get(&MaxLimits)
+		if v < 0 {
+			return inputErrorf("limits."+f.name, "must not be negative (0 means the default), got %d", v)
+		}
+		if v < lo || v > hi {
+			return inputErrorf("limits."+f.name, "must be between %s and %s, got %d", withUnit(lo, f.unit), withUnit(hi, f.unit), v)
+		}
+	}
+	return nil
+}
+
+func withUnit(v int64, unit string) string {
+	if unit == "" {
+		return fmt.Sprint(v)
+	}
+	return fmt.Sprintf("%d %s", v, unit)
+}
