@@ -1,0 +1,232 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	units "github.com/docker/go-units"
+	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
+
+	"github.com/crucible-sandbox/crucible/sandbox"
+	"github.com/crucible-sandbox/crucible/sandbox/linux"
+)
+
+// runFlags are the flags of `crucible run`.
+type runFlags struct {
+	lang     string
+	code     string
+	files    []string
+	env      []string
+	stdin    string
+	timeout  time.Duration
+	cpuTime  time.Duration
+	memory   string
+	pids     int64
+	output   string
+	disk     string
+	rootfs   string
+	jsonOut  bool
+	codeSeen bool
+}
+
+func newRunCommand() *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run [flags] (-c CODE | FILE | -)",
+		Short: "Run a program in a fresh sandbox",
+		Long: `Run a program in a fresh native sandbox and report how it ended.
+
+The program's stdout and stderr are passed through, followed by a one-line
+summary on stderr. With --json only the Result object is printed.
+
+Exit code: the program's own when it ran to its end; 124 timeout, 123 CPU
+limit, 122 memory limit, 121 output limit, 128+N killed by signal N,
+2 invalid request, 70 platform failure.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f.codeSeen = cmd.Flags().Changed("code")
+			return runCommand(cmd.Context(), &f, args)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.lang, "lang", "", "language: python, javascript or bash (default: from the file extension, else python)")
+	fl.StringVarP(&f.code, "code", "c", "", "program text")
+	fl.StringArrayVar(&f.files, "file", nil, "input file NAME=PATH placed in the working directory (repeatable)")
+	fl.StringArrayVar(&f.env, "env", nil, "environment variable NAME=VALUE for the program (repeatable)")
+	fl.StringVar(&f.stdin, "stdin", "", "file fed to the program's standard input")
+	fl.DurationVar(&f.timeout, "timeout", sandbox.DefaultLimits.WallTime(), "wall-time limit")
+	fl.DurationVar(&f.cpuTime, "cpu-time", sandbox.DefaultLimits.CPUTime(), "CPU-time limit")
+	fl.StringVar(&f.memory, "memory", "256MiB", "memory limit")
+	fl.Int64Var(&f.pids, "pids", sandbox.DefaultLimits.Processes, "process and thread limit")
+	fl.StringVar(&f.output, "output", "1MiB", "stdout+stderr limit")
+	fl.StringVar(&f.disk, "disk", "64MiB", "size of the writable working directory")
+	fl.StringVar(&f.rootfs, "rootfs", "", "root filesystem directory (default: the host's system directories, read-only)")
+	fl.BoolVar(&f.jsonOut, "json", false, "print the Result as JSON and nothing else")
+	return cmd
+}
+
+func runCommand(ctx context.Context, f *runFlags, args []string) error {
+	req, err := f.request(args)
+	if err != nil {
+		return usageError(err)
+	}
+	if err := req.Validate(); err != nil {
+		return usageError(err)
+	}
+	rt, err := linux.New(linux.Options{RootFS: f.rootfs})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "crucible:", err)
+		return exitCodeError(exitInternal)
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := rt.Run(ctx, req)
+	if f.jsonOut {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		if encErr := enc.Encode(res); encErr != nil {
+			return encErr
+		}
+	} else {
+		os.Stdout.Write(res.Stdout)
+		os.Stderr.Write(res.Stderr)
+		fmt.Fprintln(os.Stderr, summary(res, err))
+	}
+	return exitCodeError(exitCodeFor(res))
+}
+
+// usageError prints err and returns the usage exit code.
+func usageError(err error) error {
+	fmt.Fprintln(os.Stderr, "crucible:", err)
+	return exitCodeError(exitUsage)
+}
+
+// request builds the Request from the flags.
+func (f *runFlags) request(args []string) (sandbox.Request, error) {
+	var req sandbox.Request
+	code, name, err := f.source(args)
+	if err != nil {
+		return req, err
+	}
+	req.Code = code
+	if req.Language, err = f.language(name); err != nil {
+		return req, err
+	}
+	for _, spec := range f.files {
+		n, p, ok := strings.Cut(spec, "=")
+		if !ok || n == "" || p == "" {
+			return req, fmt.Errorf("--file %q: want NAME=PATH", spec)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return req, fmt.Errorf("--file %s: %w", n, err)
+		}
+		st, _ := os.Stat(p)
+		req.Files = append(req.Files, sandbox.File{Name: n, Content: b, Executable: st != nil && st.Mode()&0o111 != 0})
+	}
+	for _, kv := range f.env {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return req, fmt.Errorf("--env %q: want NAME=VALUE", kv)
+		}
+		if req.Env == nil {
+			req.Env = map[string]string{}
+		}
+		req.Env[k] = v
+	}
+	if f.stdin != "" {
+		if req.Stdin, err = os.ReadFile(f.stdin); err != nil {
+			return req, fmt.Errorf("--stdin: %w", err)
+		}
+	}
+	req.Limits = sandbox.Limits{
+		WallTimeMS: f.timeout.Milliseconds(),
+		CPUTimeMS:  f.cpuTime.Milliseconds(),
+		Processes:  f.pids,
+	}
+	sizes := []struct {
+		flag, val string
+		dst       *int64
+	}{{"--memory", f.memory, &req.Limits.MemoryBytes}, {"--output", f.output, &req.Limits.OutputBytes}, {"--disk", f.disk, &req.Limits.DiskBytes}}
+	for _, s := range sizes {
+		n, err := units.RAMInBytes(s.val)
+		if err != nil {
+			return req, fmt.Errorf("%s %q: want a size such as 256MiB", s.flag, s.val)
+		}
+		*s.dst = n
+	}
+	if f.timeout <= 0 || f.cpuTime <= 0 {
+		return req, fmt.Errorf("--timeout and --cpu-time must be positive")
+	}
+	return req, nil
+}
+
+// source returns the program text and the file name it came from.
+func (f *runFlags) source(args []string) (string, string, error) {
+	switch {
+	case f.codeSeen && len(args) > 0:
+		return "", "", fmt.Errorf("give the program either with -c or as FILE, not both")
+	case f.codeSeen:
+		return f.code, "", nil
+	case len(args) == 0:
+		return "", "", fmt.Errorf("no program: give -c CODE, a FILE, or - for standard input")
+	case args[0] == "-":
+		b, err := io.ReadAll(os.Stdin)
+		return string(b), "", err
+	}
+	b, err := os.ReadFile(args[0])
+	return string(b), args[0], err
+}
+
+// language resolves --lang, or guesses from the file extension.
+func (f *runFlags) language(file string) (sandbox.Language, error) {
+	if f.lang != "" {
+		l, ok := sandbox.ParseLanguage(f.lang)
+		if !ok {
+			return "", fmt.Errorf("--lang %q: want python, javascript or bash", f.lang)
+		}
+		return l, nil
+	}
+	switch filepath.Ext(file) {
+	case ".js", ".mjs", ".cjs":
+		return sandbox.JavaScript, nil
+	case ".sh", ".bash":
+		return sandbox.Bash, nil
+	}
+	return sandbox.Python, nil
+}
+
+// summary is the one-line report printed after the program's output.
+func summary(res sandbox.Result, err error) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "crucible: %s", res.Status)
+	if res.Status == sandbox.StatusOK || res.Status == sandbox.StatusError {
+		fmt.Fprintf(&b, " (exit %d)", res.ExitCode)
+	}
+	fmt.Fprintf(&b, " · wall %.0f ms · cpu %.0f ms · peak %s", res.Metrics.WallMS, res.Metrics.CPUMS,
+		units.BytesSize(float64(res.Metrics.PeakMemoryBytes)))
+	if res.Error != nil {
+		fmt.Fprintf(&b, " · %s: %s", res.Error.Type, res.Error.Message)
+		if res.Error.Line > 0 {
+			fmt.Fprintf(&b, " (line %d)", res.Error.Line)
+		}
+	}
+	if res.Reason != "" {
+		fmt.Fprintf(&b, " · %s", res.Reason)
+	}
+	if err != nil && res.Reason == "" {
+		fmt.Fprintf(&b, " · %v", err)
+	}
+	return b.String()
+}
+
+func signalName(s syscall.Signal) string { return unix.SignalName(s) }

@@ -1,0 +1,128 @@
+package linux
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/containerd/cgroups/v3"
+)
+
+// cgroupRoot is where the cgroup hierarchies are mounted.
+const cgroupRoot = "/sys/fs/cgroup"
+
+// cgroupParent is the directory, in every hierarchy, under which each run's
+// cgroup is created: /crucible/<server pid>.<sequence>. The server's pid in
+// the name lets a later server remove the cgroups of one that crashed.
+const cgroupParent = "crucible"
+
+// initThreadReserve is added to the pids limit for the sandbox's init, a Go
+// program whose runtime threads count against the cgroup's pids.max like the
+// user's processes do.
+const initThreadReserve = 8
+
+// runCgroup is the cgroup of one run: it caps memory and the number of
+// processes of everything in the sandbox, measures CPU and peak memory, and
+// can kill every process in it.
+type runCgroup interface {
+	// add moves the process pid (all its threads) into the cgroup.
+	add(pid int) error
+	// cpuTime returns the CPU time used by all processes so far.
+	cpuTime() (time.Duration, error)
+	// usage returns the run's totals once it has ended.
+	usage() (cgroupUsage, error)
+	// kill sends SIGKILL to every process in the cgroup.
+	kill() error
+	// remove deletes the cgroup; it must be empty.
+	remove() error
+}
+
+// cgroupUsage is what a cgroup measured over a run.
+type cgroupUsage struct {
+	CPU       time.Duration
+	PeakBytes int64
+	OOMKills  int64
+}
+
+// cgroupLimits are the limits a run's cgroup enforces.
+type cgroupLimits struct {
+	MemoryBytes int64
+	Pids        int64
+}
+
+// newRunCgroup creates the cgroup for run name on whichever cgroup version
+// the host uses.
+func newRunCgroup(name string, lim cgroupLimits) (runCgroup, error) {
+	path := "/" + cgroupParent + "/" + name
+	if cgroups.Mode() == cgroups.Unified {
+		return newCgroupV2(path, lim)
+	}
+	return newCgroupV1(path, lim)
+}
+
+// removeStaleCgroups deletes the cgroups left behind by crucible processes
+// that are no longer alive (a crash, a kill -9). Cgroups of live processes,
+// including other servers running beside this one, are left alone.
+func removeStaleCgroups() {
+	dirs := []string{filepath.Join(cgroupRoot, cgroupParent)}
+	if cgroups.Mode() != cgroups.Unified {
+		dirs = nil
+		for _, s := range v1Controllers {
+			dirs = append(dirs, filepath.Join(cgroupRoot, s, cgroupParent))
+		}
+	}
+	for _, dir := range dirs {
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			owner, _, ok := strings.Cut(e.Name(), ".")
+			pid, err := strconv.Atoi(owner)
+			if !ok || err != nil || !e.IsDir() || processAlive(pid) {
+				continue
+			}
+			// rmdir fails on a cgroup that still holds processes: such a
+			// cgroup is left for the operator rather than torn down blind.
+			_ = syscall.Rmdir(filepath.Join(dir, e.Name()))
+		}
+	}
+}
+
+func processAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// readKeyed reads one "key value" line of a cgroup file such as
+// memory.events or cpu.stat.
+func readKeyed(file, key string) (int64, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		k, v, ok := strings.Cut(s.Text(), " ")
+		if ok && k == key {
+			return strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		}
+	}
+	if err := s.Err(); err != nil {
+		return 0, err
+	}
+	return 0, fmt.Errorf("%s: no %q line", file, key)
+}
+
+// readInt reads a cgroup file holding a single integer.
+func readInt(file string) (int64, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+}

@@ -1,0 +1,96 @@
+package linux
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/containerd/cgroups/v3/cgroup1"
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+)
+
+// v1Controllers are the cgroup v1 hierarchies a run joins: memory and pids
+// enforce limits, cpuacct measures CPU time, and freezer stops every process
+// at once so that a kill cannot race with fork.
+var v1Controllers = []string{"memory", "pids", "cpuacct", "freezer"}
+
+type cgroupV1 struct {
+	cg   cgroup1.Cgroup
+	path string
+}
+
+func newCgroupV1(path string, lim cgroupLimits) (*cgroupV1, error) {
+	hierarchy := func() ([]cgroup1.Subsystem, error) {
+		return []cgroup1.Subsystem{
+			cgroup1.NewMemory(cgroupRoot),
+			cgroup1.NewPids(cgroupRoot),
+			cgroup1.NewCpuacct(cgroupRoot),
+			cgroup1.NewFreezer(cgroupRoot),
+		}, nil
+	}
+	mem := &specs.LinuxMemory{Limit: &lim.MemoryBytes}
+	// Without a memory+swap limit a run could push its pages to swap and use
+	// far more than its memory limit. Kernels without swap accounting lack
+	// the file; they have no way to exceed the limit through swap anyway.
+	if _, err := os.Stat(filepath.Join(cgroupRoot, "memory", "memory.memsw.limit_in_bytes")); err == nil {
+		mem.Swap = &lim.MemoryBytes
+	}
+	res := &specs.LinuxResources{Memory: mem, Pids: &specs.LinuxPids{Limit: &lim.Pids}}
+	cg, err := cgroup1.New(cgroup1.StaticPath(path), res, cgroup1.WithHierarchy(hierarchy))
+	if err != nil {
+		return nil, fmt.Errorf("cgroup v1 %s: %w", path, err)
+	}
+	return &cgroupV1{cg: cg, path: path}, nil
+}
+
+func (c *cgroupV1) file(controller, name string) string {
+	return filepath.Join(cgroupRoot, controller, c.path, name)
+}
+
+func (c *cgroupV1) add(pid int) error { return c.cg.Add(cgroup1.Process{Pid: pid}) }
+
+func (c *cgroupV1) cpuTime() (time.Duration, error) {
+	ns, err := readInt(c.file("cpuacct", "cpuacct.usage"))
+	return time.Duration(ns), err
+}
+
+func (c *cgroupV1) usage() (cgroupUsage, error) {
+	var u cgroupUsage
+	var err error
+	if u.CPU, err = c.cpuTime(); err != nil {
+		return u, err
+	}
+	if u.PeakBytes, err = readInt(c.file("memory", "memory.max_usage_in_bytes")); err != nil {
+		return u, err
+	}
+	// memory.oom_control gained its oom_kill counter in Linux 4.13; older
+	// kernels only say whether the limit was hit, which is weaker evidence.
+	if u.OOMKills, err = readKeyed(c.file("memory", "memory.oom_control"), "oom_kill"); err != nil {
+		failcnt, ferr := readInt(c.file("memory", "memory.failcnt"))
+		if ferr != nil {
+			return u, err
+		}
+		u.OOMKills = failcnt
+	}
+	return u, nil
+}
+
+// kill freezes the cgroup so that no process can fork while the list is
+// read, signals every process, and thaws it so the signals are delivered.
+func (c *cgroupV1) kill() error {
+	if err := c.cg.Freeze(); err != nil {
+		return err
+	}
+	procs, err := c.cg.Processes(cgroup1.Freezer, true)
+	for _, p := range procs {
+		_ = syscall.Kill(p.Pid, syscall.SIGKILL)
+	}
+	if terr := c.cg.Thaw(); err == nil {
+		err = terr
+	}
+	return err
+}
+
+func (c *cgroupV1) remove() error { return c.cg.Delete() }

@@ -1,0 +1,56 @@
+package linux
+
+import (
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/containerd/cgroups/v3/cgroup2"
+)
+
+type cgroupV2 struct {
+	m    *cgroup2.Manager
+	path string
+}
+
+func newCgroupV2(path string, lim cgroupLimits) (*cgroupV2, error) {
+	noSwap := int64(0)
+	res := &cgroup2.Resources{
+		// memory.swap.max = 0: a run may not push its pages to swap and so
+		// use more than its memory limit.
+		Memory: &cgroup2.Memory{Max: &lim.MemoryBytes, Swap: &noSwap},
+		Pids:   &cgroup2.Pids{Max: lim.Pids},
+		// Enabling the cpu controller makes cpu.stat report usage.
+		CPU: &cgroup2.CPU{},
+	}
+	m, err := cgroup2.NewManager(cgroupRoot, path, res)
+	if err != nil {
+		return nil, fmt.Errorf("cgroup v2 %s: %w", path, err)
+	}
+	return &cgroupV2{m: m, path: filepath.Join(cgroupRoot, path)}, nil
+}
+
+func (c *cgroupV2) add(pid int) error { return c.m.AddProc(uint64(pid)) }
+
+func (c *cgroupV2) cpuTime() (time.Duration, error) {
+	us, err := readKeyed(filepath.Join(c.path, "cpu.stat"), "usage_usec")
+	return time.Duration(us) * time.Microsecond, err
+}
+
+func (c *cgroupV2) usage() (cgroupUsage, error) {
+	var u cgroupUsage
+	var err error
+	if u.CPU, err = c.cpuTime(); err != nil {
+		return u, err
+	}
+	// memory.peak exists since Linux 5.19; before it the peak is unknown.
+	u.PeakBytes, _ = readInt(filepath.Join(c.path, "memory.peak"))
+	u.OOMKills, err = readKeyed(filepath.Join(c.path, "memory.events"), "oom_kill")
+	return u, err
+}
+
+// kill uses cgroup.kill (Linux 5.14+), which the kernel applies atomically
+// to every process, or the library's freeze-signal-thaw fallback.
+func (c *cgroupV2) kill() error { return c.m.Kill() }
+
+func (c *cgroupV2) remove() error { return c.m.Delete() }

@@ -1,0 +1,227 @@
+package linux
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// initArg0 is the argv[0] under which the host re-executes its own binary
+// as the sandbox's init. A Go program cannot safely create namespaces for
+// itself (its runtime is multithreaded), so the host clones a child into
+// new namespaces and that child, this same binary, builds the sandbox.
+const initArg0 = "crucible-sandbox-init"
+
+// sandboxHostname is the host name inside every sandbox.
+const sandboxHostname = "sandbox"
+
+func init() {
+	if len(os.Args) == 0 || os.Args[0] != initArg0 {
+		return
+	}
+	// Everything init does that is per-thread (capability bounding set,
+	// cgroup namespace, the fork of the program) must happen on one thread;
+	// the program is forked from this same thread.
+	runtime.LockOSThread()
+	os.Exit(runInit())
+}
+
+// runInit is the sandbox's PID 1. It builds the sandbox, starts the program
+// as the unprivileged user, reaps every process, and exits when the program
+// does. Its exit is what guarantees that no process survives the run: when
+// the first process of a PID namespace dies, the kernel kills every other
+// process in it.
+func runInit() int {
+	// The pipes to the host must not leak into the program.
+	syscall.CloseOnExec(configFD)
+	syscall.CloseOnExec(eventFD)
+	events := os.NewFile(eventFD, "events")
+	send := func(ev initEvent) {
+		b, _ := json.Marshal(ev)
+		_, _ = events.Write(append(b, '\n'))
+	}
+	child, err := setUp()
+	if err != nil {
+		var missing *missingInterpreterError
+		send(initEvent{Phase: phaseFailed, Error: err.Error(), Missing: errors.As(err, &missing)})
+		return 1
+	}
+	send(initEvent{Phase: phaseStarted})
+	// The OOM killer should pick the program, not its init: losing init
+	// would turn a memory_limit into a confusing killed status.
+	_ = os.WriteFile("/proc/self/oom_score_adj", []byte("-1000"), 0)
+	ws := reap(child)
+	ev := initEvent{Phase: phaseExited, ExitCode: ws.ExitStatus()}
+	if ws.Signaled() {
+		ev.Signal = int(ws.Signal())
+	}
+	send(ev)
+	return 0
+}
+
+// missingInterpreterError reports that the root filesystem lacks the
+// language's interpreter.
+type missingInterpreterError struct{ path string }
+
+func (e *missingInterpreterError) Error() string {
+	return fmt.Sprintf("interpreter %s is not in the sandbox's root filesystem", e.path)
+}
+
+// setUp builds the sandbox and starts the program, returning its pid.
+func setUp() (int, error) {
+	cfgPipe := os.NewFile(configFD, "config")
+	cfg, err := readConfig(cfgPipe)
+	if err != nil {
+		return 0, err
+	}
+	// The host has moved this process into the run's cgroup before sending
+	// the config. A cgroup namespace made now is rooted there, so the
+	// program sees itself at "/" and learns nothing of the host's groups.
+	if err := unix.Unshare(unix.CLONE_NEWCGROUP); err != nil {
+		return 0, fmt.Errorf("cgroup namespace: %w", err)
+	}
+	if err := buildRoot(cfg, cfgPipe); err != nil {
+		return 0, err
+	}
+	cfgPipe.Close()
+	if err := unix.Sethostname([]byte(cfg.Hostname)); err != nil {
+		return 0, fmt.Errorf("hostname: %w", err)
+	}
+	// The network namespace starts with only a loopback interface, down.
+	// Bringing it up lets programs talk to themselves over 127.0.0.1;
+	// nothing else is reachable, the host's own loopback included.
+	if err := loopbackUp(); err != nil {
+		return 0, err
+	}
+	if err := setRlimits(cfg); err != nil {
+		return 0, err
+	}
+	if err := dropCapabilityBounds(); err != nil {
+		return 0, err
+	}
+	if err := installSeccomp(); err != nil {
+		return 0, err
+	}
+	return startProgram(cfg)
+}
+
+func loopbackUp() error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("loopback: %w", err)
+	}
+	defer unix.Close(fd)
+	ifr, err := unix.NewIfreq("lo")
+	if err != nil {
+		return err
+	}
+	ifr.SetUint16(unix.IFF_UP | unix.IFF_LOOPBACK | unix.IFF_RUNNING)
+	if err := unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr); err != nil {
+		return fmt.Errorf("loopback up: %w", err)
+	}
+	return nil
+}
+
+// setRlimits sets the per-process limits the program inherits. CPU time
+// gets a soft limit (SIGXCPU) and a hard one a second later (SIGKILL) for
+// programs that catch SIGXCPU; the host also watches the cgroup's total.
+// RLIMIT_NPROC is not used: it counts per user across the whole host, and
+// the cgroup's pids limit counts per run.
+func setRlimits(cfg *initConfig) error {
+	limits := []struct {
+		name     string
+		resource int
+		soft     uint64
+		hard     uint64
+	}{
+		{"cpu", unix.RLIMIT_CPU, cfg.CPUSeconds, cfg.CPUSeconds + 1},
+		{"fsize", unix.RLIMIT_FSIZE, cfg.FileSizeBytes, cfg.FileSizeBytes},
+		{"nofile", unix.RLIMIT_NOFILE, cfg.OpenFiles, cfg.OpenFiles},
+		{"core", unix.RLIMIT_CORE, 0, 0},
+		{"memlock", unix.RLIMIT_MEMLOCK, 0, 0},
+	}
+	for _, l := range limits {
+		// syscall.Setrlimit, not unix's: the Go runtime remembers the
+		// RLIMIT_NOFILE it saw at start and restores it in children unless
+		// the change goes through the syscall package.
+		if err := syscall.Setrlimit(l.resource, &syscall.Rlimit{Cur: l.soft, Max: l.hard}); err != nil {
+			return fmt.Errorf("rlimit %s: %w", l.name, err)
+		}
+	}
+	return nil
+}
+
+// dropCapabilityBounds empties this thread's capability bounding set and
+// inheritable set. The program is forked from this thread; when it switches
+// to the sandbox user it loses its permitted and effective capabilities,
+// and with an empty bounding set no exec (of a file with capabilities, or a
+// set-uid one) can give any back.
+func dropCapabilityBounds() error {
+	for c := 0; ; c++ {
+		err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0)
+		if errors.Is(err, unix.EINVAL) {
+			break // past the last capability this kernel knows
+		}
+		if err != nil {
+			return fmt.Errorf("drop capability %d from bounding set: %w", c, err)
+		}
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("capget: %w", err)
+	}
+	data[0].Inheritable, data[1].Inheritable = 0, 0
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("capset: %w", err)
+	}
+	return nil
+}
+
+// startProgram forks the program as the sandbox user, in a session of its
+// own (no controlling terminal to inject keystrokes into), in the working
+// directory, with exactly the configured environment.
+func startProgram(cfg *initConfig) (int, error) {
+	if _, err := os.Stat(cfg.Argv[0]); err != nil {
+		return 0, &missingInterpreterError{path: cfg.Argv[0]}
+	}
+	attr := &os.ProcAttr{
+		Dir:   cfg.Dir,
+		Env:   cfg.Env,
+		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
+		Sys: &syscall.SysProcAttr{
+			Credential: &syscall.Credential{Uid: uint32(cfg.UID), Gid: uint32(cfg.GID), Groups: []uint32{}},
+			Setsid:     true,
+		},
+	}
+	p, err := os.StartProcess(cfg.Argv[0], cfg.Argv, attr)
+	if err != nil {
+		return 0, fmt.Errorf("start %s: %w", cfg.Argv[0], err)
+	}
+	// Only the program holds the output pipes now: when it and its
+	// children are gone, the host sees end-of-file.
+	os.Stdin.Close()
+	os.Stdout.Close()
+	os.Stderr.Close()
+	return p.Pid, nil
+}
+
+// reap waits for children, reaping every orphan the PID namespace hands to
+// init, until the program itself exits.
+func reap(child int) syscall.WaitStatus {
+	for {
+		var ws syscall.WaitStatus
+		pid, err := syscall.Wait4(-1, &ws, 0, nil)
+		if errors.Is(err, syscall.EINTR) {
+			continue
+		}
+		if err != nil || pid == child {
+			return ws
+		}
+	}
+}

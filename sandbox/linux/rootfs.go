@@ -1,0 +1,154 @@
+package linux
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+)
+
+// rootEntry is one piece of the sandbox's root filesystem, which init builds
+// on an empty tmpfs: a read-only bind mount of a host path, a symbolic link,
+// or a small file written from Content.
+type rootEntry struct {
+	// Target is the absolute path inside the sandbox.
+	Target string `json:"target"`
+	// Source is the host path to bind read-only, for a bind entry.
+	Source string `json:"source,omitempty"`
+	// Link is the link text, for a symlink entry.
+	Link string `json:"link,omitempty"`
+	// Content is the file's content, for a file entry.
+	Content string `json:"content,omitempty"`
+	// IsFile marks a bind entry whose source is a file, not a directory.
+	IsFile bool `json:"is_file,omitempty"`
+}
+
+// hostSystemDirs are the host directories a sandbox sees when no root
+// filesystem image is given: programs and libraries, nothing else. /home,
+// /root, /run, /var, /srv, /opt, /mnt, /media, /sys and the host's /tmp are
+// left out on purpose: they hold users' data, sockets and secrets.
+var hostSystemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}
+
+// hostEtcAllowlist is the part of the host's /etc a program may need to run:
+// the dynamic loader's cache, alternatives symlinks, time zone, TLS roots,
+// MIME and font configuration, the interpreters' own settings. Everything
+// else in /etc stays hidden: shadow and gshadow, ssh keys, sudoers,
+// credentials that packages and administrators keep there.
+var hostEtcAllowlist = []string{
+	"alternatives", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "timezone",
+	"ssl", "ca-certificates", "ca-certificates.conf", "fonts", "mime.types", "magic", "magic.mime",
+	"matplotlibrc", "protocols", "services", "nsswitch.conf", "os-release", "debian_version",
+	"python3", "python3.11", "python3.12", "python3.13", "nodejs",
+}
+
+// rootfsSkipped are top-level entries of a root filesystem image that the
+// sandbox never binds: it provides its own /proc, /dev, /tmp, /work and
+// /code, and an image's /home, /root, /run, /mnt, /media and /boot have no
+// business in a run.
+var rootfsSkipped = map[string]bool{
+	"proc": true, "sys": true, "dev": true, "tmp": true, "run": true, "work": true, "code": true,
+	"home": true, "root": true, "mnt": true, "media": true, "boot": true, "lost+found": true,
+}
+
+// sandboxPasswd and sandboxGroup give the sandbox user a name, so that
+// programs asking "who am I" (getpass.getuser, os.getlogin's fallbacks,
+// `id`) get an answer instead of an error.
+func sandboxPasswd(uid, gid int) string {
+	return fmt.Sprintf("root:x:0:0:root:/nonexistent:/usr/sbin/nologin\nsandbox:x:%d:%d:sandbox:/tmp:/usr/sbin/nologin\n", uid, gid)
+}
+
+func sandboxGroup(gid int) string {
+	return fmt.Sprintf("root:x:0:\nsandbox:x:%d:\n", gid)
+}
+
+// hostLayout describes a root made of the host's system directories,
+// bound read-only, as bubblewrap does.
+func hostLayout(uid, gid int) ([]rootEntry, error) {
+	var root []rootEntry
+	for _, dir := range hostSystemDirs {
+		e, ok, err := entryFor(dir, dir)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			root = append(root, e)
+		}
+	}
+	for _, name := range hostEtcAllowlist {
+		e, ok, err := entryFor(filepath.Join("/etc", name), filepath.Join("/etc", name))
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			root = append(root, e)
+		}
+	}
+	root = append(root,
+		rootEntry{Target: "/etc/passwd", Content: sandboxPasswd(uid, gid)},
+		rootEntry{Target: "/etc/group", Content: sandboxGroup(gid)},
+		rootEntry{Target: "/etc/hostname", Content: sandboxHostname + "\n"},
+		rootEntry{Target: "/etc/hosts", Content: "127.0.0.1 localhost " + sandboxHostname + "\n::1 localhost\n"},
+	)
+	return root, nil
+}
+
+// imageLayout describes a root made of a root filesystem image directory:
+// each top-level entry bound read-only, except those in rootfsSkipped.
+func imageLayout(dir string) ([]rootEntry, error) {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("root filesystem: %w", err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("root filesystem %s is not a directory", dir)
+	}
+	names, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("root filesystem: %w", err)
+	}
+	var root []rootEntry
+	for _, n := range names {
+		if rootfsSkipped[n.Name()] {
+			continue
+		}
+		e, ok, err := entryFor(filepath.Join(dir, n.Name()), "/"+n.Name())
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			root = append(root, e)
+		}
+	}
+	sort.Slice(root, func(i, j int) bool { return root[i].Target < root[j].Target })
+	if _, err := os.Stat(filepath.Join(dir, "usr")); err != nil {
+		return nil, fmt.Errorf("root filesystem %s has no /usr: is it a root filesystem?", dir)
+	}
+	return root, nil
+}
+
+// entryFor describes host path src placed at target: a symlink stays a
+// symlink (merged-/usr systems make /bin a link to usr/bin), a directory or
+// a regular file becomes a read-only bind. Missing paths and other file
+// types (sockets, devices) are skipped.
+func entryFor(src, target string) (rootEntry, bool, error) {
+	fi, err := os.Lstat(src)
+	if os.IsNotExist(err) {
+		return rootEntry{}, false, nil
+	}
+	if err != nil {
+		return rootEntry{}, false, err
+	}
+	switch {
+	case fi.Mode()&os.ModeSymlink != 0:
+		link, err := os.Readlink(src)
+		if err != nil {
+			return rootEntry{}, false, err
+		}
+		return rootEntry{Target: target, Link: link}, true, nil
+	case fi.IsDir():
+		return rootEntry{Target: target, Source: src}, true, nil
+	case fi.Mode().IsRegular():
+		return rootEntry{Target: target, Source: src, IsFile: true}, true, nil
+	}
+	return rootEntry{}, false, nil
+}

@@ -1,0 +1,142 @@
+package linux
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"sync/atomic"
+
+	"github.com/crucible-sandbox/crucible/sandbox"
+	"github.com/crucible-sandbox/crucible/sandbox/lang"
+)
+
+// nobody is the default sandbox user and group: the conventional
+// unprivileged "nobody", which owns no file a sandbox can reach.
+const nobody = 65534
+
+// Options configure a Runtime.
+type Options struct {
+	// RootFS is a directory holding a complete root filesystem (for example
+	// one built by `crucible image build`). Empty means the host's own
+	// system directories (/usr, /bin, /lib, ...), bound read-only, with a
+	// small allowlist of /etc.
+	RootFS string
+	// UID and GID are the identity programs run as; 0 means 65534
+	// ("nobody"). Running programs as root is refused.
+	UID, GID int
+}
+
+// Runtime runs each request in a fresh native sandbox. It is safe for
+// concurrent use.
+type Runtime struct {
+	root     []rootEntry
+	uid, gid int
+	stageDir string
+	seq      atomic.Uint64
+}
+
+var _ sandbox.Runtime = (*Runtime)(nil)
+
+// New checks that this host can build sandboxes and prepares the root
+// filesystem layout. It needs root: creating cgroups and mount namespaces,
+// and switching to the sandbox user, are privileged.
+func New(opts Options) (*Runtime, error) {
+	if os.Geteuid() != 0 {
+		return nil, errors.New("the native sandbox needs root: it creates cgroups and mount " +
+			"namespaces and switches programs to an unprivileged user; run crucible as root " +
+			"(for example with sudo), or use the docker runtime")
+	}
+	uid, gid := opts.UID, opts.GID
+	if uid == 0 {
+		uid = nobody
+	}
+	if gid == 0 {
+		gid = nobody
+	}
+	r := &Runtime{uid: uid, gid: gid}
+	var err error
+	if opts.RootFS == "" {
+		r.root, err = hostLayout(uid, gid)
+	} else {
+		r.root, err = imageLayout(opts.RootFS)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if r.stageDir, err = findStageDir(); err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(cgroupRoot); err != nil {
+		return nil, fmt.Errorf("no cgroup filesystem at %s: the sandbox needs cgroups to limit memory and processes", cgroupRoot)
+	}
+	removeStaleCgroups()
+	return r, nil
+}
+
+// findStageDir picks an existing host directory for init's private staging
+// mount. The mount happens inside the sandbox's own mount namespace: the
+// host's directory is never written to.
+func findStageDir() (string, error) {
+	for _, d := range []string{"/tmp", "/mnt", "/var/tmp"} {
+		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+			return d, nil
+		}
+	}
+	return "", errors.New("no directory to stage the sandbox root on: need one of /tmp, /mnt, /var/tmp")
+}
+
+// Run runs req in a fresh sandbox; see sandbox.Runtime.
+func (r *Runtime) Run(ctx context.Context, req sandbox.Request) (sandbox.Result, error) {
+	if err := req.Validate(); err != nil {
+		return sandbox.Result{}, err
+	}
+	lim := req.Limits.WithDefaults()
+	sum := sha256.Sum256([]byte(req.Code))
+	res := sandbox.Result{
+		Language: req.Language,
+		CodeHash: hex.EncodeToString(sum[:]),
+		Limits:   lim,
+		ExitCode: -1,
+		Stdout:   sandbox.Data{},
+		Stderr:   sandbox.Data{},
+	}
+	if ctx.Err() != nil {
+		res.Status, res.Reason = sandbox.StatusKilled, "cancelled before the run started"
+		return res, nil
+	}
+	x := &execution{rt: r, req: &req, lim: lim, spec: lang.For(req.Language), res: &res}
+	if err := x.run(ctx); err != nil {
+		res.Status, res.Reason = sandbox.StatusInternal, err.Error()
+		return res, err
+	}
+	return res, nil
+}
+
+// config builds the message init needs for req.
+func (r *Runtime) config(req *sandbox.Request, lim sandbox.Limits, spec lang.Spec) (*initConfig, [][]byte) {
+	cfg := &initConfig{
+		StageDir:      r.stageDir,
+		Root:          r.root,
+		MainPath:      spec.MainPath(),
+		Code:          req.Code,
+		Argv:          spec.Argv(),
+		Env:           lang.Environ(req.Language, req.Env),
+		Dir:           lang.WorkDir,
+		UID:           r.uid,
+		GID:           r.gid,
+		Hostname:      sandboxHostname,
+		DiskBytes:     lim.DiskBytes,
+		CPUSeconds:    uint64((lim.CPUTimeMS + 999) / 1000),
+		FileSizeBytes: uint64(lim.FileSizeBytes),
+		OpenFiles:     uint64(lim.OpenFiles),
+	}
+	contents := make([][]byte, len(req.Files))
+	for i, f := range req.Files {
+		cfg.Files = append(cfg.Files, fileHeader{Name: f.Name, Size: int64(len(f.Content)), Executable: f.Executable})
+		contents[i] = f.Content
+	}
+	return cfg, contents
+}
