@@ -33,6 +33,8 @@ const initThreadReserve = 8
 type runCgroup interface {
 	// add moves the process pid (all its threads) into the cgroup.
 	add(pid int) error
+	// setLimits changes the limits of a cgroup created with others.
+	setLimits(lim cgroupLimits) error
 	// cpuTime returns the CPU time used by all processes so far.
 	cpuTime() (time.Duration, error)
 	// usage returns the run's totals once it has ended.
@@ -116,6 +118,11 @@ func readKeyed(file, key string) (int64, error) {
 		return 0, err
 	}
 	return 0, fmt.Errorf("%s: no %q line", file, key)
+}
+
+// writeInt writes an integer to a cgroup file.
+func writeInt(file string, v int64) error {
+	return os.WriteFile(file, []byte(strconv.FormatInt(v, 10)), 0)
 }
 
 // readInt reads a cgroup file holding a single integer.

@@ -17,8 +17,10 @@ import (
 var v1Controllers = []string{"memory", "pids", "cpuacct", "freezer"}
 
 type cgroupV1 struct {
-	cg   cgroup1.Cgroup
-	path string
+	cg    cgroup1.Cgroup
+	path  string
+	memsw bool
+	lim   cgroupLimits
 }
 
 func newCgroupV1(path string, lim cgroupLimits) (*cgroupV1, error) {
@@ -42,7 +44,7 @@ func newCgroupV1(path string, lim cgroupLimits) (*cgroupV1, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cgroup v1 %s: %w", path, err)
 	}
-	return &cgroupV1{cg: cg, path: path}, nil
+	return &cgroupV1{cg: cg, path: path, memsw: mem.Swap != nil, lim: lim}, nil
 }
 
 func (c *cgroupV1) file(controller, name string) string {
@@ -50,6 +52,35 @@ func (c *cgroupV1) file(controller, name string) string {
 }
 
 func (c *cgroupV1) add(pid int) error { return c.cg.Add(cgroup1.Process{Pid: pid}) }
+
+// setLimits writes the new limits. The kernel insists that the memory limit
+// never exceed the memory+swap limit, so the order of the two writes
+// depends on whether the limit grows or shrinks.
+func (c *cgroupV1) setLimits(lim cgroupLimits) error {
+	mem := c.file("memory", "memory.limit_in_bytes")
+	memsw := c.file("memory", "memory.memsw.limit_in_bytes")
+	files := []string{mem}
+	if c.memsw {
+		files = []string{mem, memsw}
+		if lim.MemoryBytes > c.lim.MemoryBytes {
+			files = []string{memsw, mem}
+		}
+	}
+	if lim.MemoryBytes != c.lim.MemoryBytes {
+		for _, f := range files {
+			if err := writeInt(f, lim.MemoryBytes); err != nil {
+				return err
+			}
+		}
+	}
+	if lim.Pids != c.lim.Pids {
+		if err := writeInt(c.file("pids", "pids.max"), lim.Pids); err != nil {
+			return err
+		}
+	}
+	c.lim = lim
+	return nil
+}
 
 func (c *cgroupV1) cpuTime() (time.Duration, error) {
 	ns, err := readInt(c.file("cpuacct", "cpuacct.usage"))

@@ -32,6 +32,13 @@ func newCgroupV2(path string, lim cgroupLimits) (*cgroupV2, error) {
 
 func (c *cgroupV2) add(pid int) error { return c.m.AddProc(uint64(pid)) }
 
+func (c *cgroupV2) setLimits(lim cgroupLimits) error {
+	if err := writeInt(filepath.Join(c.path, "memory.max"), lim.MemoryBytes); err != nil {
+		return err
+	}
+	return writeInt(filepath.Join(c.path, "pids.max"), lim.Pids)
+}
+
 func (c *cgroupV2) cpuTime() (time.Duration, error) {
 	us, err := readKeyed(filepath.Join(c.path, "cpu.stat"), "usage_usec")
 	return time.Duration(us) * time.Microsecond, err

@@ -1,12 +1,9 @@
 package linux
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
-	"os"
-	"os/exec"
 	"sync"
 	"syscall"
 	"time"
@@ -18,19 +15,10 @@ import (
 	"github.com/crucible-sandbox/crucible/sandbox/lang"
 )
 
-// setupTimeout bounds how long building a sandbox may take before the run
-// is declared a platform failure.
-const setupTimeout = 30 * time.Second
-
 // cpuPollInterval is how often the host compares the cgroup's CPU time with
 // the limit. The rlimit catches a single process at whole seconds; this
 // catches the total of many processes, at this granularity.
 const cpuPollInterval = 50 * time.Millisecond
-
-// cloneFlags are the namespaces every sandbox gets. The cgroup namespace is
-// made later, by init, once it is inside the run's cgroup.
-const cloneFlags = syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWNET |
-	syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS
 
 // execution is one run in progress.
 type execution struct {
@@ -40,8 +28,7 @@ type execution struct {
 	spec lang.Spec
 	res  *sandbox.Result
 
-	cmd  *exec.Cmd
-	cg   runCgroup
+	p    *sandboxProc
 	stop struct {
 		once   sync.Once
 		status sandbox.Status
@@ -49,167 +36,81 @@ type execution struct {
 	}
 }
 
-// stopWith kills the whole sandbox and records why, once. Killing init, PID
-// 1 of the sandbox's PID namespace, makes the kernel kill every other
-// process in it.
+// stopWith kills the whole sandbox and records why, once.
 func (x *execution) stopWith(status sandbox.Status, reason string) {
 	x.stop.once.Do(func() {
 		x.stop.status, x.stop.reason = status, reason
-		_ = x.cmd.Process.Kill()
+		x.p.kill()
 	})
 }
 
 // run executes the request and fills x.res. An error is a platform failure.
-func (x *execution) run(ctx context.Context) error {
+func (x *execution) run(ctx context.Context) (err error) {
 	t0 := time.Now()
-	name := fmt.Sprintf("%d.%d", os.Getpid(), x.rt.seq.Add(1))
-	cg, err := newRunCgroup(name, cgroupLimits{MemoryBytes: x.lim.MemoryBytes, Pids: x.lim.Processes + initThreadReserve})
+	p, err := x.rt.acquire(cgroupLimitsFor(x.lim))
 	if err != nil {
-		return &sandbox.PlatformError{Op: "create cgroup", Err: err}
+		return &sandbox.PlatformError{Op: "prepare sandbox", Err: err}
 	}
-	x.cg = cg
-	err = x.runInCgroup(ctx, t0)
-	if rerr := x.removeCgroup(); err == nil && rerr != nil {
-		err = &sandbox.PlatformError{Op: "remove cgroup", Err: rerr}
-	}
-	return err
-}
-
-// removeCgroup deletes the run's cgroup. Every process of the run is dead
-// by now (init's exit took the PID namespace with it); kill anyway, so a
-// bug elsewhere can never leave a process running or the cgroup behind.
-func (x *execution) removeCgroup() error {
-	if err := x.cg.remove(); err == nil {
-		return nil
-	}
-	_ = x.cg.kill()
-	var err error
-	for i := 0; i < 50; i++ {
-		if err = x.cg.remove(); err == nil {
-			return nil
+	x.p = p
+	acquired := time.Now()
+	defer func() {
+		if rerr := p.release(); rerr != nil && err == nil {
+			err = &sandbox.PlatformError{Op: "clean up sandbox", Err: rerr}
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return err
-}
-
-type pipePair struct{ r, w *os.File }
-
-func newPipes(n int) ([]pipePair, error) {
-	ps := make([]pipePair, n)
-	for i := range ps {
-		r, w, err := os.Pipe()
-		if err != nil {
-			for _, p := range ps[:i] {
-				p.r.Close()
-				p.w.Close()
-			}
-			return nil, err
-		}
-		ps[i] = pipePair{r, w}
-	}
-	return ps, nil
-}
-
-func (x *execution) runInCgroup(ctx context.Context, t0 time.Time) error {
-	pipes, err := newPipes(5)
-	if err != nil {
-		return &sandbox.PlatformError{Op: "create pipes", Err: err}
-	}
-	stdin, stdout, stderr, config, events := pipes[0], pipes[1], pipes[2], pipes[3], pipes[4]
-	x.cmd = &exec.Cmd{
-		Path:       "/proc/self/exe",
-		Args:       []string{initArg0},
-		Env:        []string{"GOMAXPROCS=1"}, // nothing of the host's environment
-		Stdin:      stdin.r,
-		Stdout:     stdout.w,
-		Stderr:     stderr.w,
-		ExtraFiles: []*os.File{config.r, events.w},
-		SysProcAttr: &syscall.SysProcAttr{
-			Cloneflags: cloneFlags,
-			// If the host dies, its sandboxes die with it.
-			Pdeathsig: syscall.SIGKILL,
-		},
-	}
-	startErr := x.cmd.Start()
-	for _, f := range []*os.File{stdin.r, stdout.w, stderr.w, config.r, events.w} {
-		f.Close()
-	}
-	if startErr != nil {
-		for _, f := range []*os.File{stdin.w, stdout.r, stderr.r, config.w, events.r} {
-			f.Close()
-		}
-		return &sandbox.PlatformError{Op: "start sandbox init", Err: startErr}
-	}
-	waited := make(chan struct{})
-	go func() {
-		_ = x.cmd.Wait()
-		close(waited)
 	}()
-	// init must be in the cgroup before it receives its config: until
-	// then it only waits on the pipe, so nothing escapes the limits.
-	if err := x.cg.add(x.cmd.Process.Pid); err != nil {
-		x.stopWith(sandbox.StatusInternal, "")
-		<-waited
-		for _, f := range []*os.File{stdin.w, stdout.r, stderr.r, config.w, events.r} {
-			f.Close()
-		}
-		return &sandbox.PlatformError{Op: "join cgroup", Err: err}
-	}
 
-	var io sync.WaitGroup
-	cfg, contents := x.rt.config(x.req, x.lim, x.spec)
-	io.Go(func() {
-		_ = writeConfig(config.w, cfg, contents)
-		config.w.Close()
+	var workers sync.WaitGroup
+	cfg, contents := runConfigFor(x.req, x.lim, x.spec)
+	workers.Go(func() {
+		_ = writeMessage(p.config, cfg, contents)
+		p.config.Close()
 	})
-	io.Go(func() {
-		_, _ = stdin.w.Write(x.req.Stdin)
-		stdin.w.Close()
+	workers.Go(func() {
+		_, _ = p.stdin.Write(x.req.Stdin)
+		p.stdin.Close()
 	})
 	capture := &outputCap{remaining: x.lim.OutputBytes}
 	capture.onLimit = func() {
 		x.stopWith(sandbox.StatusOutputLimit, "output limit of "+units.BytesSize(float64(x.lim.OutputBytes))+" reached")
 	}
 	var outs [2]capturedStream
-	io.Go(func() { capture.drain(stdout.r, &outs[0]); stdout.r.Close() })
-	io.Go(func() { capture.drain(stderr.r, &outs[1]); stderr.r.Close() })
-	evs := make(chan initEvent, 4)
-	io.Go(func() { readEvents(events.r, evs); events.r.Close() })
+	workers.Go(func() { capture.drain(p.stdout, &outs[0]) })
+	workers.Go(func() { capture.drain(p.stderr, &outs[1]) })
 
-	started, last := x.supervise(ctx, t0, evs, waited)
+	started, last := x.supervise(ctx)
 	ended := time.Now()
-	io.Wait()
-	for ev := range evs { // the exited event may follow init's exit
+	// Once init is gone, every process of the run is gone, so every write
+	// end of the output pipes is closed and the readers reach end-of-file.
+	workers.Wait()
+	for ev := range p.events { // the exited event may trail init's exit
 		last = ev
 	}
-	return x.finish(t0, started, ended, last, outs)
+	res := x.res
+	res.Metrics.QueueMS = ms(acquired.Sub(t0))
+	if !started.IsZero() {
+		res.Metrics.StartMS = ms(started.Sub(acquired))
+		res.Metrics.WallMS = ms(ended.Sub(started))
+	}
+	return x.finish(last, outs)
 }
 
-// readEvents decodes init's events until its end of the pipe closes.
-func readEvents(r *os.File, out chan<- initEvent) {
-	defer close(out)
-	s := bufio.NewScanner(r)
-	for s.Scan() {
-		var ev initEvent
-		if json.Unmarshal(s.Bytes(), &ev) == nil {
-			out <- ev
-		}
-	}
-}
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // supervise enforces the wall-time and CPU-time limits and cancellation
 // until init exits. It returns when the program started (zero if never)
 // and the last event seen.
-func (x *execution) supervise(ctx context.Context, t0 time.Time, evs <-chan initEvent, waited <-chan struct{}) (time.Time, initEvent) {
+func (x *execution) supervise(ctx context.Context) (time.Time, initEvent) {
 	var started time.Time
 	var last initEvent
 	deadline := time.NewTimer(setupTimeout)
 	defer deadline.Stop()
-	var poll <-chan time.Time
+	ticker := time.NewTicker(cpuPollInterval)
+	ticker.Stop()
+	defer ticker.Stop()
+	evs := x.p.events
 	for {
 		select {
-		case <-waited:
+		case <-x.p.waited:
 			return started, last
 		case ev, ok := <-evs:
 			if !ok {
@@ -220,18 +121,16 @@ func (x *execution) supervise(ctx context.Context, t0 time.Time, evs <-chan init
 			if ev.Phase == phaseStarted {
 				started = time.Now()
 				deadline.Reset(x.lim.WallTime())
-				ticker := time.NewTicker(cpuPollInterval)
-				defer ticker.Stop()
-				poll = ticker.C
+				ticker.Reset(cpuPollInterval)
 			}
 		case <-deadline.C:
 			if started.IsZero() {
-				x.stopWith(sandbox.StatusInternal, fmt.Sprintf("sandbox setup took longer than %s", setupTimeout))
+				x.stopWith(sandbox.StatusInternal, fmt.Sprintf("starting the program took longer than %s", setupTimeout))
 			} else {
 				x.stopWith(sandbox.StatusTimeout, "wall-time limit of "+x.lim.WallTime().String()+" reached")
 			}
-		case <-poll:
-			if cpu, err := x.cg.cpuTime(); err == nil && cpu >= x.lim.CPUTime() {
+		case <-ticker.C:
+			if cpu, err := x.p.cg.cpuTime(); err == nil && cpu >= x.lim.CPUTime() {
 				x.stopWith(sandbox.StatusCPULimit, cpuReason(x.lim))
 			}
 		case <-ctx.Done():
@@ -245,17 +144,13 @@ func cpuReason(lim sandbox.Limits) string {
 }
 
 // finish turns what was observed into the Result.
-func (x *execution) finish(t0, started, ended time.Time, last initEvent, outs [2]capturedStream) error {
+func (x *execution) finish(last initEvent, outs [2]capturedStream) error {
 	res := x.res
 	res.Stdout, res.StdoutTruncated = outs[0].buf.Bytes(), outs[0].truncated
 	res.Stderr, res.StderrTruncated = outs[1].buf.Bytes(), outs[1].truncated
-	usage, uerr := x.cg.usage()
-	res.Metrics.CPUMS = float64(usage.CPU) / float64(time.Millisecond)
+	usage, uerr := x.p.cg.usage()
+	res.Metrics.CPUMS = ms(usage.CPU)
 	res.Metrics.PeakMemoryBytes = usage.PeakBytes
-	if !started.IsZero() {
-		res.Metrics.StartMS = float64(started.Sub(t0)) / float64(time.Millisecond)
-		res.Metrics.WallMS = float64(ended.Sub(started)) / float64(time.Millisecond)
-	}
 	if last.Phase == phaseExited {
 		res.ExitCode = last.ExitCode
 		if last.Signal != 0 {
@@ -267,13 +162,13 @@ func (x *execution) finish(t0, started, ended time.Time, last initEvent, outs [2
 	}
 	switch {
 	case x.stop.status == sandbox.StatusInternal:
-		return &sandbox.PlatformError{Op: "run sandbox", Err: fmt.Errorf("%s", x.stop.reason)}
+		return &sandbox.PlatformError{Op: "run sandbox", Err: errors.New(x.stop.reason)}
 	case x.stop.status != "":
 		res.Status, res.Reason = x.stop.status, x.stop.reason
 	case last.Phase == phaseFailed:
-		return &sandbox.PlatformError{Op: "build sandbox", Err: fmt.Errorf("%s", last.Error)}
+		return &sandbox.PlatformError{Op: "start program", Err: errors.New(last.Error)}
 	case last.Phase != phaseExited:
-		return &sandbox.PlatformError{Op: "run sandbox", Err: fmt.Errorf("sandbox init ended without reporting (%v)", x.cmd.ProcessState)}
+		return &sandbox.PlatformError{Op: "run sandbox", Err: fmt.Errorf("sandbox init ended without reporting (%v)", x.p.cmd.ProcessState)}
 	case uerr != nil:
 		return &sandbox.PlatformError{Op: "read cgroup usage", Err: uerr}
 	default:

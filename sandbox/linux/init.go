@@ -45,11 +45,24 @@ func runInit() int {
 		b, _ := json.Marshal(ev)
 		_, _ = events.Write(append(b, '\n'))
 	}
-	child, err := setUp()
-	if err != nil {
+	fail := func(err error) int {
 		var missing *missingInterpreterError
 		send(initEvent{Phase: phaseFailed, Error: err.Error(), Missing: errors.As(err, &missing)})
 		return 1
+	}
+	config := os.NewFile(configFD, "config")
+	var base baseConfig
+	if err := readMessage(config, &base); err != nil {
+		return fail(err)
+	}
+	staged, err := prepare(&base)
+	if err != nil {
+		return fail(err)
+	}
+	send(initEvent{Phase: phaseReady})
+	child, err := start(&base, staged, config)
+	if err != nil {
+		return fail(err)
 	}
 	send(initEvent{Phase: phaseStarted})
 	// The OOM killer should pick the program, not its init: losing init
@@ -72,33 +85,42 @@ func (e *missingInterpreterError) Error() string {
 	return fmt.Sprintf("interpreter %s is not in the sandbox's root filesystem", e.path)
 }
 
-// setUp builds the sandbox and starts the program, returning its pid.
-func setUp() (int, error) {
-	cfgPipe := os.NewFile(configFD, "config")
-	cfg, err := readConfig(cfgPipe)
-	if err != nil {
-		return 0, err
-	}
+// prepare builds what every run needs, before any request is known.
+func prepare(base *baseConfig) (*stagedRoot, error) {
 	// The host has moved this process into the run's cgroup before sending
 	// the config. A cgroup namespace made now is rooted there, so the
 	// program sees itself at "/" and learns nothing of the host's groups.
 	if err := unix.Unshare(unix.CLONE_NEWCGROUP); err != nil {
-		return 0, fmt.Errorf("cgroup namespace: %w", err)
+		return nil, fmt.Errorf("cgroup namespace: %w", err)
 	}
-	if err := buildRoot(cfg, cfgPipe); err != nil {
-		return 0, err
+	staged, err := stageRoot(base)
+	if err != nil {
+		return nil, err
 	}
-	cfgPipe.Close()
-	if err := unix.Sethostname([]byte(cfg.Hostname)); err != nil {
-		return 0, fmt.Errorf("hostname: %w", err)
+	if err := unix.Sethostname([]byte(base.Hostname)); err != nil {
+		return nil, fmt.Errorf("hostname: %w", err)
 	}
 	// The network namespace starts with only a loopback interface, down.
 	// Bringing it up lets programs talk to themselves over 127.0.0.1;
 	// nothing else is reachable, the host's own loopback included.
 	if err := loopbackUp(); err != nil {
+		return nil, err
+	}
+	return staged, nil
+}
+
+// start waits for the request, completes the sandbox, locks it down and
+// starts the program, returning its pid.
+func start(base *baseConfig, staged *stagedRoot, config *os.File) (int, error) {
+	var run runConfig
+	if err := readMessage(config, &run); err != nil {
 		return 0, err
 	}
-	if err := setRlimits(cfg); err != nil {
+	if err := staged.finish(base, &run, config); err != nil {
+		return 0, err
+	}
+	config.Close()
+	if err := setRlimits(&run); err != nil {
 		return 0, err
 	}
 	if err := dropCapabilityBounds(); err != nil {
@@ -107,7 +129,7 @@ func setUp() (int, error) {
 	if err := installSeccomp(); err != nil {
 		return 0, err
 	}
-	return startProgram(cfg)
+	return startProgram(base, &run)
 }
 
 func loopbackUp() error {
@@ -132,7 +154,7 @@ func loopbackUp() error {
 // programs that catch SIGXCPU; the host also watches the cgroup's total.
 // RLIMIT_NPROC is not used: it counts per user across the whole host, and
 // the cgroup's pids limit counts per run.
-func setRlimits(cfg *initConfig) error {
+func setRlimits(cfg *runConfig) error {
 	limits := []struct {
 		name     string
 		resource int
@@ -186,7 +208,7 @@ func dropCapabilityBounds() error {
 // startProgram forks the program as the sandbox user, in a session of its
 // own (no controlling terminal to inject keystrokes into), in the working
 // directory, with exactly the configured environment.
-func startProgram(cfg *initConfig) (int, error) {
+func startProgram(base *baseConfig, cfg *runConfig) (int, error) {
 	if _, err := os.Stat(cfg.Argv[0]); err != nil {
 		return 0, &missingInterpreterError{path: cfg.Argv[0]}
 	}
@@ -195,7 +217,7 @@ func startProgram(cfg *initConfig) (int, error) {
 		Env:   cfg.Env,
 		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
 		Sys: &syscall.SysProcAttr{
-			Credential: &syscall.Credential{Uid: uint32(cfg.UID), Gid: uint32(cfg.GID), Groups: []uint32{}},
+			Credential: &syscall.Credential{Uid: uint32(base.UID), Gid: uint32(base.GID), Groups: []uint32{}},
 			Setsid:     true,
 		},
 	}

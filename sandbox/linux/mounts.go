@@ -31,71 +31,96 @@ var devLinks = map[string]string{
 	"stderr": "/proc/self/fd/2",
 }
 
-// buildRoot assembles the sandbox's root filesystem and switches into it.
-// The new root is an empty tmpfs holding read-only binds, a writable
-// size-capped tmpfs for /work and /tmp, a private /proc and a minimal /dev;
-// the host's root is then detached entirely, so no path leads back to it.
-func buildRoot(cfg *initConfig, files io.Reader) error {
+// stagedRoot is a sandbox root under construction, inside init's private
+// staging tmpfs.
+type stagedRoot struct {
+	// dir is the future root: an empty tmpfs filled with read-only binds.
+	dir string
+	// scratch is the writable tmpfs behind /work, /tmp and /dev/shm.
+	scratch string
+}
+
+// stageRoot builds everything of the sandbox's root that does not depend on
+// the request: the read-only binds, /dev, /proc and the writable tmpfs. The
+// new root is an empty tmpfs; the host's root stays reachable only until
+// switchRoot detaches it.
+func stageRoot(base *baseConfig) (*stagedRoot, error) {
 	// Mounts made in this namespace must never reach the host's: turn off
 	// propagation for the whole tree before the first mount.
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return fmt.Errorf("make mounts private: %w", err)
+		return nil, fmt.Errorf("make mounts private: %w", err)
 	}
-	stage := cfg.StageDir
-	if err := unix.Mount("tmpfs", stage, "tmpfs", scratchFlags, "size=64k,mode=0700"); err != nil {
-		return fmt.Errorf("mount staging tmpfs on %s: %w", stage, err)
+	if err := unix.Mount("tmpfs", base.StageDir, "tmpfs", scratchFlags, "size=64k,mode=0700"); err != nil {
+		return nil, fmt.Errorf("mount staging tmpfs on %s: %w", base.StageDir, err)
 	}
-	newRoot := filepath.Join(stage, "root")
-	scratch := filepath.Join(stage, "scratch")
-	for _, d := range []string{newRoot, scratch} {
+	s := &stagedRoot{dir: filepath.Join(base.StageDir, "root"), scratch: filepath.Join(base.StageDir, "scratch")}
+	for _, d := range []string{s.dir, s.scratch} {
 		if err := os.Mkdir(d, 0o755); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	rootSize := len(cfg.Code) + 1<<20
-	if err := unix.Mount("tmpfs", newRoot, "tmpfs", scratchFlags, fmt.Sprintf("size=%d,mode=0755", rootSize)); err != nil {
-		return fmt.Errorf("mount root tmpfs: %w", err)
+	if err := unix.Mount("tmpfs", s.dir, "tmpfs", scratchFlags, "size=1m,mode=0755"); err != nil {
+		return nil, fmt.Errorf("mount root tmpfs: %w", err)
 	}
 	// One tmpfs holds /work, /tmp and /dev/shm, so the disk limit caps them
-	// together. Its pages are also charged to the run's memory cgroup.
-	opts := fmt.Sprintf("size=%d,nr_inodes=65536,mode=0755", cfg.DiskBytes)
-	if err := unix.Mount("tmpfs", scratch, "tmpfs", scratchFlags, opts); err != nil {
-		return fmt.Errorf("mount working tmpfs: %w", err)
+	// together. Its pages are also charged to the run's memory cgroup. It is
+	// sized for the request later.
+	if err := unix.Mount("tmpfs", s.scratch, "tmpfs", scratchFlags, "size=64k,nr_inodes=65536,mode=0755"); err != nil {
+		return nil, fmt.Errorf("mount working tmpfs: %w", err)
 	}
-	if err := prepareScratch(cfg, scratch, files); err != nil {
-		return err
+	if err := makeScratchDirs(base, s.scratch); err != nil {
+		return nil, err
 	}
-	for _, e := range cfg.Root {
-		if err := placeEntry(newRoot, e); err != nil {
-			return fmt.Errorf("root entry %s: %w", e.Target, err)
+	for _, e := range base.Root {
+		if err := placeEntry(s.dir, e); err != nil {
+			return nil, fmt.Errorf("root entry %s: %w", e.Target, err)
 		}
 	}
-	binds := [][2]string{{"work", "/work"}, {"tmp", "/tmp"}}
-	for _, b := range binds {
-		if err := bindInto(newRoot, filepath.Join(scratch, b[0]), b[1], scratchFlags, false); err != nil {
-			return err
+	for _, b := range [][2]string{{"work", "/work"}, {"tmp", "/tmp"}} {
+		if err := bindInto(s.dir, filepath.Join(s.scratch, b[0]), b[1], scratchFlags, false); err != nil {
+			return nil, err
 		}
 	}
-	if err := buildDev(newRoot, filepath.Join(scratch, "shm")); err != nil {
-		return err
+	if err := buildDev(s.dir, filepath.Join(s.scratch, "shm")); err != nil {
+		return nil, err
 	}
-	if err := writeFile(filepath.Join(newRoot, cfg.MainPath), cfg.Code, 0o644); err != nil {
-		return err
-	}
-	procDir := filepath.Join(newRoot, "proc")
+	procDir := filepath.Join(s.dir, "proc")
 	if err := os.Mkdir(procDir, 0o555); err != nil {
-		return err
+		return nil, err
 	}
 	// This /proc shows only the sandbox's own PID namespace.
 	if err := unix.Mount("proc", procDir, "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
-		return fmt.Errorf("mount /proc: %w", err)
+		return nil, fmt.Errorf("mount /proc: %w", err)
 	}
-	return switchRoot(newRoot)
+	return s, nil
 }
 
-// prepareScratch creates the writable directories and writes the input
-// files, owned by the sandbox user.
-func prepareScratch(cfg *initConfig, scratch string, files io.Reader) error {
+// finish adds the request's program and files to a staged root and
+// switches into it.
+func (s *stagedRoot) finish(base *baseConfig, run *runConfig, files io.Reader) error {
+	rootSize := fmt.Sprintf("size=%d", len(run.Code)+1<<20)
+	if err := unix.Mount("tmpfs", s.dir, "", unix.MS_REMOUNT|scratchFlags, rootSize); err != nil {
+		return fmt.Errorf("size root tmpfs: %w", err)
+	}
+	diskSize := fmt.Sprintf("size=%d", run.DiskBytes)
+	if err := unix.Mount("tmpfs", s.scratch, "", unix.MS_REMOUNT|scratchFlags, diskSize); err != nil {
+		return fmt.Errorf("size working tmpfs: %w", err)
+	}
+	work := filepath.Join(s.scratch, "work")
+	for _, f := range run.Files {
+		if err := writeInputFile(base, work, f, files); err != nil {
+			return fmt.Errorf("input file %s: %w", f.Name, err)
+		}
+	}
+	if err := writeFile(filepath.Join(s.dir, run.MainPath), run.Code, 0o644); err != nil {
+		return err
+	}
+	return switchRoot(s.dir)
+}
+
+// makeScratchDirs creates the writable directories, owned by the sandbox
+// user.
+func makeScratchDirs(base *baseConfig, scratch string) error {
 	dirs := []struct {
 		name string
 		mode os.FileMode
@@ -108,14 +133,8 @@ func prepareScratch(cfg *initConfig, scratch string, files io.Reader) error {
 		if err := os.Chmod(p, d.mode); err != nil { // umask-free mode
 			return err
 		}
-		if err := os.Lchown(p, cfg.UID, cfg.GID); err != nil {
+		if err := os.Lchown(p, base.UID, base.GID); err != nil {
 			return err
-		}
-	}
-	work := filepath.Join(scratch, "work")
-	for _, f := range cfg.Files {
-		if err := writeInputFile(cfg, work, f, files); err != nil {
-			return fmt.Errorf("input file %s: %w", f.Name, err)
 		}
 	}
 	return nil
@@ -124,11 +143,15 @@ func prepareScratch(cfg *initConfig, scratch string, files io.Reader) error {
 // writeInputFile streams one input file from the config pipe. The names
 // were validated by the host (relative, no ".."), and the working directory
 // is a fresh tmpfs holding no symlinks yet, so every path stays inside it.
-func writeInputFile(cfg *initConfig, work string, f fileHeader, src io.Reader) error {
+func writeInputFile(base *baseConfig, work string, f fileHeader, src io.Reader) error {
 	dst := filepath.Join(work, filepath.FromSlash(f.Name))
+	var parents []string
 	for dir := filepath.Dir(dst); dir != work; dir = filepath.Dir(dir) {
-		if err := os.Mkdir(dir, 0o755); err == nil {
-			if err := os.Lchown(dir, cfg.UID, cfg.GID); err != nil {
+		parents = append(parents, dir)
+	}
+	for i := len(parents) - 1; i >= 0; i-- {
+		if err := os.Mkdir(parents[i], 0o755); err == nil {
+			if err := os.Lchown(parents[i], base.UID, base.GID); err != nil {
 				return err
 			}
 		}
@@ -145,7 +168,7 @@ func writeInputFile(cfg *initConfig, work string, f fileHeader, src io.Reader) e
 		out.Close()
 		return err
 	}
-	if err := out.Chown(cfg.UID, cfg.GID); err != nil {
+	if err := out.Chown(base.UID, base.GID); err != nil {
 		out.Close()
 		return err
 	}

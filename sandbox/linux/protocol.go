@@ -8,26 +8,39 @@ import (
 )
 
 // The host and the sandbox's init talk over two pipes, never over the
-// program's own stdio: the config pipe (host → init, fd 3 in init) carries an
-// initConfig followed by the input files' bytes, and the event pipe (init →
-// host, fd 4) carries initEvents as JSON lines.
+// program's own stdio: the config pipe (host → init, fd 3 in init) carries a
+// baseConfig, later a runConfig followed by the input files' bytes; the
+// event pipe (init → host, fd 4) carries initEvents as JSON lines.
+//
+// The split lets a sandbox be built ahead of time: with the baseConfig,
+// init builds everything that does not depend on the request, reports
+// phaseReady and waits; the runConfig then only adds the code and files,
+// switches root, locks the sandbox down and starts the program.
 const (
 	configFD = 3
 	eventFD  = 4
 )
 
-// maxConfigBytes bounds the config header init will read: the code is at
+// maxConfigBytes bounds a config message init will read: the code is at
 // most sandbox.MaxCodeBytes and the rest is small.
 const maxConfigBytes = 16 << 20
 
-// initConfig is everything the sandbox's init needs to build the sandbox and
-// start the program.
-type initConfig struct {
+// baseConfig is what every sandbox of a Runtime shares.
+type baseConfig struct {
 	// StageDir is a host directory init mounts its private staging tmpfs on;
 	// the mount exists only in the sandbox's mount namespace.
 	StageDir string `json:"stage_dir"`
 	// Root lists what the new root filesystem is made of.
 	Root []rootEntry `json:"root"`
+	// UID and GID are the unprivileged identity the program runs as.
+	UID int `json:"uid"`
+	GID int `json:"gid"`
+	// Hostname is the sandbox's host name.
+	Hostname string `json:"hostname"`
+}
+
+// runConfig is what one request adds.
+type runConfig struct {
 	// MainPath and Code are the program file and its source.
 	MainPath string `json:"main_path"`
 	Code     string `json:"code"`
@@ -35,13 +48,8 @@ type initConfig struct {
 	Argv []string `json:"argv"`
 	Env  []string `json:"env"`
 	Dir  string   `json:"dir"`
-	// Files are the input files, whose bytes follow the header in order.
+	// Files are the input files, whose bytes follow the message in order.
 	Files []fileHeader `json:"files"`
-	// UID and GID are the unprivileged identity the program runs as.
-	UID int `json:"uid"`
-	GID int `json:"gid"`
-	// Hostname is the sandbox's host name.
-	Hostname string `json:"hostname"`
 	// DiskBytes sizes the writable tmpfs.
 	DiskBytes int64 `json:"disk_bytes"`
 	// CPUSeconds, FileSizeBytes and OpenFiles become rlimits.
@@ -57,9 +65,10 @@ type fileHeader struct {
 	Executable bool   `json:"executable"`
 }
 
-// writeConfig sends cfg, length-prefixed, followed by the files' contents.
-func writeConfig(w io.Writer, cfg *initConfig, contents [][]byte) error {
-	hdr, err := json.Marshal(cfg)
+// writeMessage sends msg, length-prefixed, followed by trailing bytes
+// (the input files' contents).
+func writeMessage(w io.Writer, msg any, trailing [][]byte) error {
+	hdr, err := json.Marshal(msg)
 	if err != nil {
 		return err
 	}
@@ -71,7 +80,7 @@ func writeConfig(w io.Writer, cfg *initConfig, contents [][]byte) error {
 	if _, err := w.Write(hdr); err != nil {
 		return err
 	}
-	for _, c := range contents {
+	for _, c := range trailing {
 		if _, err := w.Write(c); err != nil {
 			return err
 		}
@@ -79,30 +88,30 @@ func writeConfig(w io.Writer, cfg *initConfig, contents [][]byte) error {
 	return nil
 }
 
-// readConfig reads the header written by writeConfig; the file contents
-// remain on r.
-func readConfig(r io.Reader) (*initConfig, error) {
+// readMessage reads a message written by writeMessage into msg; trailing
+// bytes remain on r.
+func readMessage(r io.Reader, msg any) error {
 	var n [8]byte
 	if _, err := io.ReadFull(r, n[:]); err != nil {
-		return nil, fmt.Errorf("read config length: %w", err)
+		return fmt.Errorf("read config length: %w", err)
 	}
 	size := binary.BigEndian.Uint64(n[:])
 	if size > maxConfigBytes {
-		return nil, fmt.Errorf("config of %d bytes exceeds %d", size, maxConfigBytes)
+		return fmt.Errorf("config of %d bytes exceeds %d", size, maxConfigBytes)
 	}
 	hdr := make([]byte, size)
 	if _, err := io.ReadFull(r, hdr); err != nil {
-		return nil, fmt.Errorf("read config: %w", err)
+		return fmt.Errorf("read config: %w", err)
 	}
-	cfg := new(initConfig)
-	if err := json.Unmarshal(hdr, cfg); err != nil {
-		return nil, fmt.Errorf("decode config: %w", err)
+	if err := json.Unmarshal(hdr, msg); err != nil {
+		return fmt.Errorf("decode config: %w", err)
 	}
-	return cfg, nil
+	return nil
 }
 
 // The phases an initEvent reports.
 const (
+	phaseReady   = "ready"   // the sandbox is built and waits for a request
 	phaseStarted = "started" // the program is running
 	phaseExited  = "exited"  // the program ended; ExitCode or Signal say how
 	phaseFailed  = "failed"  // the sandbox could not be built or started

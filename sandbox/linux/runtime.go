@@ -27,15 +27,19 @@ type Options struct {
 	// UID and GID are the identity programs run as; 0 means 65534
 	// ("nobody"). Running programs as root is refused.
 	UID, GID int
+	// Prestart is how many sandboxes to keep built ahead of time, waiting
+	// for a request; 0 builds each sandbox when its run starts. A server
+	// wants a few; a one-shot command wants none. Close releases them.
+	Prestart int
 }
 
 // Runtime runs each request in a fresh native sandbox. It is safe for
 // concurrent use.
 type Runtime struct {
-	root     []rootEntry
-	uid, gid int
-	stageDir string
-	seq      atomic.Uint64
+	base                baseConfig
+	defaultCgroupLimits cgroupLimits
+	seq                 atomic.Uint64
+	pool                *prestartPool
 }
 
 var _ sandbox.Runtime = (*Runtime)(nil)
@@ -56,23 +60,32 @@ func New(opts Options) (*Runtime, error) {
 	if gid == 0 {
 		gid = nobody
 	}
-	r := &Runtime{uid: uid, gid: gid}
+	r := &Runtime{
+		base:                baseConfig{UID: uid, GID: gid, Hostname: sandboxHostname},
+		defaultCgroupLimits: cgroupLimitsFor(sandbox.DefaultLimits),
+	}
 	var err error
 	if opts.RootFS == "" {
-		r.root, err = hostLayout(uid, gid)
+		r.base.Root, err = hostLayout(uid, gid)
 	} else {
-		r.root, err = imageLayout(opts.RootFS)
+		r.base.Root, err = imageLayout(opts.RootFS)
 	}
 	if err != nil {
 		return nil, err
 	}
-	if r.stageDir, err = findStageDir(); err != nil {
+	if r.base.StageDir, err = findStageDir(); err != nil {
 		return nil, err
 	}
 	if _, err := os.Stat(cgroupRoot); err != nil {
 		return nil, fmt.Errorf("no cgroup filesystem at %s: the sandbox needs cgroups to limit memory and processes", cgroupRoot)
 	}
 	removeStaleCgroups()
+	if opts.Prestart < 0 {
+		return nil, fmt.Errorf("Prestart must not be negative, got %d", opts.Prestart)
+	}
+	if opts.Prestart > 0 {
+		r.startPool(opts.Prestart)
+	}
 	return r, nil
 }
 
@@ -115,19 +128,19 @@ func (r *Runtime) Run(ctx context.Context, req sandbox.Request) (sandbox.Result,
 	return res, nil
 }
 
-// config builds the message init needs for req.
-func (r *Runtime) config(req *sandbox.Request, lim sandbox.Limits, spec lang.Spec) (*initConfig, [][]byte) {
-	cfg := &initConfig{
-		StageDir:      r.stageDir,
-		Root:          r.root,
+// cgroupLimitsFor returns the cgroup limits that enforce lim.
+func cgroupLimitsFor(lim sandbox.Limits) cgroupLimits {
+	return cgroupLimits{MemoryBytes: lim.MemoryBytes, Pids: lim.Processes + initThreadReserve}
+}
+
+// runConfig builds the message that turns a ready sandbox into req's run.
+func runConfigFor(req *sandbox.Request, lim sandbox.Limits, spec lang.Spec) (*runConfig, [][]byte) {
+	cfg := &runConfig{
 		MainPath:      spec.MainPath(),
 		Code:          req.Code,
 		Argv:          spec.Argv(),
 		Env:           lang.Environ(req.Language, req.Env),
 		Dir:           lang.WorkDir,
-		UID:           r.uid,
-		GID:           r.gid,
-		Hostname:      sandboxHostname,
 		DiskBytes:     lim.DiskBytes,
 		CPUSeconds:    uint64((lim.CPUTimeMS + 999) / 1000),
 		FileSizeBytes: uint64(lim.FileSizeBytes),

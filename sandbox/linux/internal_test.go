@@ -1,0 +1,121 @@
+package linux
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/iotest"
+)
+
+// Every syscall name in the policy must exist for this architecture, or the
+// filter would fail to assemble at the worst moment: inside a sandbox.
+func TestSeccompPolicyAssembles(t *testing.T) {
+	p := sandboxPolicy()
+	prog, err := p.Assemble()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(prog) < len(deniedSyscalls) {
+		t.Fatalf("program of %d instructions for %d denied calls", len(prog), len(deniedSyscalls))
+	}
+}
+
+func TestProtocolRoundTrip(t *testing.T) {
+	var buf bytes.Buffer
+	in := runConfig{Code: "print('é')", Argv: []string{"/usr/bin/python3"}, Files: []fileHeader{{Name: "a", Size: 3}}}
+	if err := writeMessage(&buf, &in, [][]byte{[]byte("abc")}); err != nil {
+		t.Fatal(err)
+	}
+	var out runConfig
+	r := iotest.OneByteReader(&buf)
+	if err := readMessage(r, &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.Code != in.Code || out.Files[0] != in.Files[0] {
+		t.Fatalf("got %+v", out)
+	}
+	rest := make([]byte, 3)
+	if _, err := r.Read(rest[:1]); err != nil || rest[0] != 'a' {
+		t.Fatalf("file bytes lost: %q %v", rest, err)
+	}
+	huge := []byte{0xff, 0, 0, 0, 0, 0, 0, 0}
+	if err := readMessage(bytes.NewReader(huge), &out); err == nil {
+		t.Fatal("oversized message accepted")
+	}
+}
+
+func TestOutputCap(t *testing.T) {
+	tests := []struct {
+		name      string
+		limit     int64
+		out, err  string
+		truncated bool
+	}{
+		{"under", 10, "abc", "de", false},
+		{"exact", 5, "abc", "de", false},
+		{"over", 4, "abc", "de", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			hit := 0
+			c := &outputCap{remaining: tt.limit, onLimit: func() { hit++ }}
+			var o, e capturedStream
+			c.drain(strings.NewReader(tt.out), &o)
+			c.drain(strings.NewReader(tt.err), &e)
+			total := int64(o.buf.Len() + e.buf.Len())
+			if tt.truncated != (o.truncated || e.truncated) || (hit == 1) != tt.truncated {
+				t.Fatalf("truncated=%v/%v hit=%d", o.truncated, e.truncated, hit)
+			}
+			if total > tt.limit {
+				t.Fatalf("kept %d bytes over a limit of %d", total, tt.limit)
+			}
+		})
+	}
+}
+
+func TestImageLayout(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []string{"usr/bin", "etc", "home/alice", "proc", "var"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("usr/bin", filepath.Join(dir, "bin")); err != nil {
+		t.Fatal(err)
+	}
+	root, err := imageLayout(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]rootEntry{}
+	for _, e := range root {
+		got[e.Target] = e
+	}
+	if got["/bin"].Link != "usr/bin" || got["/usr"].Source != filepath.Join(dir, "usr") || got["/etc"].Source == "" {
+		t.Fatalf("layout %+v", root)
+	}
+	for _, hidden := range []string{"/home", "/proc"} {
+		if _, ok := got[hidden]; ok {
+			t.Errorf("%s must not be bound from an image", hidden)
+		}
+	}
+	if _, err := imageLayout(filepath.Join(dir, "etc")); err == nil {
+		t.Error("a directory without /usr accepted as a root filesystem")
+	}
+}
+
+func TestHostLayoutHidesSecrets(t *testing.T) {
+	root, err := hostLayout(nobody, nobody)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range root {
+		for _, bad := range []string{"/home", "/root", "/run", "/var", "/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/ssh"} {
+			if e.Target == bad || strings.HasPrefix(e.Target, bad+"/") {
+				t.Errorf("host layout exposes %s", e.Target)
+			}
+		}
+	}
+}

@@ -1,0 +1,210 @@
+package linux
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+)
+
+// cloneFlags are the namespaces every sandbox gets. The cgroup namespace is
+// made later, by init, once it is inside the run's cgroup.
+const cloneFlags = syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWNET |
+	syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS
+
+// setupTimeout bounds how long building a sandbox may take before it is
+// declared a platform failure.
+const setupTimeout = 30 * time.Second
+
+// sandboxProc is one sandbox seen from the host: its init process, built up
+// to phaseReady and waiting for a request, its cgroup, and the host's ends
+// of its pipes. It serves exactly one run and is then released.
+type sandboxProc struct {
+	cmd    *exec.Cmd
+	cg     runCgroup
+	stdin  *os.File // the program's standard input
+	stdout *os.File // the program's standard output
+	stderr *os.File // the program's standard error
+	config *os.File // messages to init
+	events <-chan initEvent
+	waited <-chan struct{} // closed once init has exited and been reaped
+}
+
+// launch starts a sandbox's init in new namespaces, inside a new cgroup with
+// the limits lim, and waits until it has built the sandbox.
+func (r *Runtime) launch(lim cgroupLimits) (*sandboxProc, error) {
+	name := fmt.Sprintf("%d.%d", os.Getpid(), r.seq.Add(1))
+	cg, err := newRunCgroup(name, lim)
+	if err != nil {
+		return nil, fmt.Errorf("create cgroup: %w", err)
+	}
+	p, err := r.startInit(cg)
+	if err != nil {
+		if rerr := cg.remove(); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+		return nil, err
+	}
+	if err := p.awaitReady(); err != nil {
+		return nil, errors.Join(err, p.release())
+	}
+	return p, nil
+}
+
+// startInit starts init, moves it into cg and sends it the base config.
+func (r *Runtime) startInit(cg runCgroup) (*sandboxProc, error) {
+	pipes, err := newPipes(5)
+	if err != nil {
+		return nil, fmt.Errorf("create pipes: %w", err)
+	}
+	stdin, stdout, stderr, config, events := pipes[0], pipes[1], pipes[2], pipes[3], pipes[4]
+	cmd := &exec.Cmd{
+		Path:       "/proc/self/exe",
+		Args:       []string{initArg0},
+		Env:        []string{"GOMAXPROCS=1"}, // nothing of the host's environment
+		Stdin:      stdin.r,
+		Stdout:     stdout.w,
+		Stderr:     stderr.w,
+		ExtraFiles: []*os.File{config.r, events.w},
+		SysProcAttr: &syscall.SysProcAttr{
+			Cloneflags: cloneFlags,
+			// If the host dies, its sandboxes die with it.
+			Pdeathsig: syscall.SIGKILL,
+		},
+	}
+	err = cmd.Start()
+	for _, f := range []*os.File{stdin.r, stdout.w, stderr.w, config.r, events.w} {
+		f.Close()
+	}
+	p := &sandboxProc{cmd: cmd, cg: cg, stdin: stdin.w, stdout: stdout.r, stderr: stderr.r, config: config.w}
+	if err != nil {
+		p.closePipes()
+		events.r.Close()
+		return nil, fmt.Errorf("start sandbox init: %w", err)
+	}
+	waited := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		close(waited)
+	}()
+	p.waited = waited
+	evs := make(chan initEvent, 4)
+	go readEvents(events.r, evs)
+	p.events = evs
+	// init must be in the cgroup before it receives its config: until
+	// then it only waits on the pipe, so nothing escapes the limits.
+	if err := cg.add(cmd.Process.Pid); err != nil {
+		return nil, errors.Join(fmt.Errorf("join cgroup: %w", err), p.release())
+	}
+	if err := writeMessage(config.w, &r.base, nil); err != nil {
+		return nil, errors.Join(fmt.Errorf("send config: %w", err), p.release())
+	}
+	return p, nil
+}
+
+// awaitReady waits for init to report that the sandbox is built.
+func (p *sandboxProc) awaitReady() error {
+	timer := time.NewTimer(setupTimeout)
+	defer timer.Stop()
+	select {
+	case ev, ok := <-p.events:
+		switch {
+		case !ok:
+			return fmt.Errorf("sandbox init exited while building the sandbox (%v)", p.exitState())
+		case ev.Phase == phaseReady:
+			return nil
+		case ev.Phase == phaseFailed:
+			return fmt.Errorf("build sandbox: %s", ev.Error)
+		}
+		return fmt.Errorf("unexpected event %q from sandbox init", ev.Phase)
+	case <-timer.C:
+		return fmt.Errorf("building the sandbox took longer than %s", setupTimeout)
+	}
+}
+
+// alive reports whether init is still running.
+func (p *sandboxProc) alive() bool {
+	select {
+	case <-p.waited:
+		return false
+	default:
+		return true
+	}
+}
+
+func (p *sandboxProc) exitState() string {
+	select {
+	case <-p.waited:
+		return p.cmd.ProcessState.String()
+	case <-time.After(time.Second):
+		return "still running"
+	}
+}
+
+// kill ends the sandbox: killing init, PID 1 of the sandbox's PID
+// namespace, makes the kernel kill every other process in it.
+func (p *sandboxProc) kill() { _ = p.cmd.Process.Kill() }
+
+// release kills what is left of the sandbox, waits until init has been
+// reaped, closes the host's pipe ends and removes the cgroup. The kernel
+// has killed and reaped every process of the PID namespace by the time
+// init is reaped; the cgroup is killed anyway, so that a bug elsewhere can
+// never leave a process running or the cgroup behind.
+func (p *sandboxProc) release() error {
+	p.kill()
+	<-p.waited
+	p.closePipes()
+	if err := p.cg.remove(); err == nil {
+		return nil
+	}
+	_ = p.cg.kill()
+	var err error
+	for i := 0; i < 50; i++ {
+		if err = p.cg.remove(); err == nil {
+			return nil
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return fmt.Errorf("remove cgroup: %w", err)
+}
+
+func (p *sandboxProc) closePipes() {
+	for _, f := range []*os.File{p.stdin, p.stdout, p.stderr, p.config} {
+		_ = f.Close()
+	}
+}
+
+type pipePair struct{ r, w *os.File }
+
+func newPipes(n int) ([]pipePair, error) {
+	ps := make([]pipePair, n)
+	for i := range ps {
+		r, w, err := os.Pipe()
+		if err != nil {
+			for _, p := range ps[:i] {
+				p.r.Close()
+				p.w.Close()
+			}
+			return nil, err
+		}
+		ps[i] = pipePair{r, w}
+	}
+	return ps, nil
+}
+
+// readEvents decodes init's events until its end of the pipe closes.
+func readEvents(r *os.File, out chan<- initEvent) {
+	defer close(out)
+	defer r.Close()
+	s := bufio.NewScanner(r)
+	for s.Scan() {
+		var ev initEvent
+		if json.Unmarshal(s.Bytes(), &ev) == nil {
+			out <- ev
+		}
+	}
+}
