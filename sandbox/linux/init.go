@@ -55,12 +55,12 @@ func runInit() int {
 	if err := readMessage(config, &base); err != nil {
 		return fail(err)
 	}
-	staged, err := prepare(&base)
+	filters, err := prepare(&base)
 	if err != nil {
 		return fail(err)
 	}
 	send(initEvent{Phase: phaseReady})
-	child, err := start(&base, staged, config)
+	child, err := start(&base, filters, config)
 	if err != nil {
 		return fail(err)
 	}
@@ -85,16 +85,16 @@ func (e *missingInterpreterError) Error() string {
 	return fmt.Sprintf("interpreter %s is not in the sandbox's root filesystem", e.path)
 }
 
-// prepare builds what every run needs, before any request is known.
-func prepare(base *baseConfig) (*stagedRoot, error) {
+// prepare builds what every run needs, before any request is known, and
+// returns the seccomp filters to install once the request has arrived.
+func prepare(base *baseConfig) ([]seccompFilter, error) {
 	// The host has moved this process into the run's cgroup before sending
 	// the config. A cgroup namespace made now is rooted there, so the
 	// program sees itself at "/" and learns nothing of the host's groups.
 	if err := unix.Unshare(unix.CLONE_NEWCGROUP); err != nil {
 		return nil, fmt.Errorf("cgroup namespace: %w", err)
 	}
-	staged, err := stageRoot(base)
-	if err != nil {
+	if err := buildRoot(base); err != nil {
 		return nil, err
 	}
 	if err := unix.Sethostname([]byte(base.Hostname)); err != nil {
@@ -106,17 +106,17 @@ func prepare(base *baseConfig) (*stagedRoot, error) {
 	if err := loopbackUp(); err != nil {
 		return nil, err
 	}
-	return staged, nil
+	return assembleSeccomp()
 }
 
 // start waits for the request, completes the sandbox, locks it down and
 // starts the program, returning its pid.
-func start(base *baseConfig, staged *stagedRoot, config *os.File) (int, error) {
+func start(base *baseConfig, filters []seccompFilter, config *os.File) (int, error) {
 	var run runConfig
 	if err := readMessage(config, &run); err != nil {
 		return 0, err
 	}
-	if err := staged.finish(base, &run, config); err != nil {
+	if err := finishRoot(base, &run, config); err != nil {
 		return 0, err
 	}
 	config.Close()
@@ -126,7 +126,7 @@ func start(base *baseConfig, staged *stagedRoot, config *os.File) (int, error) {
 	if err := dropCapabilityBounds(); err != nil {
 		return 0, err
 	}
-	if err := installSeccomp(); err != nil {
+	if err := installSeccomp(filters); err != nil {
 		return 0, err
 	}
 	return startProgram(base, &run)

@@ -31,91 +31,87 @@ var devLinks = map[string]string{
 	"stderr": "/proc/self/fd/2",
 }
 
-// stagedRoot is a sandbox root under construction, inside init's private
-// staging tmpfs.
-type stagedRoot struct {
-	// dir is the future root: an empty tmpfs filled with read-only binds.
-	dir string
-	// scratch is the writable tmpfs behind /work, /tmp and /dev/shm.
-	scratch string
-}
-
-// stageRoot builds everything of the sandbox's root that does not depend on
-// the request: the read-only binds, /dev, /proc and the writable tmpfs. The
-// new root is an empty tmpfs; the host's root stays reachable only until
-// switchRoot detaches it.
-func stageRoot(base *baseConfig) (*stagedRoot, error) {
+// buildRoot builds everything of the sandbox's root that does not depend
+// on the request and switches into it: read-only binds on an empty tmpfs,
+// /dev, /proc, and the writable tmpfs behind /work, /tmp and /dev/shm.
+// Afterwards the host's root is detached; the new root stays writable (to
+// init alone: the program is not running yet) until finishRoot.
+func buildRoot(base *baseConfig) error {
 	// Mounts made in this namespace must never reach the host's: turn off
 	// propagation for the whole tree before the first mount.
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return nil, fmt.Errorf("make mounts private: %w", err)
+		return fmt.Errorf("make mounts private: %w", err)
 	}
 	if err := unix.Mount("tmpfs", base.StageDir, "tmpfs", scratchFlags, "size=64k,mode=0700"); err != nil {
-		return nil, fmt.Errorf("mount staging tmpfs on %s: %w", base.StageDir, err)
+		return fmt.Errorf("mount staging tmpfs on %s: %w", base.StageDir, err)
 	}
-	s := &stagedRoot{dir: filepath.Join(base.StageDir, "root"), scratch: filepath.Join(base.StageDir, "scratch")}
-	for _, d := range []string{s.dir, s.scratch} {
+	newRoot, scratch := filepath.Join(base.StageDir, "root"), filepath.Join(base.StageDir, "scratch")
+	for _, d := range []string{newRoot, scratch} {
 		if err := os.Mkdir(d, 0o755); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	if err := unix.Mount("tmpfs", s.dir, "tmpfs", scratchFlags, "size=1m,mode=0755"); err != nil {
-		return nil, fmt.Errorf("mount root tmpfs: %w", err)
+	if err := unix.Mount("tmpfs", newRoot, "tmpfs", scratchFlags, "size=1m,mode=0755"); err != nil {
+		return fmt.Errorf("mount root tmpfs: %w", err)
 	}
 	// One tmpfs holds /work, /tmp and /dev/shm, so the disk limit caps them
 	// together. Its pages are also charged to the run's memory cgroup. It is
-	// sized for the request later.
-	if err := unix.Mount("tmpfs", s.scratch, "tmpfs", scratchFlags, "size=64k,nr_inodes=65536,mode=0755"); err != nil {
-		return nil, fmt.Errorf("mount working tmpfs: %w", err)
+	// sized for the request by finishRoot.
+	if err := unix.Mount("tmpfs", scratch, "tmpfs", scratchFlags, "size=64k,nr_inodes=65536,mode=0755"); err != nil {
+		return fmt.Errorf("mount working tmpfs: %w", err)
 	}
-	if err := makeScratchDirs(base, s.scratch); err != nil {
-		return nil, err
+	if err := makeScratchDirs(base, scratch); err != nil {
+		return err
 	}
 	for _, e := range base.Root {
-		if err := placeEntry(s.dir, e); err != nil {
-			return nil, fmt.Errorf("root entry %s: %w", e.Target, err)
+		if err := placeEntry(newRoot, e); err != nil {
+			return fmt.Errorf("root entry %s: %w", e.Target, err)
 		}
 	}
 	for _, b := range [][2]string{{"work", "/work"}, {"tmp", "/tmp"}} {
-		if err := bindInto(s.dir, filepath.Join(s.scratch, b[0]), b[1], scratchFlags, false); err != nil {
-			return nil, err
+		if err := bindInto(newRoot, filepath.Join(scratch, b[0]), b[1], scratchFlags, false); err != nil {
+			return err
 		}
 	}
-	if err := buildDev(s.dir, filepath.Join(s.scratch, "shm")); err != nil {
-		return nil, err
+	if err := buildDev(newRoot, filepath.Join(scratch, "shm")); err != nil {
+		return err
 	}
-	procDir := filepath.Join(s.dir, "proc")
+	procDir := filepath.Join(newRoot, "proc")
 	if err := os.Mkdir(procDir, 0o555); err != nil {
-		return nil, err
+		return err
 	}
 	// This /proc shows only the sandbox's own PID namespace.
 	if err := unix.Mount("proc", procDir, "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
-		return nil, fmt.Errorf("mount /proc: %w", err)
+		return fmt.Errorf("mount /proc: %w", err)
 	}
-	return s, nil
+	return switchRoot(newRoot)
 }
 
-// finish adds the request's program and files to a staged root and
-// switches into it.
-func (s *stagedRoot) finish(base *baseConfig, run *runConfig, files io.Reader) error {
+// finishRoot adds the request's program and files to the root built by
+// buildRoot, sizes the tmpfs mounts, and makes the root read-only.
+func finishRoot(base *baseConfig, run *runConfig, files io.Reader) error {
+	// A remount without MS_BIND changes the filesystem itself, reachable
+	// through any of its mount points.
 	rootSize := fmt.Sprintf("size=%d", len(run.Code)+1<<20)
-	if err := unix.Mount("tmpfs", s.dir, "", unix.MS_REMOUNT|scratchFlags, rootSize); err != nil {
+	if err := unix.Mount("tmpfs", "/", "", unix.MS_REMOUNT|scratchFlags, rootSize); err != nil {
 		return fmt.Errorf("size root tmpfs: %w", err)
 	}
 	diskSize := fmt.Sprintf("size=%d", run.DiskBytes)
-	if err := unix.Mount("tmpfs", s.scratch, "", unix.MS_REMOUNT|scratchFlags, diskSize); err != nil {
+	if err := unix.Mount("tmpfs", run.Dir, "", unix.MS_REMOUNT|scratchFlags, diskSize); err != nil {
 		return fmt.Errorf("size working tmpfs: %w", err)
 	}
-	work := filepath.Join(s.scratch, "work")
 	for _, f := range run.Files {
-		if err := writeInputFile(base, work, f, files); err != nil {
+		if err := writeInputFile(base, run.Dir, f, files); err != nil {
 			return fmt.Errorf("input file %s: %w", f.Name, err)
 		}
 	}
-	if err := writeFile(filepath.Join(s.dir, run.MainPath), run.Code, 0o644); err != nil {
+	if err := writeFile(run.MainPath, run.Code, 0o644); err != nil {
 		return err
 	}
-	return switchRoot(s.dir)
+	if err := unix.Mount("", "/", "", unix.MS_BIND|unix.MS_REMOUNT|roFlags, ""); err != nil {
+		return fmt.Errorf("remount root read-only: %w", err)
+	}
+	return nil
 }
 
 // makeScratchDirs creates the writable directories, owned by the sandbox
@@ -238,8 +234,7 @@ func buildDev(newRoot, shm string) error {
 // switchRoot makes newRoot the root and detaches the old one. pivot_root
 // with the same directory twice stacks the old root under the new one,
 // where a lazy unmount removes it: afterwards no mount of the host's
-// remains reachable from the sandbox. The root tmpfs is then made
-// read-only.
+// remains reachable from the sandbox.
 func switchRoot(newRoot string) error {
 	if err := unix.Chdir(newRoot); err != nil {
 		return err
@@ -250,13 +245,7 @@ func switchRoot(newRoot string) error {
 	if err := unix.Unmount(".", unix.MNT_DETACH); err != nil {
 		return fmt.Errorf("detach old root: %w", err)
 	}
-	if err := unix.Chdir("/"); err != nil {
-		return err
-	}
-	if err := unix.Mount("", "/", "", unix.MS_BIND|unix.MS_REMOUNT|roFlags, ""); err != nil {
-		return fmt.Errorf("remount root read-only: %w", err)
-	}
-	return nil
+	return unix.Chdir("/")
 }
 
 func writeFile(p, content string, mode os.FileMode) error {

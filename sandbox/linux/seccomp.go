@@ -71,53 +71,63 @@ func sandboxPolicy() seccomp.Policy {
 	}
 }
 
-// installSeccomp applies the sandbox's filters to every thread of the
-// calling process (TSYNC), so the Go runtime's threads and the program
-// forked from them are all covered, and sets no_new_privs, without which a
-// setuid binary could shed the filter's effect by gaining privileges.
-func installSeccomp() error {
-	if err := loadArchFilter(); err != nil {
-		return err
-	}
-	return seccomp.LoadFilter(seccomp.Filter{
-		NoNewPrivs: true,
-		Flag:       seccomp.FilterFlagTSync,
-		Policy:     sandboxPolicy(),
-	})
-}
+// seccompFilter is one assembled BPF program, ready to load.
+type seccompFilter []unix.SockFilter
 
-// loadArchFilter kills any system call made through a foreign ABI. A 64-bit
-// x86 process can still enter the kernel through the 32-bit `int 0x80`
-// gate, where every call has another number: a deny-list keyed on the
-// native numbers would not see them. The library's filter lets foreign
-// architectures through to its default action (allow), so this filter,
-// stacked with it, closes that door.
-func loadArchFilter() error {
+// assembleSeccomp builds the sandbox's two filters: the architecture check
+// first, then the deny-list policy. Assembling takes longer than loading,
+// so a pre-started sandbox does it before its request arrives.
+func assembleSeccomp() ([]seccompFilter, error) {
 	info, err := arch.GetInfo("")
 	if err != nil {
-		return err
+		return nil, err
 	}
-	prog, err := bpf.Assemble([]bpf.Instruction{
+	// A 64-bit x86 process can still enter the kernel through the 32-bit
+	// `int 0x80` gate, where every call has another number: a deny-list
+	// keyed on the native numbers would not see them. The library's filter
+	// lets foreign architectures through to its default action (allow), so
+	// this filter, stacked in front of it, kills any foreign-ABI call.
+	archCheck := []bpf.Instruction{
 		bpf.LoadAbsolute{Off: 4, Size: 4}, // seccomp_data.arch
 		bpf.JumpIf{Cond: bpf.JumpEqual, Val: uint32(info.ID), SkipTrue: 1},
 		bpf.RetConstant{Val: unix.SECCOMP_RET_KILL_PROCESS},
 		bpf.RetConstant{Val: unix.SECCOMP_RET_ALLOW},
-	})
+	}
+	policy := sandboxPolicy()
+	denyList, err := policy.Assemble()
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("seccomp policy: %w", err)
 	}
-	filter := make([]unix.SockFilter, len(prog))
-	for i, ins := range prog {
-		filter[i] = unix.SockFilter{Code: ins.Op, Jt: ins.Jt, Jf: ins.Jf, K: ins.K}
+	var filters []seccompFilter
+	for _, insts := range [][]bpf.Instruction{archCheck, denyList} {
+		raw, err := bpf.Assemble(insts)
+		if err != nil {
+			return nil, fmt.Errorf("seccomp assemble: %w", err)
+		}
+		f := make(seccompFilter, len(raw))
+		for i, ins := range raw {
+			f[i] = unix.SockFilter{Code: ins.Op, Jt: ins.Jt, Jf: ins.Jf, K: ins.K}
+		}
+		filters = append(filters, f)
 	}
-	fprog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
+	return filters, nil
+}
+
+// installSeccomp sets no_new_privs, without which a set-uid binary could
+// shed the filters' effect by gaining privileges, and loads the filters on
+// every thread of the process (TSYNC), so the Go runtime's threads and the
+// program forked from them are all covered.
+func installSeccomp(filters []seccompFilter) error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("no_new_privs: %w", err)
 	}
-	_, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER,
-		unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&fprog)))
-	if errno != 0 {
-		return fmt.Errorf("seccomp arch filter: %w", errno)
+	for _, f := range filters {
+		prog := unix.SockFprog{Len: uint16(len(f)), Filter: &f[0]}
+		_, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER,
+			unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&prog)))
+		if errno != 0 {
+			return fmt.Errorf("load seccomp filter: %w", errno)
+		}
 	}
 	return nil
 }
