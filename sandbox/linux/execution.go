@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/crucible-sandbox/crucible/sandbox/linux/sandboxinit"
 	"sync"
 	"syscall"
 	"time"
@@ -62,7 +63,7 @@ func (x *execution) run(ctx context.Context) (err error) {
 	var workers sync.WaitGroup
 	cfg, contents := runConfigFor(x.req, x.lim, x.spec)
 	workers.Go(func() {
-		_ = writeMessage(p.config, cfg, contents)
+		_ = sandboxinit.WriteMessage(p.config, cfg, contents)
 		p.config.Close()
 	})
 	workers.Go(func() {
@@ -99,9 +100,9 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 // supervise enforces the wall-time and CPU-time limits and cancellation
 // until init exits. It returns when the program started (zero if never)
 // and the last event seen.
-func (x *execution) supervise(ctx context.Context) (time.Time, initEvent) {
+func (x *execution) supervise(ctx context.Context) (time.Time, sandboxinit.Event) {
 	var started time.Time
-	var last initEvent
+	var last sandboxinit.Event
 	deadline := time.NewTimer(setupTimeout)
 	defer deadline.Stop()
 	ticker := time.NewTicker(cpuPollInterval)
@@ -118,7 +119,7 @@ func (x *execution) supervise(ctx context.Context) (time.Time, initEvent) {
 				continue
 			}
 			last = ev
-			if ev.Phase == phaseStarted {
+			if ev.Phase == sandboxinit.PhaseStarted {
 				started = time.Now()
 				deadline.Reset(x.lim.WallTime())
 				ticker.Reset(cpuPollInterval)
@@ -144,14 +145,14 @@ func cpuReason(lim sandbox.Limits) string {
 }
 
 // finish turns what was observed into the Result.
-func (x *execution) finish(last initEvent, outs [2]capturedStream) error {
+func (x *execution) finish(last sandboxinit.Event, outs [2]capturedStream) error {
 	res := x.res
 	res.Stdout, res.StdoutTruncated = outs[0].buf.Bytes(), outs[0].truncated
 	res.Stderr, res.StderrTruncated = outs[1].buf.Bytes(), outs[1].truncated
 	usage, uerr := x.p.cg.usage()
 	res.Metrics.CPUMS = ms(usage.CPU)
 	res.Metrics.PeakMemoryBytes = usage.PeakBytes
-	if last.Phase == phaseExited {
+	if last.Phase == sandboxinit.PhaseExited {
 		res.ExitCode = last.ExitCode
 		if last.Signal != 0 {
 			res.ExitCode = -1
@@ -165,9 +166,9 @@ func (x *execution) finish(last initEvent, outs [2]capturedStream) error {
 		return &sandbox.PlatformError{Op: "run sandbox", Err: errors.New(x.stop.reason)}
 	case x.stop.status != "":
 		res.Status, res.Reason = x.stop.status, x.stop.reason
-	case last.Phase == phaseFailed:
+	case last.Phase == sandboxinit.PhaseFailed:
 		return &sandbox.PlatformError{Op: "start program", Err: errors.New(last.Error)}
-	case last.Phase != phaseExited:
+	case last.Phase != sandboxinit.PhaseExited:
 		return &sandbox.PlatformError{Op: "run sandbox", Err: fmt.Errorf("sandbox init ended without reporting (%v)", x.p.cmd.ProcessState)}
 	case uerr != nil:
 		return &sandbox.PlatformError{Op: "read cgroup usage", Err: uerr}
@@ -181,7 +182,7 @@ func (x *execution) finish(last initEvent, outs [2]capturedStream) error {
 }
 
 // exitStatus classifies a program that ended on its own.
-func (x *execution) exitStatus(ev initEvent, usage cgroupUsage) (sandbox.Status, string) {
+func (x *execution) exitStatus(ev sandboxinit.Event, usage cgroupUsage) (sandbox.Status, string) {
 	sig := syscall.Signal(ev.Signal)
 	failed := ev.Signal != 0 || ev.ExitCode != 0
 	switch {

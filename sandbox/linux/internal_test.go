@@ -1,12 +1,11 @@
 package linux
 
 import (
-	"bytes"
+	"github.com/crucible-sandbox/crucible/sandbox/linux/sandboxinit"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"testing/iotest"
 )
 
 // Every syscall name in the policy must exist for this architecture, or the
@@ -22,30 +21,6 @@ func TestSeccompPolicyAssembles(t *testing.T) {
 	}
 	if len(prog) < len(deniedSyscalls) {
 		t.Fatalf("program of %d instructions for %d denied calls", len(prog), len(deniedSyscalls))
-	}
-}
-
-func TestProtocolRoundTrip(t *testing.T) {
-	var buf bytes.Buffer
-	in := runConfig{Code: "print('é')", Argv: []string{"/usr/bin/python3"}, Files: []fileHeader{{Name: "a", Size: 3}}}
-	if err := writeMessage(&buf, &in, [][]byte{[]byte("abc")}); err != nil {
-		t.Fatal(err)
-	}
-	var out runConfig
-	r := iotest.OneByteReader(&buf)
-	if err := readMessage(r, &out); err != nil {
-		t.Fatal(err)
-	}
-	if out.Code != in.Code || out.Files[0] != in.Files[0] {
-		t.Fatalf("got %+v", out)
-	}
-	rest := make([]byte, 3)
-	if _, err := r.Read(rest[:1]); err != nil || rest[0] != 'a' {
-		t.Fatalf("file bytes lost: %q %v", rest, err)
-	}
-	huge := []byte{0xff, 0, 0, 0, 0, 0, 0, 0}
-	if err := readMessage(bytes.NewReader(huge), &out); err == nil {
-		t.Fatal("oversized message accepted")
 	}
 }
 
@@ -92,7 +67,7 @@ func TestImageLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]rootEntry{}
+	got := map[string]sandboxinit.RootEntry{}
 	for _, e := range root {
 		got[e.Target] = e
 	}

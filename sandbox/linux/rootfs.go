@@ -2,26 +2,11 @@ package linux
 
 import (
 	"fmt"
+	"github.com/crucible-sandbox/crucible/sandbox/linux/sandboxinit"
 	"os"
 	"path/filepath"
 	"sort"
 )
-
-// rootEntry is one piece of the sandbox's root filesystem, which init builds
-// on an empty tmpfs: a read-only bind mount of a host path, a symbolic link,
-// or a small file written from Content.
-type rootEntry struct {
-	// Target is the absolute path inside the sandbox.
-	Target string `json:"target"`
-	// Source is the host path to bind read-only, for a bind entry.
-	Source string `json:"source,omitempty"`
-	// Link is the link text, for a symlink entry.
-	Link string `json:"link,omitempty"`
-	// Content is the file's content, for a file entry.
-	Content string `json:"content,omitempty"`
-	// IsFile marks a bind entry whose source is a file, not a directory.
-	IsFile bool `json:"is_file,omitempty"`
-}
 
 // hostSystemDirs are the host directories a sandbox sees when no root
 // filesystem image is given: programs and libraries, nothing else. /home,
@@ -63,8 +48,8 @@ func sandboxGroup(gid int) string {
 
 // hostLayout describes a root made of the host's system directories,
 // bound read-only, as bubblewrap does.
-func hostLayout(uid, gid int) ([]rootEntry, error) {
-	var root []rootEntry
+func hostLayout(uid, gid int) ([]sandboxinit.RootEntry, error) {
+	var root []sandboxinit.RootEntry
 	for _, dir := range hostSystemDirs {
 		e, ok, err := entryFor(dir, dir)
 		if err != nil {
@@ -84,17 +69,17 @@ func hostLayout(uid, gid int) ([]rootEntry, error) {
 		}
 	}
 	root = append(root,
-		rootEntry{Target: "/etc/passwd", Content: sandboxPasswd(uid, gid)},
-		rootEntry{Target: "/etc/group", Content: sandboxGroup(gid)},
-		rootEntry{Target: "/etc/hostname", Content: sandboxHostname + "\n"},
-		rootEntry{Target: "/etc/hosts", Content: "127.0.0.1 localhost " + sandboxHostname + "\n::1 localhost\n"},
+		sandboxinit.RootEntry{Target: "/etc/passwd", Content: sandboxPasswd(uid, gid)},
+		sandboxinit.RootEntry{Target: "/etc/group", Content: sandboxGroup(gid)},
+		sandboxinit.RootEntry{Target: "/etc/hostname", Content: sandboxinit.Hostname + "\n"},
+		sandboxinit.RootEntry{Target: "/etc/hosts", Content: "127.0.0.1 localhost " + sandboxinit.Hostname + "\n::1 localhost\n"},
 	)
 	return root, nil
 }
 
 // imageLayout describes a root made of a root filesystem image directory:
 // each top-level entry bound read-only, except those in rootfsSkipped.
-func imageLayout(dir string) ([]rootEntry, error) {
+func imageLayout(dir string) ([]sandboxinit.RootEntry, error) {
 	fi, err := os.Stat(dir)
 	if err != nil {
 		return nil, fmt.Errorf("root filesystem: %w", err)
@@ -106,7 +91,7 @@ func imageLayout(dir string) ([]rootEntry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("root filesystem: %w", err)
 	}
-	var root []rootEntry
+	var root []sandboxinit.RootEntry
 	for _, n := range names {
 		if rootfsSkipped[n.Name()] {
 			continue
@@ -130,25 +115,25 @@ func imageLayout(dir string) ([]rootEntry, error) {
 // symlink (merged-/usr systems make /bin a link to usr/bin), a directory or
 // a regular file becomes a read-only bind. Missing paths and other file
 // types (sockets, devices) are skipped.
-func entryFor(src, target string) (rootEntry, bool, error) {
+func entryFor(src, target string) (sandboxinit.RootEntry, bool, error) {
 	fi, err := os.Lstat(src)
 	if os.IsNotExist(err) {
-		return rootEntry{}, false, nil
+		return sandboxinit.RootEntry{}, false, nil
 	}
 	if err != nil {
-		return rootEntry{}, false, err
+		return sandboxinit.RootEntry{}, false, err
 	}
 	switch {
 	case fi.Mode()&os.ModeSymlink != 0:
 		link, err := os.Readlink(src)
 		if err != nil {
-			return rootEntry{}, false, err
+			return sandboxinit.RootEntry{}, false, err
 		}
-		return rootEntry{Target: target, Link: link}, true, nil
+		return sandboxinit.RootEntry{Target: target, Link: link}, true, nil
 	case fi.IsDir():
-		return rootEntry{Target: target, Source: src}, true, nil
+		return sandboxinit.RootEntry{Target: target, Source: src}, true, nil
 	case fi.Mode().IsRegular():
-		return rootEntry{Target: target, Source: src, IsFile: true}, true, nil
+		return sandboxinit.RootEntry{Target: target, Source: src, IsFile: true}, true, nil
 	}
-	return rootEntry{}, false, nil
+	return sandboxinit.RootEntry{}, false, nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/crucible-sandbox/crucible/sandbox/linux/sandboxinit"
 	"os"
 	"sync/atomic"
 
@@ -36,7 +37,7 @@ type Options struct {
 // Runtime runs each request in a fresh native sandbox. It is safe for
 // concurrent use.
 type Runtime struct {
-	base                baseConfig
+	base                sandboxinit.BaseConfig
 	defaultCgroupLimits cgroupLimits
 	seq                 atomic.Uint64
 	pool                *prestartPool
@@ -61,7 +62,7 @@ func New(opts Options) (*Runtime, error) {
 		gid = nobody
 	}
 	r := &Runtime{
-		base:                baseConfig{UID: uid, GID: gid, Hostname: sandboxHostname},
+		base:                sandboxinit.BaseConfig{UID: uid, GID: gid, Hostname: sandboxinit.Hostname},
 		defaultCgroupLimits: cgroupLimitsFor(sandbox.DefaultLimits),
 	}
 	var err error
@@ -133,9 +134,9 @@ func cgroupLimitsFor(lim sandbox.Limits) cgroupLimits {
 	return cgroupLimits{MemoryBytes: lim.MemoryBytes, Pids: lim.Processes + initThreadReserve}
 }
 
-// runConfig builds the message that turns a ready sandbox into req's run.
-func runConfigFor(req *sandbox.Request, lim sandbox.Limits, spec lang.Spec) (*runConfig, [][]byte) {
-	cfg := &runConfig{
+// sandboxinit.RunConfig builds the message that turns a ready sandbox into req's run.
+func runConfigFor(req *sandbox.Request, lim sandbox.Limits, spec lang.Spec) (*sandboxinit.RunConfig, [][]byte) {
+	cfg := &sandboxinit.RunConfig{
 		MainPath:      spec.MainPath(),
 		Code:          req.Code,
 		Argv:          spec.Argv(),
@@ -148,7 +149,7 @@ func runConfigFor(req *sandbox.Request, lim sandbox.Limits, spec lang.Spec) (*ru
 	}
 	contents := make([][]byte, len(req.Files))
 	for i, f := range req.Files {
-		cfg.Files = append(cfg.Files, fileHeader{Name: f.Name, Size: int64(len(f.Content)), Executable: f.Executable})
+		cfg.Files = append(cfg.Files, sandboxinit.FileHeader{Name: f.Name, Size: int64(len(f.Content)), Executable: f.Executable})
 		contents[i] = f.Content
 	}
 	return cfg, contents

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/crucible-sandbox/crucible/sandbox/linux/sandboxinit"
 	"os"
 	"os/exec"
 	"syscall"
@@ -21,7 +22,7 @@ const cloneFlags = syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NE
 const setupTimeout = 30 * time.Second
 
 // sandboxProc is one sandbox seen from the host: its init process, built up
-// to phaseReady and waiting for a request, its cgroup, and the host's ends
+// to sandboxinit.PhaseReady and waiting for a request, its cgroup, and the host's ends
 // of its pipes. It serves exactly one run and is then released.
 type sandboxProc struct {
 	cmd    *exec.Cmd
@@ -30,7 +31,7 @@ type sandboxProc struct {
 	stdout *os.File // the program's standard output
 	stderr *os.File // the program's standard error
 	config *os.File // messages to init
-	events <-chan initEvent
+	events <-chan sandboxinit.Event
 	waited <-chan struct{} // closed once init has exited and been reaped
 }
 
@@ -64,7 +65,7 @@ func (r *Runtime) startInit(cg runCgroup) (*sandboxProc, error) {
 	stdin, stdout, stderr, config, events := pipes[0], pipes[1], pipes[2], pipes[3], pipes[4]
 	cmd := &exec.Cmd{
 		Path:       "/proc/self/exe",
-		Args:       []string{initArg0},
+		Args:       []string{sandboxinit.Arg0},
 		Env:        []string{"GOMAXPROCS=1"}, // nothing of the host's environment
 		Stdin:      stdin.r,
 		Stdout:     stdout.w,
@@ -92,7 +93,7 @@ func (r *Runtime) startInit(cg runCgroup) (*sandboxProc, error) {
 		close(waited)
 	}()
 	p.waited = waited
-	evs := make(chan initEvent, 4)
+	evs := make(chan sandboxinit.Event, 4)
 	go readEvents(events.r, evs)
 	p.events = evs
 	// init must be in the cgroup before it receives its config: until
@@ -100,7 +101,7 @@ func (r *Runtime) startInit(cg runCgroup) (*sandboxProc, error) {
 	if err := cg.add(cmd.Process.Pid); err != nil {
 		return nil, errors.Join(fmt.Errorf("join cgroup: %w", err), p.release())
 	}
-	if err := writeMessage(config.w, &r.base, nil); err != nil {
+	if err := sandboxinit.WriteMessage(config.w, &r.base, nil); err != nil {
 		return nil, errors.Join(fmt.Errorf("send config: %w", err), p.release())
 	}
 	return p, nil
@@ -115,9 +116,9 @@ func (p *sandboxProc) awaitReady() error {
 		switch {
 		case !ok:
 			return fmt.Errorf("sandbox init exited while building the sandbox (%v)", p.exitState())
-		case ev.Phase == phaseReady:
+		case ev.Phase == sandboxinit.PhaseReady:
 			return nil
-		case ev.Phase == phaseFailed:
+		case ev.Phase == sandboxinit.PhaseFailed:
 			return fmt.Errorf("build sandbox: %s", ev.Error)
 		}
 		return fmt.Errorf("unexpected event %q from sandbox init", ev.Phase)
@@ -197,12 +198,12 @@ func newPipes(n int) ([]pipePair, error) {
 }
 
 // readEvents decodes init's events until its end of the pipe closes.
-func readEvents(r *os.File, out chan<- initEvent) {
+func readEvents(r *os.File, out chan<- sandboxinit.Event) {
 	defer close(out)
 	defer r.Close()
 	s := bufio.NewScanner(r)
 	for s.Scan() {
-		var ev initEvent
+		var ev sandboxinit.Event
 		if json.Unmarshal(s.Bytes(), &ev) == nil {
 			out <- ev
 		}

@@ -2,7 +2,7 @@ package linux
 
 import (
 	"fmt"
-	"unsafe"
+	"github.com/crucible-sandbox/crucible/sandbox/linux/sandboxinit"
 
 	seccomp "github.com/elastic/go-seccomp-bpf"
 	"github.com/elastic/go-seccomp-bpf/arch"
@@ -71,13 +71,10 @@ func sandboxPolicy() seccomp.Policy {
 	}
 }
 
-// seccompFilter is one assembled BPF program, ready to load.
-type seccompFilter []unix.SockFilter
-
 // assembleSeccomp builds the sandbox's two filters: the architecture check
-// first, then the deny-list policy. Assembling takes longer than loading,
-// so a pre-started sandbox does it before its request arrives.
-func assembleSeccomp() ([]seccompFilter, error) {
+// first, then the deny-list policy. The host assembles them once per
+// Runtime; each sandbox's init only loads them.
+func assembleSeccomp() ([]sandboxinit.SeccompFilter, error) {
 	info, err := arch.GetInfo("")
 	if err != nil {
 		return nil, err
@@ -98,36 +95,17 @@ func assembleSeccomp() ([]seccompFilter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("seccomp policy: %w", err)
 	}
-	var filters []seccompFilter
+	var filters []sandboxinit.SeccompFilter
 	for _, insts := range [][]bpf.Instruction{archCheck, denyList} {
 		raw, err := bpf.Assemble(insts)
 		if err != nil {
 			return nil, fmt.Errorf("seccomp assemble: %w", err)
 		}
-		f := make(seccompFilter, len(raw))
+		f := make(sandboxinit.SeccompFilter, len(raw))
 		for i, ins := range raw {
 			f[i] = unix.SockFilter{Code: ins.Op, Jt: ins.Jt, Jf: ins.Jf, K: ins.K}
 		}
 		filters = append(filters, f)
 	}
 	return filters, nil
-}
-
-// installSeccomp sets no_new_privs, without which a set-uid binary could
-// shed the filters' effect by gaining privileges, and loads the filters on
-// every thread of the process (TSYNC), so the Go runtime's threads and the
-// program forked from them are all covered.
-func installSeccomp(filters []seccompFilter) error {
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return fmt.Errorf("no_new_privs: %w", err)
-	}
-	for _, f := range filters {
-		prog := unix.SockFprog{Len: uint16(len(f)), Filter: &f[0]}
-		_, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER,
-			unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&prog)))
-		if errno != 0 {
-			return fmt.Errorf("load seccomp filter: %w", errno)
-		}
-	}
-	return nil
 }

@@ -1,4 +1,4 @@
-package linux
+package sandboxinit
 
 import (
 	"encoding/binary"
@@ -9,38 +9,58 @@ import (
 
 // The host and the sandbox's init talk over two pipes, never over the
 // program's own stdio: the config pipe (host → init, fd 3 in init) carries a
-// baseConfig, later a runConfig followed by the input files' bytes; the
+// BaseConfig, later a RunConfig followed by the input files' bytes; the
 // event pipe (init → host, fd 4) carries initEvents as JSON lines.
 //
-// The split lets a sandbox be built ahead of time: with the baseConfig,
+// The split lets a sandbox be built ahead of time: with the BaseConfig,
 // init builds everything that does not depend on the request, reports
-// phaseReady and waits; the runConfig then only adds the code and files,
+// PhaseReady and waits; the RunConfig then only adds the code and files,
 // switches root, locks the sandbox down and starts the program.
 const (
-	configFD = 3
-	eventFD  = 4
+	ConfigFD = 3
+	EventFD  = 4
 )
 
 // maxConfigBytes bounds a config message init will read: the code is at
 // most sandbox.MaxCodeBytes and the rest is small.
 const maxConfigBytes = 16 << 20
 
-// baseConfig is what every sandbox of a Runtime shares.
-type baseConfig struct {
+// BaseConfig is what every sandbox of a Runtime shares.
+type BaseConfig struct {
 	// StageDir is a host directory init mounts its private staging tmpfs on;
 	// the mount exists only in the sandbox's mount namespace.
 	StageDir string `json:"stage_dir"`
 	// Root lists what the new root filesystem is made of.
-	Root []rootEntry `json:"root"`
+	Root []RootEntry `json:"root"`
 	// UID and GID are the unprivileged identity the program runs as.
 	UID int `json:"uid"`
 	GID int `json:"gid"`
 	// Hostname is the sandbox's host name.
 	Hostname string `json:"hostname"`
+	// Seccomp holds the assembled seccomp filters, loaded in order just
+	// before the program starts. The host assembles them once, so that the
+	// sandbox side needs no syscall tables.
+	Seccomp []SeccompFilter `json:"seccomp"`
 }
 
-// runConfig is what one request adds.
-type runConfig struct {
+// RootEntry is one piece of the sandbox's root filesystem, which init builds
+// on an empty tmpfs: a read-only bind mount of a host path, a symbolic link,
+// or a small file written from Content.
+type RootEntry struct {
+	// Target is the absolute path inside the sandbox.
+	Target string `json:"target"`
+	// Source is the host path to bind read-only, for a bind entry.
+	Source string `json:"source,omitempty"`
+	// Link is the link text, for a symlink entry.
+	Link string `json:"link,omitempty"`
+	// Content is the file's content, for a file entry.
+	Content string `json:"content,omitempty"`
+	// IsFile marks a bind entry whose source is a file, not a directory.
+	IsFile bool `json:"is_file,omitempty"`
+}
+
+// RunConfig is what one request adds.
+type RunConfig struct {
 	// MainPath and Code are the program file and its source.
 	MainPath string `json:"main_path"`
 	Code     string `json:"code"`
@@ -49,7 +69,7 @@ type runConfig struct {
 	Env  []string `json:"env"`
 	Dir  string   `json:"dir"`
 	// Files are the input files, whose bytes follow the message in order.
-	Files []fileHeader `json:"files"`
+	Files []FileHeader `json:"files"`
 	// DiskBytes sizes the writable tmpfs.
 	DiskBytes int64 `json:"disk_bytes"`
 	// CPUSeconds, FileSizeBytes and OpenFiles become rlimits.
@@ -58,16 +78,16 @@ type runConfig struct {
 	OpenFiles     uint64 `json:"open_files"`
 }
 
-// fileHeader describes one input file whose content follows on the pipe.
-type fileHeader struct {
+// FileHeader describes one input file whose content follows on the pipe.
+type FileHeader struct {
 	Name       string `json:"name"`
 	Size       int64  `json:"size"`
 	Executable bool   `json:"executable"`
 }
 
-// writeMessage sends msg, length-prefixed, followed by trailing bytes
+// WriteMessage sends msg, length-prefixed, followed by trailing bytes
 // (the input files' contents).
-func writeMessage(w io.Writer, msg any, trailing [][]byte) error {
+func WriteMessage(w io.Writer, msg any, trailing [][]byte) error {
 	hdr, err := json.Marshal(msg)
 	if err != nil {
 		return err
@@ -88,9 +108,9 @@ func writeMessage(w io.Writer, msg any, trailing [][]byte) error {
 	return nil
 }
 
-// readMessage reads a message written by writeMessage into msg; trailing
+// ReadMessage reads a message written by WriteMessage into msg; trailing
 // bytes remain on r.
-func readMessage(r io.Reader, msg any) error {
+func ReadMessage(r io.Reader, msg any) error {
 	var n [8]byte
 	if _, err := io.ReadFull(r, n[:]); err != nil {
 		return fmt.Errorf("read config length: %w", err)
@@ -109,20 +129,20 @@ func readMessage(r io.Reader, msg any) error {
 	return nil
 }
 
-// The phases an initEvent reports.
+// The phases an Event reports.
 const (
-	phaseReady   = "ready"   // the sandbox is built and waits for a request
-	phaseStarted = "started" // the program is running
-	phaseExited  = "exited"  // the program ended; ExitCode or Signal say how
-	phaseFailed  = "failed"  // the sandbox could not be built or started
+	PhaseReady   = "ready"   // the sandbox is built and waits for a request
+	PhaseStarted = "started" // the program is running
+	PhaseExited  = "exited"  // the program ended; ExitCode or Signal say how
+	PhaseFailed  = "failed"  // the sandbox could not be built or started
 )
 
-// initEvent is one message from init to the host.
-type initEvent struct {
+// Event is one message from init to the host.
+type Event struct {
 	Phase    string `json:"phase"`
 	ExitCode int    `json:"exit_code,omitempty"`
 	Signal   int    `json:"signal,omitempty"`
-	// Error says what failed, for phaseFailed.
+	// Error says what failed, for PhaseFailed.
 	Error string `json:"error,omitempty"`
 	// Missing is set when the failure is an interpreter absent from the
 	// root filesystem.

@@ -1,4 +1,4 @@
-package linux
+package sandboxinit
 
 import (
 	"encoding/json"
@@ -11,17 +11,21 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// initArg0 is the argv[0] under which the host re-executes its own binary
-// as the sandbox's init. A Go program cannot safely create namespaces for
+// Arg0 is the argv[0] under which the host re-executes its own binary as
+// the sandbox's init. A Go program cannot safely create namespaces for
 // itself (its runtime is multithreaded), so the host clones a child into
 // new namespaces and that child, this same binary, builds the sandbox.
-const initArg0 = "crucible-sandbox-init"
+const Arg0 = "crucible-sandbox-init"
 
-// sandboxHostname is the host name inside every sandbox.
-const sandboxHostname = "sandbox"
+// Hostname is the host name inside every sandbox.
+const Hostname = "sandbox"
 
+// init takes the process over when it was started as a sandbox's init.
+// This package imports little, so Go initialises it early and the other
+// packages linked into the binary never run their own initialisation in a
+// sandbox.
 func init() {
-	if len(os.Args) == 0 || os.Args[0] != initArg0 {
+	if len(os.Args) == 0 || os.Args[0] != Arg0 {
 		return
 	}
 	// Everything init does that is per-thread (capability bounding set,
@@ -38,38 +42,37 @@ func init() {
 // process in it.
 func runInit() int {
 	// The pipes to the host must not leak into the program.
-	syscall.CloseOnExec(configFD)
-	syscall.CloseOnExec(eventFD)
-	events := os.NewFile(eventFD, "events")
-	send := func(ev initEvent) {
+	syscall.CloseOnExec(ConfigFD)
+	syscall.CloseOnExec(EventFD)
+	events := os.NewFile(EventFD, "events")
+	send := func(ev Event) {
 		b, _ := json.Marshal(ev)
 		_, _ = events.Write(append(b, '\n'))
 	}
 	fail := func(err error) int {
 		var missing *missingInterpreterError
-		send(initEvent{Phase: phaseFailed, Error: err.Error(), Missing: errors.As(err, &missing)})
+		send(Event{Phase: PhaseFailed, Error: err.Error(), Missing: errors.As(err, &missing)})
 		return 1
 	}
-	config := os.NewFile(configFD, "config")
-	var base baseConfig
-	if err := readMessage(config, &base); err != nil {
+	config := os.NewFile(ConfigFD, "config")
+	var base BaseConfig
+	if err := ReadMessage(config, &base); err != nil {
 		return fail(err)
 	}
-	filters, err := prepare(&base)
+	if err := prepare(&base); err != nil {
+		return fail(err)
+	}
+	send(Event{Phase: PhaseReady})
+	child, err := start(&base, config)
 	if err != nil {
 		return fail(err)
 	}
-	send(initEvent{Phase: phaseReady})
-	child, err := start(&base, filters, config)
-	if err != nil {
-		return fail(err)
-	}
-	send(initEvent{Phase: phaseStarted})
+	send(Event{Phase: PhaseStarted})
 	// The OOM killer should pick the program, not its init: losing init
 	// would turn a memory_limit into a confusing killed status.
 	_ = os.WriteFile("/proc/self/oom_score_adj", []byte("-1000"), 0)
 	ws := reap(child)
-	ev := initEvent{Phase: phaseExited, ExitCode: ws.ExitStatus()}
+	ev := Event{Phase: PhaseExited, ExitCode: ws.ExitStatus()}
 	if ws.Signaled() {
 		ev.Signal = int(ws.Signal())
 	}
@@ -85,35 +88,34 @@ func (e *missingInterpreterError) Error() string {
 	return fmt.Sprintf("interpreter %s is not in the sandbox's root filesystem", e.path)
 }
 
-// prepare builds what every run needs, before any request is known, and
-// returns the seccomp filters to install once the request has arrived.
-func prepare(base *baseConfig) ([]seccompFilter, error) {
+// prepare builds what every run needs, before any request is known.
+func prepare(base *BaseConfig) error {
 	// The host has moved this process into the run's cgroup before sending
 	// the config. A cgroup namespace made now is rooted there, so the
 	// program sees itself at "/" and learns nothing of the host's groups.
 	if err := unix.Unshare(unix.CLONE_NEWCGROUP); err != nil {
-		return nil, fmt.Errorf("cgroup namespace: %w", err)
+		return fmt.Errorf("cgroup namespace: %w", err)
 	}
 	if err := buildRoot(base); err != nil {
-		return nil, err
+		return err
 	}
 	if err := unix.Sethostname([]byte(base.Hostname)); err != nil {
-		return nil, fmt.Errorf("hostname: %w", err)
+		return fmt.Errorf("hostname: %w", err)
 	}
 	// The network namespace starts with only a loopback interface, down.
 	// Bringing it up lets programs talk to themselves over 127.0.0.1;
 	// nothing else is reachable, the host's own loopback included.
 	if err := loopbackUp(); err != nil {
-		return nil, err
+		return err
 	}
-	return assembleSeccomp()
+	return nil
 }
 
 // start waits for the request, completes the sandbox, locks it down and
 // starts the program, returning its pid.
-func start(base *baseConfig, filters []seccompFilter, config *os.File) (int, error) {
-	var run runConfig
-	if err := readMessage(config, &run); err != nil {
+func start(base *BaseConfig, config *os.File) (int, error) {
+	var run RunConfig
+	if err := ReadMessage(config, &run); err != nil {
 		return 0, err
 	}
 	if err := finishRoot(base, &run, config); err != nil {
@@ -126,7 +128,7 @@ func start(base *baseConfig, filters []seccompFilter, config *os.File) (int, err
 	if err := dropCapabilityBounds(); err != nil {
 		return 0, err
 	}
-	if err := installSeccomp(filters); err != nil {
+	if err := installSeccomp(base.Seccomp); err != nil {
 		return 0, err
 	}
 	return startProgram(base, &run)
@@ -154,7 +156,7 @@ func loopbackUp() error {
 // programs that catch SIGXCPU; the host also watches the cgroup's total.
 // RLIMIT_NPROC is not used: it counts per user across the whole host, and
 // the cgroup's pids limit counts per run.
-func setRlimits(cfg *runConfig) error {
+func setRlimits(cfg *RunConfig) error {
 	limits := []struct {
 		name     string
 		resource int
@@ -208,7 +210,7 @@ func dropCapabilityBounds() error {
 // startProgram forks the program as the sandbox user, in a session of its
 // own (no controlling terminal to inject keystrokes into), in the working
 // directory, with exactly the configured environment.
-func startProgram(base *baseConfig, cfg *runConfig) (int, error) {
+func startProgram(base *BaseConfig, cfg *RunConfig) (int, error) {
 	if _, err := os.Stat(cfg.Argv[0]); err != nil {
 		return 0, &missingInterpreterError{path: cfg.Argv[0]}
 	}

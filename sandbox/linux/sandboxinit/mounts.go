@@ -1,4 +1,4 @@
-package linux
+package sandboxinit
 
 import (
 	"fmt"
@@ -36,7 +36,7 @@ var devLinks = map[string]string{
 // /dev, /proc, and the writable tmpfs behind /work, /tmp and /dev/shm.
 // Afterwards the host's root is detached; the new root stays writable (to
 // init alone: the program is not running yet) until finishRoot.
-func buildRoot(base *baseConfig) error {
+func buildRoot(base *BaseConfig) error {
 	// Mounts made in this namespace must never reach the host's: turn off
 	// propagation for the whole tree before the first mount.
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
@@ -89,7 +89,7 @@ func buildRoot(base *baseConfig) error {
 
 // finishRoot adds the request's program and files to the root built by
 // buildRoot, sizes the tmpfs mounts, and makes the root read-only.
-func finishRoot(base *baseConfig, run *runConfig, files io.Reader) error {
+func finishRoot(base *BaseConfig, run *RunConfig, files io.Reader) error {
 	// A remount without MS_BIND changes the filesystem itself, reachable
 	// through any of its mount points.
 	rootSize := fmt.Sprintf("size=%d", len(run.Code)+1<<20)
@@ -116,7 +116,7 @@ func finishRoot(base *baseConfig, run *runConfig, files io.Reader) error {
 
 // makeScratchDirs creates the writable directories, owned by the sandbox
 // user.
-func makeScratchDirs(base *baseConfig, scratch string) error {
+func makeScratchDirs(base *BaseConfig, scratch string) error {
 	dirs := []struct {
 		name string
 		mode os.FileMode
@@ -139,7 +139,7 @@ func makeScratchDirs(base *baseConfig, scratch string) error {
 // writeInputFile streams one input file from the config pipe. The names
 // were validated by the host (relative, no ".."), and the working directory
 // is a fresh tmpfs holding no symlinks yet, so every path stays inside it.
-func writeInputFile(base *baseConfig, work string, f fileHeader, src io.Reader) error {
+func writeInputFile(base *BaseConfig, work string, f FileHeader, src io.Reader) error {
 	dst := filepath.Join(work, filepath.FromSlash(f.Name))
 	var parents []string
 	for dir := filepath.Dir(dst); dir != work; dir = filepath.Dir(dir) {
@@ -171,8 +171,8 @@ func writeInputFile(base *baseConfig, work string, f fileHeader, src io.Reader) 
 	return out.Close()
 }
 
-// placeEntry adds one rootEntry to the new root.
-func placeEntry(newRoot string, e rootEntry) error {
+// placeEntry adds one RootEntry to the new root.
+func placeEntry(newRoot string, e RootEntry) error {
 	dst := filepath.Join(newRoot, e.Target)
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return err
