@@ -150,8 +150,29 @@ func (l Limits) Validate() error {
 }
 
 func withUnit(v int64, unit string) string {
-	if unit == "" {
+	switch {
+	case unit == "":
 		return fmt.Sprint(v)
+	case unit == "bytes" && v >= KiB:
+		return fmt.Sprintf("%d bytes (%s)", v, binarySize(v))
 	}
 	return fmt.Sprintf("%d %s", v, unit)
+}
+
+// binarySize writes v in the largest binary unit that divides it, or with
+// one decimal: "64 MiB", "1.5 GiB".
+func binarySize(v int64) string {
+	units := []struct {
+		size int64
+		name string
+	}{{GiB, "GiB"}, {MiB, "MiB"}, {KiB, "KiB"}}
+	for _, u := range units {
+		if v >= u.size {
+			if v%u.size == 0 {
+				return fmt.Sprintf("%d %s", v/u.size, u.name)
+			}
+			return fmt.Sprintf("%.1f %s", float64(v)/float64(u.size), u.name)
+		}
+	}
+	return fmt.Sprintf("%d bytes", v)
 }
