@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Sets up the machine (scripts/setup.sh), then runs the example programs in
+# examples/ through `crucible run` on the default limits: Python, JavaScript
+# and bash programs, a fork bomb that must be stopped by its limits, and one
+# run printed as the JSON Result object.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+bash scripts/setup.sh
+
+crucible=bin/crucible
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+
+header() { printf '\n=== %s\n$ %s\n' "$1" "$2"; }
+
+# demo TITLE ARGS...: runs `crucible run ARGS...`, which must exit 0.
+demo() {
+	local title=$1
+	shift
+	header "$title" "crucible run $*"
+	local rc=0
+	"$crucible" run "$@" || rc=$?
+	if ((rc != 0)); then
+		echo "demo: expected exit 0, got $rc" >&2
+		exit 1
+	fi
+}
+
+demo "Python: a data summary with the standard library" examples/hello.py
+
+demo "JavaScript: Fibonacci numbers with BigInt" examples/fib.js
+
+demo "bash: what a program sees from inside the sandbox" \
+	--file input/hello.py=examples/hello.py --env GREETING=hello examples/report.sh
+
+# The fork bomb never ends on its own: the pids limit must refuse its forks
+# (it prints "fork refused" when that happens), and crucible must stop it
+# with a limit and say which through its exit code (124 wall time, 123 CPU
+# time, 122 memory, 121 output). Any other code, 0 included, fails the demo.
+args=(--pids 16 --timeout 3s examples/hostile_fork_bomb.py)
+header "Hostile: a fork bomb under --pids 16 --timeout 3s" "crucible run ${args[*]}"
+rc=0
+"$crucible" run "${args[@]}" >"$out" 2>&1 || rc=$?
+cat "$out"
+case $rc in
+124) held="the wall-time limit" ;;
+123) held="the CPU-time limit" ;;
+122) held="the memory limit" ;;
+121) held="the output limit" ;;
+*)
+	echo "demo: the fork bomb should have been stopped by a limit, but crucible exited $rc" >&2
+	exit 1
+	;;
+esac
+if ! grep -q 'fork refused' "$out"; then
+	echo "demo: the pids limit never refused a fork" >&2
+	exit 1
+fi
+echo "demo: the limits held: forks were refused at the process limit and $held ended the run" \
+	"(crucible exit $rc, expected)"
+
+# --json prints only the Result object. This program fails on purpose, so
+# the Result carries status "error", exit code 1 and the structured error.
+code='temps = [21.5, 23.0, 19.8]
+print("mean:", sum(temps) / len(temps))
+print("fourth:", temps[3])'
+header "The Result object (--json) of a program that raises" "crucible run --json -c '...'"
+printf '%s\n' "$code" | sed 's/^/    | /'
+rc=0
+"$crucible" run --json -c "$code" >"$out" || rc=$?
+cat "$out"
+/usr/bin/python3 - "$out" "$rc" <<'EOF'
+import json, sys
+res = json.load(open(sys.argv[1]))
+rc = int(sys.argv[2])
+err = res.get("error") or {}
+ok = res["status"] == "error" and res["exit_code"] == 1 and rc == 1 and err.get("type") == "IndexError"
+print(f"demo: status={res['status']} exit_code={res['exit_code']} "
+      f"error={err.get('type')} at line {err.get('line')} (crucible exit {rc}, expected 1)")
+sys.exit(0 if ok else 1)
+EOF
+
+echo
+echo "demo: all examples behaved as expected"

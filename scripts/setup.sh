@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Sets up this machine to build and run Crucible, idempotently:
+#   1. checks that it runs as root (the native sandbox needs it),
+#   2. finds Go (on PATH, else /usr/local/go/bin),
+#   3. installs the Debian packages the sandboxes use, only if missing,
+#   4. builds bin/crucible.
+# Prints one line per step; a failing step prints its output and exits non-zero.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+# Packages the sandboxes and the scripts need. The sandbox runs
+# /usr/bin/python3, /usr/bin/node and /bin/bash from the host, read-only.
+APT_PACKAGES=(python3 nodejs bash coreutils procps util-linux ca-certificates)
+
+step() { printf 'setup: %s\n' "$*"; }
+die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
+
+# run_quiet LOG CMD...: runs CMD with its output in LOG, printed only on failure.
+run_quiet() {
+	local log=$1
+	shift
+	if ! "$@" >"$log" 2>&1 </dev/null; then
+		cat "$log" >&2
+		return 1
+	fi
+}
+
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+# 1. root
+if [[ $(id -u) -ne 0 ]]; then
+	die "must run as root: the native sandbox creates cgroups and mount namespaces and
+       switches programs to an unprivileged user. Re-run as root, e.g.: sudo $0"
+fi
+step "running as root"
+
+# 2. Go
+if ! command -v go >/dev/null 2>&1; then
+	if [[ -x /usr/local/go/bin/go ]]; then
+		export PATH="/usr/local/go/bin:$PATH"
+	else
+		die "Go is not installed: no 'go' on PATH and no /usr/local/go/bin/go.
+       Install Go 1.26 or later (https://go.dev/doc/install) into /usr/local/go and re-run."
+	fi
+fi
+step "go: $(go version | awk '{print $3}') at $(command -v go)"
+
+# 3. Debian packages
+command -v dpkg-query >/dev/null 2>&1 || die "dpkg-query not found: this script supports Debian and Ubuntu"
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+	if [[ $(dpkg-query -W -f='${Status}' "$p" 2>/dev/null) != "install ok installed" ]]; then
+		missing+=("$p")
+	fi
+done
+if ((${#missing[@]})); then
+	step "installing ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	run_quiet "$log" apt-get update || die "apt-get update failed"
+	run_quiet "$log" apt-get install -y --no-install-recommends "${missing[@]}" ||
+		die "apt-get install ${missing[*]} failed"
+else
+	step "packages present: ${APT_PACKAGES[*]}"
+fi
+for bin in /usr/bin/python3 /usr/bin/node /bin/bash; do
+	[[ -x $bin ]] || die "$bin is missing although its package is installed"
+done
+
+# 4. build
+build() { go build "$@" -o bin/crucible ./cmd/crucible; }
+if ! build >"$log" 2>&1 </dev/null; then
+	# A checkout owned by another user makes git refuse to report its
+	# status ("dubious ownership"), which fails Go's VCS stamping. The
+	# stamp is informational; build without it rather than fail.
+	if grep -q 'buildvcs' "$log"; then
+		run_quiet "$log" build -buildvcs=false || die "go build failed"
+	else
+		cat "$log" >&2
+		die "go build failed"
+	fi
+fi
+step "built bin/crucible"

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Sets up the machine (scripts/setup.sh), then runs `go vet` and every test.
+# The sandbox tests need root; setup.sh refuses to go on without it.
+#
+#   scripts/test.sh           vet + tests
+#   scripts/test.sh --bench   vet + tests + the native runtime's benchmarks
+#
+# Exits non-zero if any step fails; every step runs regardless, so one
+# failure does not hide another.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+bench=false
+for arg in "$@"; do
+	case $arg in
+	--bench) bench=true ;;
+	-h | --help)
+		sed -n '2,9s/^# \{0,1\}//p' "$0"
+		exit 0
+		;;
+	*)
+		echo "test: unknown argument $arg (want --bench)" >&2
+		exit 2
+		;;
+	esac
+done
+
+bash scripts/setup.sh
+command -v go >/dev/null 2>&1 || export PATH="/usr/local/go/bin:$PATH"
+
+failed=()
+# step NAME CMD...: runs CMD with its output shown, and records a failure.
+step() {
+	local name=$1 arg shown=()
+	shift
+	for arg; do # quote the arguments that need it, for display
+		if [[ $arg =~ ^[A-Za-z0-9_./=:-]+$ ]]; then shown+=("$arg"); else shown+=("'$arg'"); fi
+	done
+	printf '\n== %s\n$ %s\n' "$name" "${shown[*]}"
+	if ! "$@" </dev/null; then
+		failed+=("$name")
+	fi
+}
+
+step "go vet" go vet ./...
+step "go test" go test -count=1 -timeout 20m ./...
+if $bench; then
+	step "benchmarks" go test -run '^$' -bench . -benchtime 20x ./sandbox/linux/
+fi
+
+echo
+if ((${#failed[@]})); then
+	echo "test: FAILED: ${failed[*]}"
+	exit 1
+fi
+echo "test: all passed"
