@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"syscall"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/crucible-sandbox/crucible/sandbox"
 )
 
@@ -33,6 +35,9 @@ func asExitCode(err error, ec *exitCodeError) bool { return errors.As(err, ec) }
 func exitCodeFor(res sandbox.Result) int {
 	switch res.Status {
 	case sandbox.StatusOK, sandbox.StatusError:
+		if res.Signal != "" { // an error ended by a signal, such as SIGXFSZ
+			return signalExitCode(res.Signal)
+		}
 		return res.ExitCode
 	case sandbox.StatusTimeout:
 		return exitTimeout
@@ -45,12 +50,18 @@ func exitCodeFor(res sandbox.Result) int {
 	case sandbox.StatusBlocked:
 		return exitBlocked
 	case sandbox.StatusKilled:
-		for sig := syscall.Signal(1); sig < 65; sig++ {
-			if signalName(sig) == res.Signal {
-				return exitSignalOffset + int(sig)
-			}
-		}
-		return exitSignalOffset + int(syscall.SIGKILL)
+		return signalExitCode(res.Signal)
 	}
 	return exitInternal
+}
+
+// signalExitCode returns 128+N for the signal named name (SIGKILL if the
+// name is unknown), as shells report a process killed by a signal.
+func signalExitCode(name string) int {
+	for sig := syscall.Signal(1); sig < 65; sig++ {
+		if unix.SignalName(sig) == name {
+			return exitSignalOffset + int(sig)
+		}
+	}
+	return exitSignalOffset + int(syscall.SIGKILL)
 }

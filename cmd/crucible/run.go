@@ -14,7 +14,6 @@ import (
 
 	units "github.com/docker/go-units"
 	"github.com/spf13/cobra"
-	"golang.org/x/sys/unix"
 
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/sandbox/linux"
@@ -93,6 +92,7 @@ func runCommand(ctx context.Context, f *runFlags, args []string) error {
 	if f.jsonOut {
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false) // tracebacks say <module>, not \u003cmodule\u003e
 		if encErr := enc.Encode(res); encErr != nil {
 			return encErr
 		}
@@ -228,5 +228,3 @@ func summary(res sandbox.Result, err error) string {
 	}
 	return b.String()
 }
-
-func signalName(s syscall.Signal) string { return unix.SignalName(s) }

@@ -22,10 +22,16 @@ const cgroupRoot = "/sys/fs/cgroup"
 // the name lets a later server remove the cgroups of one that crashed.
 const cgroupParent = "crucible"
 
-// initThreadReserve is added to the pids limit for the sandbox's init, a Go
-// program whose runtime threads count against the cgroup's pids.max like the
-// user's processes do.
+// initThreadReserve is added to the pids limit while the sandbox's init is
+// in the run's cgroup: init is a Go program whose runtime threads count
+// against pids.max like the program's processes do, and it must be able to
+// fork the program. Once the program runs, init leaves the cgroup (evict)
+// and the limit becomes exactly the requested one.
 const initThreadReserve = 8
+
+// supervisorGroup is the cgroup, under cgroupParent, that holds the inits
+// of running sandboxes once they have left their run's cgroup.
+const supervisorGroup = "supervisor"
 
 // runCgroup is the cgroup of one run: it caps memory and the number of
 // processes of everything in the sandbox, measures CPU and peak memory, and
@@ -35,6 +41,9 @@ type runCgroup interface {
 	add(pid int) error
 	// setLimits changes the limits of a cgroup created with others.
 	setLimits(lim cgroupLimits) error
+	// evict moves the process pid out of the run's cgroup, to the
+	// supervisor group. Its children stay.
+	evict(pid int) error
 	// cpuTime returns the CPU time used by all processes so far.
 	cpuTime() (time.Duration, error)
 	// usage returns the run's totals once it has ended.

@@ -82,6 +82,18 @@ func (c *cgroupV1) setLimits(lim cgroupLimits) error {
 	return nil
 }
 
+// evict moves pid to the parent group in every hierarchy; in cgroup v1 a
+// group may hold processes beside its children.
+func (c *cgroupV1) evict(pid int) error {
+	for _, ctrl := range v1Controllers {
+		procs := filepath.Join(cgroupRoot, ctrl, cgroupParent, "cgroup.procs")
+		if err := writeInt(procs, int64(pid)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (c *cgroupV1) cpuTime() (time.Duration, error) {
 	ns, err := readInt(c.file("cpuacct", "cpuacct.usage"))
 	return time.Duration(ns), err

@@ -2,6 +2,7 @@ package linux
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -37,6 +38,16 @@ func (c *cgroupV2) setLimits(lim cgroupLimits) error {
 		return err
 	}
 	return writeInt(filepath.Join(c.path, "pids.max"), lim.Pids)
+}
+
+// evict moves pid to the supervisor leaf: in cgroup v2 only leaves hold
+// processes once their parent distributes controllers.
+func (c *cgroupV2) evict(pid int) error {
+	dir := filepath.Join(cgroupRoot, cgroupParent, supervisorGroup)
+	if err := os.Mkdir(dir, 0o755); err != nil && !os.IsExist(err) {
+		return err
+	}
+	return writeInt(filepath.Join(dir, "cgroup.procs"), int64(pid))
 }
 
 func (c *cgroupV2) cpuTime() (time.Duration, error) {

@@ -121,6 +121,9 @@ func (x *execution) supervise(ctx context.Context) (time.Time, sandboxinit.Event
 			last = ev
 			if ev.Phase == sandboxinit.PhaseStarted {
 				started = time.Now()
+				if err := x.leaveCgroup(); err != nil {
+					x.stopWith(sandbox.StatusInternal, "move init out of the run's cgroup: "+err.Error())
+				}
 				deadline.Reset(x.lim.WallTime())
 				ticker.Reset(cpuPollInterval)
 			}
@@ -138,6 +141,16 @@ func (x *execution) supervise(ctx context.Context) (time.Time, sandboxinit.Event
 			x.stopWith(sandbox.StatusKilled, "run cancelled: "+ctx.Err().Error())
 		}
 	}
+}
+
+// leaveCgroup moves init out of the run's cgroup now that the program has
+// been forked, and makes the process limit exact: from here on only the
+// program's own processes and threads count against it.
+func (x *execution) leaveCgroup() error {
+	if err := x.p.cg.evict(x.p.cmd.Process.Pid); err != nil {
+		return err
+	}
+	return x.p.cg.setLimits(cgroupLimits{MemoryBytes: x.lim.MemoryBytes, Pids: x.lim.Processes})
 }
 
 func cpuReason(lim sandbox.Limits) string {

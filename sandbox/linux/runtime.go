@@ -129,7 +129,8 @@ func (r *Runtime) Run(ctx context.Context, req sandbox.Request) (sandbox.Result,
 	return res, nil
 }
 
-// cgroupLimitsFor returns the cgroup limits that enforce lim.
+// cgroupLimitsFor returns the cgroup limits that enforce lim while the
+// sandbox's init is still in the run's cgroup.
 func cgroupLimitsFor(lim sandbox.Limits) cgroupLimits {
 	return cgroupLimits{MemoryBytes: lim.MemoryBytes, Pids: lim.Processes + initThreadReserve}
 }

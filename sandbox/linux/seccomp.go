@@ -3,6 +3,7 @@ package linux
 import (
 	"fmt"
 	"github.com/crucible-sandbox/crucible/sandbox/linux/sandboxinit"
+	"syscall"
 
 	seccomp "github.com/elastic/go-seccomp-bpf"
 	"github.com/elastic/go-seccomp-bpf/arch"
@@ -103,7 +104,7 @@ func assembleSeccomp() ([]sandboxinit.SeccompFilter, error) {
 		}
 		f := make(sandboxinit.SeccompFilter, len(raw))
 		for i, ins := range raw {
-			f[i] = unix.SockFilter{Code: ins.Op, Jt: ins.Jt, Jf: ins.Jf, K: ins.K}
+			f[i] = syscall.SockFilter{Code: ins.Op, Jt: ins.Jt, Jf: ins.Jf, K: ins.K}
 		}
 		filters = append(filters, f)
 	}

@@ -7,8 +7,6 @@ import (
 	"os"
 	"runtime"
 	"syscall"
-
-	"golang.org/x/sys/unix"
 )
 
 // Arg0 is the argv[0] under which the host re-executes its own binary as
@@ -93,13 +91,13 @@ func prepare(base *BaseConfig) error {
 	// The host has moved this process into the run's cgroup before sending
 	// the config. A cgroup namespace made now is rooted there, so the
 	// program sees itself at "/" and learns nothing of the host's groups.
-	if err := unix.Unshare(unix.CLONE_NEWCGROUP); err != nil {
+	if err := syscall.Unshare(syscall.CLONE_NEWCGROUP); err != nil {
 		return fmt.Errorf("cgroup namespace: %w", err)
 	}
 	if err := buildRoot(base); err != nil {
 		return err
 	}
-	if err := unix.Sethostname([]byte(base.Hostname)); err != nil {
+	if err := syscall.Sethostname([]byte(base.Hostname)); err != nil {
 		return fmt.Errorf("hostname: %w", err)
 	}
 	// The network namespace starts with only a loopback interface, down.
@@ -135,17 +133,12 @@ func start(base *BaseConfig, config *os.File) (int, error) {
 }
 
 func loopbackUp() error {
-	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_DGRAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return fmt.Errorf("loopback: %w", err)
 	}
-	defer unix.Close(fd)
-	ifr, err := unix.NewIfreq("lo")
-	if err != nil {
-		return err
-	}
-	ifr.SetUint16(unix.IFF_UP | unix.IFF_LOOPBACK | unix.IFF_RUNNING)
-	if err := unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr); err != nil {
+	defer syscall.Close(fd)
+	if err := setInterfaceFlags(fd, "lo", syscall.IFF_UP|syscall.IFF_LOOPBACK|syscall.IFF_RUNNING); err != nil {
 		return fmt.Errorf("loopback up: %w", err)
 	}
 	return nil
@@ -163,11 +156,10 @@ func setRlimits(cfg *RunConfig) error {
 		soft     uint64
 		hard     uint64
 	}{
-		{"cpu", unix.RLIMIT_CPU, cfg.CPUSeconds, cfg.CPUSeconds + 1},
-		{"fsize", unix.RLIMIT_FSIZE, cfg.FileSizeBytes, cfg.FileSizeBytes},
-		{"nofile", unix.RLIMIT_NOFILE, cfg.OpenFiles, cfg.OpenFiles},
-		{"core", unix.RLIMIT_CORE, 0, 0},
-		{"memlock", unix.RLIMIT_MEMLOCK, 0, 0},
+		{"cpu", syscall.RLIMIT_CPU, cfg.CPUSeconds, cfg.CPUSeconds + 1},
+		{"fsize", syscall.RLIMIT_FSIZE, cfg.FileSizeBytes, cfg.FileSizeBytes},
+		{"nofile", syscall.RLIMIT_NOFILE, cfg.OpenFiles, cfg.OpenFiles},
+		{"core", syscall.RLIMIT_CORE, 0, 0},
 	}
 	for _, l := range limits {
 		// syscall.Setrlimit, not unix's: the Go runtime remembers the
@@ -187,24 +179,15 @@ func setRlimits(cfg *RunConfig) error {
 // set-uid one) can give any back.
 func dropCapabilityBounds() error {
 	for c := 0; ; c++ {
-		err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0)
-		if errors.Is(err, unix.EINVAL) {
+		err := prctl(syscall.PR_CAPBSET_DROP, uintptr(c))
+		if errors.Is(err, syscall.EINVAL) {
 			break // past the last capability this kernel knows
 		}
 		if err != nil {
 			return fmt.Errorf("drop capability %d from bounding set: %w", c, err)
 		}
 	}
-	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-	var data [2]unix.CapUserData
-	if err := unix.Capget(&hdr, &data[0]); err != nil {
-		return fmt.Errorf("capget: %w", err)
-	}
-	data[0].Inheritable, data[1].Inheritable = 0, 0
-	if err := unix.Capset(&hdr, &data[0]); err != nil {
-		return fmt.Errorf("capset: %w", err)
-	}
-	return nil
+	return clearInheritableCaps()
 }
 
 // startProgram forks the program as the sandbox user, in a session of its

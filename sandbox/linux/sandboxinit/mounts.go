@@ -5,9 +5,7 @@ import (
 	"io"
 	"os"
 	"path"
-	"path/filepath"
-
-	"golang.org/x/sys/unix"
+	"syscall"
 )
 
 // This file runs inside the sandbox's init, as root in fresh mount, PID,
@@ -18,8 +16,8 @@ import (
 // without its privileges, and no device node outside /dev's fixed list can
 // be opened.
 const (
-	roFlags      = unix.MS_RDONLY | unix.MS_NOSUID | unix.MS_NODEV
-	scratchFlags = unix.MS_NOSUID | unix.MS_NODEV
+	roFlags      = syscall.MS_RDONLY | syscall.MS_NOSUID | syscall.MS_NODEV
+	scratchFlags = syscall.MS_NOSUID | syscall.MS_NODEV
 )
 
 // devNodes are the only devices a program sees, bound from the host's /dev.
@@ -39,25 +37,25 @@ var devLinks = map[string]string{
 func buildRoot(base *BaseConfig) error {
 	// Mounts made in this namespace must never reach the host's: turn off
 	// propagation for the whole tree before the first mount.
-	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+	if err := syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("make mounts private: %w", err)
 	}
-	if err := unix.Mount("tmpfs", base.StageDir, "tmpfs", scratchFlags, "size=64k,mode=0700"); err != nil {
+	if err := syscall.Mount("tmpfs", base.StageDir, "tmpfs", scratchFlags, "size=64k,mode=0700"); err != nil {
 		return fmt.Errorf("mount staging tmpfs on %s: %w", base.StageDir, err)
 	}
-	newRoot, scratch := filepath.Join(base.StageDir, "root"), filepath.Join(base.StageDir, "scratch")
+	newRoot, scratch := path.Join(base.StageDir, "root"), path.Join(base.StageDir, "scratch")
 	for _, d := range []string{newRoot, scratch} {
 		if err := os.Mkdir(d, 0o755); err != nil {
 			return err
 		}
 	}
-	if err := unix.Mount("tmpfs", newRoot, "tmpfs", scratchFlags, "size=1m,mode=0755"); err != nil {
+	if err := syscall.Mount("tmpfs", newRoot, "tmpfs", scratchFlags, "size=1m,mode=0755"); err != nil {
 		return fmt.Errorf("mount root tmpfs: %w", err)
 	}
 	// One tmpfs holds /work, /tmp and /dev/shm, so the disk limit caps them
 	// together. Its pages are also charged to the run's memory cgroup. It is
 	// sized for the request by finishRoot.
-	if err := unix.Mount("tmpfs", scratch, "tmpfs", scratchFlags, "size=64k,nr_inodes=65536,mode=0755"); err != nil {
+	if err := syscall.Mount("tmpfs", scratch, "tmpfs", scratchFlags, "size=64k,nr_inodes=65536,mode=0755"); err != nil {
 		return fmt.Errorf("mount working tmpfs: %w", err)
 	}
 	if err := makeScratchDirs(base, scratch); err != nil {
@@ -69,19 +67,19 @@ func buildRoot(base *BaseConfig) error {
 		}
 	}
 	for _, b := range [][2]string{{"work", "/work"}, {"tmp", "/tmp"}} {
-		if err := bindInto(newRoot, filepath.Join(scratch, b[0]), b[1], scratchFlags, false); err != nil {
+		if err := bindInto(newRoot, path.Join(scratch, b[0]), b[1], scratchFlags, false); err != nil {
 			return err
 		}
 	}
-	if err := buildDev(newRoot, filepath.Join(scratch, "shm")); err != nil {
+	if err := buildDev(newRoot, path.Join(scratch, "shm")); err != nil {
 		return err
 	}
-	procDir := filepath.Join(newRoot, "proc")
+	procDir := path.Join(newRoot, "proc")
 	if err := os.Mkdir(procDir, 0o555); err != nil {
 		return err
 	}
 	// This /proc shows only the sandbox's own PID namespace.
-	if err := unix.Mount("proc", procDir, "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+	if err := syscall.Mount("proc", procDir, "proc", syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, ""); err != nil {
 		return fmt.Errorf("mount /proc: %w", err)
 	}
 	return switchRoot(newRoot)
@@ -93,11 +91,11 @@ func finishRoot(base *BaseConfig, run *RunConfig, files io.Reader) error {
 	// A remount without MS_BIND changes the filesystem itself, reachable
 	// through any of its mount points.
 	rootSize := fmt.Sprintf("size=%d", len(run.Code)+1<<20)
-	if err := unix.Mount("tmpfs", "/", "", unix.MS_REMOUNT|scratchFlags, rootSize); err != nil {
+	if err := syscall.Mount("tmpfs", "/", "", syscall.MS_REMOUNT|scratchFlags, rootSize); err != nil {
 		return fmt.Errorf("size root tmpfs: %w", err)
 	}
 	diskSize := fmt.Sprintf("size=%d", run.DiskBytes)
-	if err := unix.Mount("tmpfs", run.Dir, "", unix.MS_REMOUNT|scratchFlags, diskSize); err != nil {
+	if err := syscall.Mount("tmpfs", run.Dir, "", syscall.MS_REMOUNT|scratchFlags, diskSize); err != nil {
 		return fmt.Errorf("size working tmpfs: %w", err)
 	}
 	for _, f := range run.Files {
@@ -108,7 +106,7 @@ func finishRoot(base *BaseConfig, run *RunConfig, files io.Reader) error {
 	if err := writeFile(run.MainPath, run.Code, 0o644); err != nil {
 		return err
 	}
-	if err := unix.Mount("", "/", "", unix.MS_BIND|unix.MS_REMOUNT|roFlags, ""); err != nil {
+	if err := syscall.Mount("", "/", "", syscall.MS_BIND|syscall.MS_REMOUNT|roFlags, ""); err != nil {
 		return fmt.Errorf("remount root read-only: %w", err)
 	}
 	return nil
@@ -122,7 +120,7 @@ func makeScratchDirs(base *BaseConfig, scratch string) error {
 		mode os.FileMode
 	}{{"work", 0o755}, {"tmp", 0o1777}, {"shm", 0o1777}}
 	for _, d := range dirs {
-		p := filepath.Join(scratch, d.name)
+		p := path.Join(scratch, d.name)
 		if err := os.Mkdir(p, d.mode); err != nil {
 			return err
 		}
@@ -140,9 +138,9 @@ func makeScratchDirs(base *BaseConfig, scratch string) error {
 // were validated by the host (relative, no ".."), and the working directory
 // is a fresh tmpfs holding no symlinks yet, so every path stays inside it.
 func writeInputFile(base *BaseConfig, work string, f FileHeader, src io.Reader) error {
-	dst := filepath.Join(work, filepath.FromSlash(f.Name))
+	dst := path.Join(work, f.Name)
 	var parents []string
-	for dir := filepath.Dir(dst); dir != work; dir = filepath.Dir(dir) {
+	for dir := path.Dir(dst); dir != work; dir = path.Dir(dir) {
 		parents = append(parents, dir)
 	}
 	for i := len(parents) - 1; i >= 0; i-- {
@@ -173,8 +171,8 @@ func writeInputFile(base *BaseConfig, work string, f FileHeader, src io.Reader) 
 
 // placeEntry adds one RootEntry to the new root.
 func placeEntry(newRoot string, e RootEntry) error {
-	dst := filepath.Join(newRoot, e.Target)
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+	dst := path.Join(newRoot, e.Target)
+	if err := os.MkdirAll(path.Dir(dst), 0o755); err != nil {
 		return err
 	}
 	switch {
@@ -191,7 +189,7 @@ func placeEntry(newRoot string, e RootEntry) error {
 // bind mount takes its source's flags; read-only and nosuid must be set by
 // a second, remounting call.
 func bindInto(newRoot, src, target string, flags uintptr, isFile bool) error {
-	dst := filepath.Join(newRoot, target)
+	dst := path.Join(newRoot, target)
 	if isFile {
 		if err := writeFile(dst, "", 0o644); err != nil {
 			return err
@@ -199,10 +197,10 @@ func bindInto(newRoot, src, target string, flags uintptr, isFile bool) error {
 	} else if err := os.MkdirAll(dst, 0o755); err != nil {
 		return err
 	}
-	if err := unix.Mount(src, dst, "", unix.MS_BIND, ""); err != nil {
+	if err := syscall.Mount(src, dst, "", syscall.MS_BIND, ""); err != nil {
 		return fmt.Errorf("bind %s: %w", src, err)
 	}
-	if err := unix.Mount("", dst, "", unix.MS_BIND|unix.MS_REMOUNT|flags, ""); err != nil {
+	if err := syscall.Mount("", dst, "", syscall.MS_BIND|syscall.MS_REMOUNT|flags, ""); err != nil {
 		return fmt.Errorf("remount %s: %w", target, err)
 	}
 	return nil
@@ -211,20 +209,20 @@ func bindInto(newRoot, src, target string, flags uintptr, isFile bool) error {
 // buildDev makes /dev a small tmpfs holding only the harmless character
 // devices, the usual links, and /dev/shm on the working tmpfs.
 func buildDev(newRoot, shm string) error {
-	dev := filepath.Join(newRoot, "dev")
+	dev := path.Join(newRoot, "dev")
 	if err := os.Mkdir(dev, 0o755); err != nil {
 		return err
 	}
-	if err := unix.Mount("tmpfs", dev, "tmpfs", unix.MS_NOSUID|unix.MS_NOEXEC, "size=64k,mode=0755"); err != nil {
+	if err := syscall.Mount("tmpfs", dev, "tmpfs", syscall.MS_NOSUID|syscall.MS_NOEXEC, "size=64k,mode=0755"); err != nil {
 		return fmt.Errorf("mount /dev: %w", err)
 	}
 	for _, n := range devNodes {
-		if err := bindInto(newRoot, "/dev/"+n, "/dev/"+n, unix.MS_NOSUID|unix.MS_NOEXEC, true); err != nil {
+		if err := bindInto(newRoot, "/dev/"+n, "/dev/"+n, syscall.MS_NOSUID|syscall.MS_NOEXEC, true); err != nil {
 			return err
 		}
 	}
 	for name, target := range devLinks {
-		if err := os.Symlink(target, filepath.Join(dev, name)); err != nil {
+		if err := os.Symlink(target, path.Join(dev, name)); err != nil {
 			return err
 		}
 	}
@@ -236,16 +234,16 @@ func buildDev(newRoot, shm string) error {
 // where a lazy unmount removes it: afterwards no mount of the host's
 // remains reachable from the sandbox.
 func switchRoot(newRoot string) error {
-	if err := unix.Chdir(newRoot); err != nil {
+	if err := syscall.Chdir(newRoot); err != nil {
 		return err
 	}
-	if err := unix.PivotRoot(".", "."); err != nil {
+	if err := syscall.PivotRoot(".", "."); err != nil {
 		return fmt.Errorf("pivot_root: %w", err)
 	}
-	if err := unix.Unmount(".", unix.MNT_DETACH); err != nil {
+	if err := syscall.Unmount(".", syscall.MNT_DETACH); err != nil {
 		return fmt.Errorf("detach old root: %w", err)
 	}
-	return unix.Chdir("/")
+	return syscall.Chdir("/")
 }
 
 func writeFile(p, content string, mode os.FileMode) error {

@@ -4,24 +4,33 @@ import (
 	"fmt"
 	"unsafe"
 
-	"golang.org/x/sys/unix"
+	"syscall"
+)
+
+// Constants of the seccomp(2) system call, which the syscall package
+// predates.
+const (
+	seccompSetModeFilter   = 1
+	seccompFilterFlagTSync = 1
+	// prSetNoNewPrivs is PR_SET_NO_NEW_PRIVS (Linux 3.5).
+	prSetNoNewPrivs = 38
 )
 
 // SeccompFilter is one assembled seccomp BPF program.
-type SeccompFilter []unix.SockFilter
+type SeccompFilter []syscall.SockFilter
 
 // installSeccomp sets no_new_privs, without which a set-uid binary could
 // shed the filters' effect by gaining privileges, and loads the filters on
 // every thread of the process (TSYNC), so the Go runtime's threads and the
 // program forked from them are all covered.
 func installSeccomp(filters []SeccompFilter) error {
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+	if err := prctl(prSetNoNewPrivs, 1); err != nil {
 		return fmt.Errorf("no_new_privs: %w", err)
 	}
 	for _, f := range filters {
-		prog := unix.SockFprog{Len: uint16(len(f)), Filter: &f[0]}
-		_, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER,
-			unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&prog)))
+		prog := syscall.SockFprog{Len: uint16(len(f)), Filter: &f[0]}
+		_, _, errno := syscall.RawSyscall(sysSeccomp, seccompSetModeFilter,
+			seccompFilterFlagTSync, uintptr(unsafe.Pointer(&prog)))
 		if errno != 0 {
 			return fmt.Errorf("load seccomp filter: %w", errno)
 		}

@@ -1,0 +1,26 @@
+package linux_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/crucible-sandbox/crucible/sandbox"
+	"github.com/crucible-sandbox/crucible/sandbox/linux"
+	"github.com/crucible-sandbox/crucible/sandbox/sandboxtest"
+)
+
+// TestConformance runs the conformance suite every runtime must pass
+// against the native runtime on the host's own system directories.
+func TestConformance(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("skipping the conformance suite: the native runtime needs root " +
+			"(it creates cgroups and mount namespaces); run `go test` as root")
+	}
+	sandboxtest.Run(t, func(t *testing.T) sandbox.Runtime {
+		rt, err := linux.New(linux.Options{})
+		if err != nil {
+			t.Fatalf("linux.New: %v", err)
+		}
+		return rt
+	})
+}

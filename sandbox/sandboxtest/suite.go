@@ -1,0 +1,149 @@
+// Package sandboxtest is the conformance suite every sandbox.Runtime must
+// pass: the same hostile programs, limits, languages and request checks for
+// each backend, so that "runs untrusted code safely" means the same thing
+// whichever runtime a deployment picks.
+//
+// Every hostile program is judged twice: by the Result the runtime returns
+// (exact status, exit code, output) and by looking at the host from outside
+// the sandbox before and after the run: no process of the run may survive
+// it, the host's mount table must be unchanged, the run's cgroup must be
+// gone, and no file the program tried to write outside its sandbox may
+// exist on the host. See hostcheck.go for how each is observed.
+package sandboxtest
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/crucible-sandbox/crucible/sandbox"
+)
+
+// Run runs the conformance suite against the runtime newRuntime returns.
+// A runtime package wires it up in a test of its own:
+//
+//	func TestConformance(t *testing.T) {
+//		if os.Geteuid() != 0 {
+//			t.Skip("the runtime needs root")
+//		}
+//		sandboxtest.Run(t, func(t *testing.T) sandbox.Runtime {
+//			rt, err := myruntime.New(myruntime.Options{})
+//			if err != nil {
+//				t.Fatalf("myruntime.New: %v", err)
+//			}
+//			t.Cleanup(func() { rt.Close() }) // if it holds resources
+//			return rt
+//		})
+//	}
+//
+// newRuntime is called once, with Run's t; every subtest shares the
+// runtime it returns. Cleanups it registers run before the suite's final
+// check that nothing of any run is left on the host.
+//
+// The subtests run one after another, never in parallel: the host checks
+// compare host-wide state (processes, mounts, cgroups, files) before and
+// after each run, so do not mark the calling test parallel either. The
+// suite must run as root on Linux, with /proc and /sys/fs/cgroup mounted:
+// it reads every process's /proc/<pid>/environ, and runtimes are expected
+// to create their cgroups as /sys/fs/cgroup/<controller>/crucible/<pid>.<n>
+// (cgroup v1) or /sys/fs/cgroup/crucible/<pid>.<n> (v2), where <pid> is the
+// process calling Run. It takes well under two minutes on two cores.
+func Run(t *testing.T, newRuntime func(t *testing.T) sandbox.Runtime) {
+	s := &suite{}
+	// Registered before newRuntime is called, so it runs after the
+	// runtime's own cleanups (cleanups run last-registered first).
+	t.Cleanup(func() { s.finalCheck(t) })
+	s.rt = newRuntime(t)
+	if s.rt == nil {
+		t.Fatal("newRuntime returned nil")
+	}
+	s.warmUp(t)
+
+	for _, tc := range []struct {
+		name string
+		fn   func(*testing.T, *suite)
+	}{
+		// Hostile programs against the limits (limits.go).
+		{"ForkBomb", testForkBomb},
+		{"MemoryBomb", testMemoryBomb},
+		{"WallTime", testWallTime},
+		{"CPUTime", testCPUTime},
+		{"EndlessOutput", testEndlessOutput},
+		{"DiskFill", testDiskFill},
+		// Hostile programs against the walls (escape.go).
+		{"WriteOutside", testWriteOutside},
+		{"ReadSecrets", testReadSecrets},
+		{"Network", testNetwork},
+		{"PrivilegedSyscalls", testPrivilegedSyscalls},
+		{"KillHostProcess", testKillHostProcess},
+		{"BackgroundSurvivors", testBackgroundSurvivors},
+		{"SetuidBinaries", testSetuidBinaries},
+		// Ordinary programs (behaviour.go).
+		{"ExitBeforeOutput", testExitBeforeOutput},
+		{"BinaryStdin", testBinaryStdin},
+		{"Unicode", testUnicode},
+		{"Languages", testLanguages},
+		{"InputFiles", testInputFiles},
+		{"Env", testEnv},
+		// Requests refused before anything runs (input.go).
+		{"InputRejected", testInputRejected},
+		// Many runs, and runs cut short (concurrency.go).
+		{"Concurrent", testConcurrent},
+		{"Cancel", testCancel},
+	} {
+		t.Run(tc.name, func(t *testing.T) { tc.fn(t, s) })
+	}
+}
+
+// suite is the state the subtests share.
+type suite struct {
+	rt sandbox.Runtime
+	// pooled is set when the runtime keeps sandboxes (and their cgroups)
+	// alive between runs; the cgroup check then allows idle ones.
+	pooled bool
+
+	mu     sync.Mutex
+	tokens []string // every token a run was marked with
+}
+
+// warmUp checks that the runtime runs the simplest program at all, and
+// finds out whether it keeps a pool of idle sandboxes (cgroups of this
+// process that hold processes while no run is in progress).
+func (s *suite) warmUp(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	defer cancel()
+	res, err := s.rt.Run(ctx, sandbox.Request{Language: sandbox.Python, Code: `print("ready")`})
+	if err != nil || res.Status != sandbox.StatusOK || string(res.Stdout) != "ready\n" {
+		t.Fatalf("the runtime cannot run print(\"ready\"): err %v, status %s, reason %q, stdout %q, stderr %q",
+			err, res.Status, res.Reason, res.Stdout, clip(res.Stderr))
+	}
+	time.Sleep(200 * time.Millisecond) // let a pool, if any, refill
+	for _, d := range runCgroups() {
+		if len(cgroupPids(d)) > 0 {
+			s.pooled = true
+		}
+	}
+	if s.pooled {
+		t.Logf("the runtime keeps idle sandboxes between runs; cgroups holding unmarked processes are allowed")
+	} else if left := runCgroups(); len(left) > 0 {
+		t.Fatalf("after the first run, its cgroups are left behind: %v", left)
+	}
+}
+
+// finalCheck runs after the runtime's cleanups: nothing of any run may be
+// left on the host.
+func (s *suite) finalCheck(t *testing.T) {
+	s.mu.Lock()
+	tokens := append([]string(nil), s.tokens...)
+	s.mu.Unlock()
+	if len(tokens) > 0 {
+		for _, p := range findProcesses(tokens...) {
+			t.Errorf("after the suite: process of a run still alive: %v", p)
+		}
+	}
+	for _, d := range s.leftoverCgroups(tokens) {
+		t.Errorf("after the suite: cgroup left behind: %s", d)
+	}
+}
