@@ -1,6 +1,7 @@
 package linux
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -87,7 +88,8 @@ func (c *cgroupV1) setLimits(lim cgroupLimits) error {
 func (c *cgroupV1) evict(pid int) error {
 	for _, ctrl := range v1Controllers {
 		procs := filepath.Join(cgroupRoot, ctrl, cgroupParent, "cgroup.procs")
-		if err := writeInt(procs, int64(pid)); err != nil {
+		// ESRCH: init has already exited, so there is nothing to move.
+		if err := writeInt(procs, int64(pid)); err != nil && !errors.Is(err, syscall.ESRCH) {
 			return err
 		}
 	}

@@ -1,9 +1,11 @@
 package linux
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/containerd/cgroups/v3/cgroup2"
@@ -47,7 +49,11 @@ func (c *cgroupV2) evict(pid int) error {
 	if err := os.Mkdir(dir, 0o755); err != nil && !os.IsExist(err) {
 		return err
 	}
-	return writeInt(filepath.Join(dir, "cgroup.procs"), int64(pid))
+	// ESRCH: init has already exited, so there is nothing to move.
+	if err := writeInt(filepath.Join(dir, "cgroup.procs"), int64(pid)); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return err
+	}
+	return nil
 }
 
 func (c *cgroupV2) cpuTime() (time.Duration, error) {

@@ -77,6 +77,9 @@ func New(opts Options) (*Runtime, error) {
 	if r.base.StageDir, err = findStageDir(); err != nil {
 		return nil, err
 	}
+	if r.base.Seccomp, err = assembleSeccomp(); err != nil {
+		return nil, err
+	}
 	if _, err := os.Stat(cgroupRoot); err != nil {
 		return nil, fmt.Errorf("no cgroup filesystem at %s: the sandbox needs cgroups to limit memory and processes", cgroupRoot)
 	}

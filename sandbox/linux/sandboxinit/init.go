@@ -69,7 +69,10 @@ func runInit() int {
 	// The OOM killer should pick the program, not its init: losing init
 	// would turn a memory_limit into a confusing killed status.
 	_ = os.WriteFile("/proc/self/oom_score_adj", []byte("-1000"), 0)
-	ws := reap(child)
+	ws, err := reap(child)
+	if err != nil {
+		return fail(err)
+	}
 	ev := Event{Phase: PhaseExited, ExitCode: ws.ExitStatus()}
 	if ws.Signaled() {
 		ev.Signal = int(ws.Signal())
@@ -220,15 +223,17 @@ func startProgram(base *BaseConfig, cfg *RunConfig) (int, error) {
 
 // reap waits for children, reaping every orphan the PID namespace hands to
 // init, until the program itself exits.
-func reap(child int) syscall.WaitStatus {
+func reap(child int) (syscall.WaitStatus, error) {
 	for {
 		var ws syscall.WaitStatus
 		pid, err := syscall.Wait4(-1, &ws, 0, nil)
-		if errors.Is(err, syscall.EINTR) {
+		switch {
+		case errors.Is(err, syscall.EINTR):
 			continue
-		}
-		if err != nil || pid == child {
-			return ws
+		case err != nil:
+			return ws, fmt.Errorf("wait for the program: %w", err)
+		case pid == child && (ws.Exited() || ws.Signaled()):
+			return ws, nil
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package sandboxinit
 
 import (
+	"errors"
 	"fmt"
 	"unsafe"
 
@@ -24,6 +25,10 @@ type SeccompFilter []syscall.SockFilter
 // every thread of the process (TSYNC), so the Go runtime's threads and the
 // program forked from them are all covered.
 func installSeccomp(filters []SeccompFilter) error {
+	// An empty list is a host bug; a program must never start unfiltered.
+	if len(filters) == 0 {
+		return errors.New("no seccomp filter in the configuration: refusing to start the program unconfined")
+	}
 	if err := prctl(prSetNoNewPrivs, 1); err != nil {
 		return fmt.Errorf("no_new_privs: %w", err)
 	}
