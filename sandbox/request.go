@@ -25,8 +25,8 @@ type Request struct {
 	// ever passed in.
 	Env map[string]string `json:"env,omitempty"`
 	// Network is the network policy; only "none" (the default) exists: the
-	// sandbox has its own network namespace with no interfaces but loopback
-	// down.
+	// sandbox has its own network namespace whose only interface is its own
+	// loopback, so nothing outside the sandbox can be reached.
 	Network string `json:"network,omitempty"`
 }
 

@@ -10,17 +10,29 @@ import (
 )
 
 // TestConformance runs the conformance suite every runtime must pass
-// against the native runtime on the host's own system directories.
+// against the native runtime on the host's own system directories: once
+// building each sandbox when its run starts, once taking sandboxes from a
+// pool built ahead of time (the suite closes the runtime at the end).
 func TestConformance(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("skipping the conformance suite: the native runtime needs root " +
 			"(it creates cgroups and mount namespaces); run `go test` as root")
 	}
-	sandboxtest.Run(t, func(t *testing.T) sandbox.Runtime {
-		rt, err := linux.New(linux.Options{})
-		if err != nil {
-			t.Fatalf("linux.New: %v", err)
-		}
-		return rt
-	})
+	for _, tc := range []struct {
+		name string
+		opts linux.Options
+	}{
+		{"fresh", linux.Options{}},
+		{"prestart", linux.Options{Prestart: 2}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sandboxtest.Run(t, func(t *testing.T) sandbox.Runtime {
+				rt, err := linux.New(tc.opts)
+				if err != nil {
+					t.Fatalf("linux.New: %v", err)
+				}
+				return rt
+			})
+		})
+	}
 }

@@ -39,11 +39,17 @@ while True:
             print("fork failed:", errno.errorcode[e.errno], flush=True)
             told = True
 `, map[string]string{"TOKEN": tok})
+		var most int
 		res, elapsed := s.run(t, sandbox.Request{Language: sandbox.Python, Code: code, Limits: lim},
-			watch{token: tok, expectSeen: true})
+			watch{token: tok, expectSeen: true, maxSeen: &most})
 		wantStatus(t, res, sandbox.StatusTimeout)
 		if got := string(res.Stdout); got != "fork failed: EAGAIN\n" {
 			t.Errorf("stdout = %q, want the main process to report one failed fork (EAGAIN): the pids limit did not bite", got)
+		}
+		// This bomb's processes never exit, so the host's count is exact:
+		// limits.processes caps the program's processes, init aside.
+		if most > int(lim.Processes) {
+			t.Errorf("the host saw %d processes of the bomb alive at once, above limits.processes = %d", most, lim.Processes)
 		}
 		checkPromptEnd(t, elapsed, lim.WallTime())
 	})

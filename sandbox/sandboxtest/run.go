@@ -47,6 +47,9 @@ type watch struct {
 	// the host while the run was in progress. It proves the after-check,
 	// which looks for the same processes, is not vacuous.
 	expectSeen bool
+	// maxSeen, if set, receives the largest number of marked processes
+	// seen at once during the run (with expectSeen).
+	maxSeen *int
 }
 
 // program fills a program template: each {{KEY}} is replaced by vars[KEY].
@@ -123,6 +126,9 @@ func (s *suite) runCtx(t *testing.T, ctx context.Context, req sandbox.Request, w
 			t.Errorf("positive control: no process carrying the token was ever seen on the host during the run; the leftover check proves nothing")
 		} else {
 			t.Logf("host saw up to %d marked processes during the run", seen)
+		}
+		if w.maxSeen != nil {
+			*w.maxSeen = seen
 		}
 	}
 	return res, elapsed

@@ -32,14 +32,15 @@ import (
 //			if err != nil {
 //				t.Fatalf("myruntime.New: %v", err)
 //			}
-//			t.Cleanup(func() { rt.Close() }) // if it holds resources
 //			return rt
 //		})
 //	}
 //
 // newRuntime is called once, with Run's t; every subtest shares the
-// runtime it returns. Cleanups it registers run before the suite's final
-// check that nothing of any run is left on the host.
+// runtime it returns. If the runtime has a method Close() error (to release
+// sandboxes it keeps ready), the suite calls it at the end, once, and then
+// checks that nothing of the runtime is left on the host: the factory must
+// not close it itself.
 //
 // The subtests run one after another, never in parallel: the host checks
 // compare host-wide state (processes, mounts, cgroups, files) before and
@@ -51,13 +52,11 @@ import (
 // process calling Run. It takes well under two minutes on two cores.
 func Run(t *testing.T, newRuntime func(t *testing.T) sandbox.Runtime) {
 	s := &suite{}
-	// Registered before newRuntime is called, so it runs after the
-	// runtime's own cleanups (cleanups run last-registered first).
-	t.Cleanup(func() { s.finalCheck(t) })
 	s.rt = newRuntime(t)
 	if s.rt == nil {
 		t.Fatal("newRuntime returned nil")
 	}
+	t.Cleanup(func() { s.finalCheck(t) })
 	s.warmUp(t)
 
 	for _, tc := range []struct {
@@ -119,22 +118,41 @@ func (s *suite) warmUp(t *testing.T) {
 		t.Fatalf("the runtime cannot run print(\"ready\"): err %v, status %s, reason %q, stdout %q, stderr %q",
 			err, res.Status, res.Reason, res.Stdout, clip(res.Stderr))
 	}
-	time.Sleep(200 * time.Millisecond) // let a pool, if any, refill
-	for _, d := range runCgroups() {
-		if len(cgroupPids(d)) > 0 {
-			s.pooled = true
+	// Let a pool, if any, refill: wait until every cgroup of this process
+	// holds a process (an idle sandbox) or none is left.
+	var left []string
+	for deadline := time.Now().Add(time.Second); ; time.Sleep(50 * time.Millisecond) {
+		left = nil
+		for _, d := range runCgroups() {
+			if len(cgroupPids(d)) > 0 {
+				s.pooled = true
+			} else {
+				left = append(left, d)
+			}
+		}
+		if len(left) == 0 || time.Now().After(deadline) {
+			break
 		}
 	}
-	if s.pooled {
+	switch {
+	case len(left) > 0:
+		t.Fatalf("after the first run, empty cgroups are left behind: %v", left)
+	case s.pooled:
 		t.Logf("the runtime keeps idle sandboxes between runs; cgroups holding unmarked processes are allowed")
-	} else if left := runCgroups(); len(left) > 0 {
-		t.Fatalf("after the first run, its cgroups are left behind: %v", left)
 	}
 }
 
-// finalCheck runs after the runtime's cleanups: nothing of any run may be
-// left on the host.
+// finalCheck closes the runtime if it has a Close method, then checks that
+// nothing of any run is left on the host. After Close, even a pooling
+// runtime must have no cgroup left.
 func (s *suite) finalCheck(t *testing.T) {
+	closed := false
+	if c, ok := s.rt.(interface{ Close() error }); ok {
+		if err := c.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+		closed = true
+	}
 	s.mu.Lock()
 	tokens := append([]string(nil), s.tokens...)
 	s.mu.Unlock()
@@ -143,7 +161,18 @@ func (s *suite) finalCheck(t *testing.T) {
 			t.Errorf("after the suite: process of a run still alive: %v", p)
 		}
 	}
-	for _, d := range s.leftoverCgroups(tokens) {
-		t.Errorf("after the suite: cgroup left behind: %s", d)
+	if !closed {
+		for _, d := range s.leftoverCgroups(tokens) {
+			t.Errorf("after the suite: cgroup left behind: %s", d)
+		}
+		return
+	}
+	left := runCgroups()
+	for i := 0; len(left) > 0 && i < 20; i++ {
+		time.Sleep(50 * time.Millisecond)
+		left = runCgroups()
+	}
+	for _, d := range left {
+		t.Errorf("after the suite and Close: cgroup left behind: %s (pids %v)", d, cgroupPids(d))
 	}
 }
