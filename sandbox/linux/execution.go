@@ -55,7 +55,7 @@ func (x *execution) run(ctx context.Context) (err error) {
 	x.p = p
 	acquired := time.Now()
 	defer func() {
-		if rerr := p.release(); rerr != nil && err == nil {
+		if rerr := x.rt.retire(p); rerr != nil && err == nil {
 			err = &sandbox.PlatformError{Op: "clean up sandbox", Err: rerr}
 		}
 	}()

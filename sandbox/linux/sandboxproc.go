@@ -33,6 +33,7 @@ type sandboxProc struct {
 	config *os.File // messages to init
 	events <-chan sandboxinit.Event
 	waited <-chan struct{} // closed once init has exited and been reaped
+	pooled bool            // built ahead of time by the pool
 }
 
 // launch starts a sandbox's init in new namespaces, inside a new cgroup with
