@@ -69,7 +69,9 @@ for bin in /usr/bin/python3 /usr/bin/node /bin/bash; do
 done
 
 # 4. build
-build() { go build "$@" -o bin/crucible ./cmd/crucible; }
+# A static binary: every sandbox re-executes it as its init, and a dynamic
+# one would pay the dynamic loader and libc start-up each time.
+build() { CGO_ENABLED=0 go build "$@" -o bin/crucible ./cmd/crucible; }
 if ! build >"$log" 2>&1 </dev/null; then
 	# A checkout owned by another user makes git refuse to report its
 	# status ("dubious ownership"), which fails Go's VCS stamping. The

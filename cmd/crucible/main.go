@@ -20,7 +20,7 @@ func main() {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newRunCommand())
+	root.AddCommand(newRunCommand(), newEvalCommand())
 	if err := root.Execute(); err != nil {
 		var ec exitCodeError
 		if asExitCode(err, &ec) {

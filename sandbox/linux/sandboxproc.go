@@ -67,7 +67,7 @@ func (r *Runtime) startInit(cg runCgroup) (*sandboxProc, error) {
 	cmd := &exec.Cmd{
 		Path:       "/proc/self/exe",
 		Args:       []string{sandboxinit.Arg0},
-		Env:        []string{"GOMAXPROCS=1"}, // nothing of the host's environment
+		Env:        []string{"GOMAXPROCS=1", "GOGC=off"}, // nothing of the host's environment; init is short-lived and allocates little
 		Stdin:      stdin.r,
 		Stdout:     stdout.w,
 		Stderr:     stderr.w,
