@@ -227,7 +227,9 @@ func printEvalSummary(w io.Writer, rep evalReport) {
 	for k := range rep.PassAtK {
 		keys = append(keys, k)
 	}
-	sort.Slice(keys, func(i, j int) bool { return len(keys[i]) < len(keys[j]) || len(keys[i]) == len(keys[j]) && keys[i] < keys[j] })
+	sort.Slice(keys, func(i, j int) bool {
+		return len(keys[i]) < len(keys[j]) || len(keys[i]) == len(keys[j]) && keys[i] < keys[j]
+	})
 	for _, k := range keys {
 		fmt.Fprintf(w, "%-9s %.4f\n", k, rep.PassAtK[k])
 	}
