@@ -214,7 +214,7 @@ func newProgress(total int) *progressbar.ProgressBar {
 }
 
 func printEvalSummary(w io.Writer, rep evalReport) {
-	fmt.Fprintf(w, "%d samples of %d problems in %.1f s (%.1f samples/s)\n", rep.Samples, rep.Problems, rep.DurationS, rep.SamplesPerSecond)
+	fmt.Fprintf(w, "%s of %s in %.1f s (%.1f samples/s)\n", plural(rep.Samples, "sample"), plural(rep.Problems, "problem"), rep.DurationS, rep.SamplesPerSecond)
 	outcomes := make([]string, 0, len(rep.Outcomes))
 	for o := range rep.Outcomes {
 		outcomes = append(outcomes, string(o))
@@ -236,4 +236,12 @@ func printEvalSummary(w io.Writer, rep evalReport) {
 	if len(rep.SkippedK) > 0 {
 		fmt.Fprintf(w, "not computed: pass@%v (some problems have fewer samples than k)\n", rep.SkippedK)
 	}
+}
+
+// plural writes "1 sample", "2 samples".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
