@@ -52,7 +52,9 @@ type Result struct {
 	// Error is the structured error of a Python or JavaScript program that
 	// failed with an uncaught exception or a syntax error.
 	Error *ExecError `json:"error,omitempty"`
-	// Artifacts are files the run produced.
+	// Artifacts are the files the run created or changed in the working
+	// directory, in name order, their contents capped in total by the
+	// artifact-bytes limit.
 	Artifacts []Artifact `json:"artifacts,omitempty"`
 	// Metrics measure the run.
 	Metrics Metrics `json:"metrics"`
@@ -91,8 +93,11 @@ type Artifact struct {
 	Size int64 `json:"size"`
 	// SHA256 is the hex SHA-256 of the content.
 	SHA256 string `json:"sha256"`
-	// Content is the file's bytes.
+	// Content is the file's bytes, unless ContentOmitted.
 	Content Data `json:"content,omitempty"`
+	// ContentOmitted is set when the content did not fit in the run's
+	// artifact-bytes budget; name, size and digest are still given.
+	ContentOmitted bool `json:"content_omitted,omitempty"`
 }
 
 // Metrics measure one run.

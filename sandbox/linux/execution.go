@@ -80,13 +80,24 @@ func (x *execution) run(ctx context.Context) (err error) {
 
 	started, last := x.supervise(ctx)
 	ended := time.Now()
-	// Once init is gone, every process of the run is gone, so every write
-	// end of the output pipes is closed and the readers reach end-of-file.
+	// Init reports the exit once every process but itself is dead, and a
+	// killed init takes every process with it: either way every write end
+	// of the output pipes is closed and the readers reach end-of-file.
 	workers.Wait()
-	for ev := range p.events { // the exited event may trail init's exit
-		last = ev
+	if last.Phase != sandboxinit.PhaseExited {
+		for ev := range p.events { // init is gone: the channel closes
+			last = ev
+		}
 	}
 	res := x.res
+	if last.Phase == sandboxinit.PhaseExited && x.stop.status == "" {
+		// The sandbox is still mounted; its processes are gone.
+		arts, aerr := collectArtifacts(p.cmd.Process.Pid, x.req.Files, x.lim.ArtifactBytes)
+		if aerr != nil {
+			return &sandbox.PlatformError{Op: "collect artifacts", Err: aerr}
+		}
+		res.Artifacts = arts
+	}
 	res.Metrics.QueueMS = ms(acquired.Sub(t0))
 	if !started.IsZero() {
 		res.Metrics.StartMS = ms(started.Sub(acquired))
@@ -119,6 +130,9 @@ func (x *execution) supervise(ctx context.Context) (time.Time, sandboxinit.Event
 				continue
 			}
 			last = ev
+			if ev.Phase == sandboxinit.PhaseExited {
+				return started, last
+			}
 			if ev.Phase == sandboxinit.PhaseStarted {
 				started = time.Now()
 				if err := x.leaveCgroup(); err != nil {

@@ -84,6 +84,7 @@ func Run(t *testing.T, newRuntime func(t *testing.T) sandbox.Runtime) {
 		{"Unicode", testUnicode},
 		{"Languages", testLanguages},
 		{"InputFiles", testInputFiles},
+		{"Artifacts", testArtifacts},
 		{"Env", testEnv},
 		// Requests refused before anything runs (input.go).
 		{"InputRejected", testInputRejected},

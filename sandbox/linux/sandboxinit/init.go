@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"syscall"
+	"time"
 )
 
 // Arg0 is the argv[0] under which the host re-executes its own binary as
@@ -73,12 +74,24 @@ func runInit() int {
 	if err != nil {
 		return fail(err)
 	}
+	// The run is over when the program exits: whatever it left running
+	// (background jobs, daemons that double-forked) dies now, before the
+	// host looks at the working directory, so the files it reads are
+	// final. As PID 1, kill(-1) reaches every other process of the
+	// namespace and nothing outside it.
+	_ = syscall.Kill(-1, syscall.SIGKILL)
+	reapAll()
 	ev := Event{Phase: PhaseExited, ExitCode: ws.ExitStatus()}
 	if ws.Signaled() {
 		ev.Signal = int(ws.Signal())
 	}
 	send(ev)
-	return 0
+	// The sandbox stays mounted, with no process but init, until the host
+	// has collected the files the program produced and kills init (or the
+	// host dies and PDEATHSIG does).
+	for {
+		time.Sleep(time.Hour)
+	}
 }
 
 // missingInterpreterError reports that the root filesystem lacks the
@@ -219,6 +232,17 @@ func startProgram(base *BaseConfig, cfg *RunConfig) (int, error) {
 	os.Stdout.Close()
 	os.Stderr.Close()
 	return p.Pid, nil
+}
+
+// reapAll reaps children until none is left.
+func reapAll() {
+	for {
+		var ws syscall.WaitStatus
+		_, err := syscall.Wait4(-1, &ws, 0, nil)
+		if err != nil && !errors.Is(err, syscall.EINTR) {
+			return
+		}
+	}
 }
 
 // reap waits for children, reaping every orphan the PID namespace hands to
