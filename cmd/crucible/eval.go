@@ -20,6 +20,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/crucible-sandbox/crucible/eval"
+	"github.com/crucible-sandbox/crucible/image"
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/sandbox/linux"
 )
@@ -34,6 +35,8 @@ type evalFlags struct {
 	concurrency int
 	out         string
 	rootfs      string
+	image       string
+	store       string
 	jsonOut     bool
 }
 
@@ -72,6 +75,8 @@ on some sample, 130 when interrupted.`,
 	fl.IntVar(&f.concurrency, "concurrency", runtime.NumCPU(), "samples run at once")
 	fl.StringVar(&f.out, "out", "", "write per-sample results here as JSON lines")
 	fl.StringVar(&f.rootfs, "rootfs", "", "root filesystem directory (default: the host's system directories, read-only)")
+	fl.StringVar(&f.image, "image", "", "run in a built image (see `crucible image ls`)")
+	fl.StringVar(&f.store, "store", image.DefaultStore, "image store directory")
 	fl.BoolVar(&f.jsonOut, "json", false, "print the summary as JSON and nothing else on stdout")
 	_ = cmd.MarkFlagRequired("problems")
 	_ = cmd.MarkFlagRequired("samples")
@@ -114,7 +119,12 @@ func runEval(ctx context.Context, f *evalFlags) error {
 		}
 		defer out.Close()
 	}
-	rt, err := linux.New(linux.Options{RootFS: f.rootfs, Prestart: f.concurrency})
+	opts, err := runtimeOptions(f.rootfs, f.image, f.store)
+	if err != nil {
+		return usageError(err)
+	}
+	opts.Prestart = f.concurrency
+	rt, err := linux.New(opts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "crucible:", err)
 		return exitCodeError(exitInternal)

@@ -15,6 +15,7 @@ import (
 	units "github.com/docker/go-units"
 	"github.com/spf13/cobra"
 
+	"github.com/crucible-sandbox/crucible/image"
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/sandbox/linux"
 )
@@ -33,6 +34,8 @@ type runFlags struct {
 	output   string
 	disk     string
 	rootfs   string
+	image    string
+	store    string
 	jsonOut  bool
 	codeSeen bool
 }
@@ -69,6 +72,8 @@ limit, 122 memory limit, 121 output limit, 128+N killed by signal N,
 	fl.StringVar(&f.output, "output", "1MiB", "stdout+stderr limit")
 	fl.StringVar(&f.disk, "disk", "64MiB", "size of the writable working directory")
 	fl.StringVar(&f.rootfs, "rootfs", "", "root filesystem directory (default: the host's system directories, read-only)")
+	fl.StringVar(&f.image, "image", "", "run in a built image (see `crucible image ls`)")
+	fl.StringVar(&f.store, "store", image.DefaultStore, "image store directory")
 	fl.BoolVar(&f.jsonOut, "json", false, "print the Result as JSON and nothing else")
 	return cmd
 }
@@ -81,7 +86,11 @@ func runCommand(ctx context.Context, f *runFlags, args []string) error {
 	if err := req.Validate(); err != nil {
 		return usageError(err)
 	}
-	rt, err := linux.New(linux.Options{RootFS: f.rootfs})
+	opts, err := runtimeOptions(f.rootfs, f.image, f.store)
+	if err != nil {
+		return usageError(err)
+	}
+	rt, err := linux.New(opts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "crucible:", err)
 		return exitCodeError(exitInternal)

@@ -92,13 +92,15 @@ func For(l sandbox.Language) Spec {
 	return s
 }
 
-// Environ returns the full environment of a program in language l with the
-// request's own variables, which may override the defaults.
-func Environ(l sandbox.Language, extra map[string]string) []string {
+// Environ returns the full environment of a program in language l: the
+// base, the language's own, the root filesystem's (such as a cache it
+// prepared), then the request's variables; later ones override earlier.
+func Environ(l sandbox.Language, image []string, extra map[string]string) []string {
 	s := For(l)
-	env := make([]string, 0, len(BaseEnv)+len(s.Env)+len(extra))
+	env := make([]string, 0, len(BaseEnv)+len(s.Env)+len(image)+len(extra))
 	env = append(env, BaseEnv...)
 	env = append(env, s.Env...)
+	env = append(env, image...)
 	for k, v := range extra {
 		env = append(env, k+"="+v)
 	}

@@ -61,7 +61,7 @@ func (x *execution) run(ctx context.Context) (err error) {
 	}()
 
 	var workers sync.WaitGroup
-	cfg, contents := runConfigFor(x.req, x.lim, x.spec)
+	cfg, contents := runConfigFor(x.req, x.lim, x.spec, x.rt.env)
 	workers.Go(func() {
 		_ = sandboxinit.WriteMessage(p.config, cfg, contents)
 		p.config.Close()

@@ -28,6 +28,12 @@ type Options struct {
 	// UID and GID are the identity programs run as; 0 means 65534
 	// ("nobody"). Running programs as root is refused.
 	UID, GID int
+	// ImageDigest identifies RootFS's content; every Result carries it.
+	ImageDigest string
+	// Env is added to every program's environment after the language's
+	// own and before the request's, such as the location of a cache the
+	// image prepared.
+	Env []string
 	// Prestart is how many sandboxes to keep built ahead of time, waiting
 	// for a request; 0 builds each sandbox when its run starts. A server
 	// wants a few; a one-shot command wants none. Close releases them.
@@ -38,6 +44,8 @@ type Options struct {
 // concurrent use.
 type Runtime struct {
 	base                sandboxinit.BaseConfig
+	imageDigest         string
+	env                 []string
 	defaultCgroupLimits cgroupLimits
 	seq                 atomic.Uint64
 	pool                *prestartPool
@@ -64,6 +72,8 @@ func New(opts Options) (*Runtime, error) {
 	r := &Runtime{
 		base:                sandboxinit.BaseConfig{UID: uid, GID: gid, Hostname: sandboxinit.Hostname},
 		defaultCgroupLimits: cgroupLimitsFor(sandbox.DefaultLimits),
+		imageDigest:         opts.ImageDigest,
+		env:                 opts.Env,
 	}
 	var err error
 	if opts.RootFS == "" {
@@ -113,12 +123,13 @@ func (r *Runtime) Run(ctx context.Context, req sandbox.Request) (sandbox.Result,
 	lim := req.Limits.WithDefaults()
 	sum := sha256.Sum256([]byte(req.Code))
 	res := sandbox.Result{
-		Language: req.Language,
-		CodeHash: hex.EncodeToString(sum[:]),
-		Limits:   lim,
-		ExitCode: -1,
-		Stdout:   sandbox.Data{},
-		Stderr:   sandbox.Data{},
+		Language:    req.Language,
+		CodeHash:    hex.EncodeToString(sum[:]),
+		Limits:      lim,
+		ExitCode:    -1,
+		ImageDigest: r.imageDigest,
+		Stdout:      sandbox.Data{},
+		Stderr:      sandbox.Data{},
 	}
 	if ctx.Err() != nil {
 		res.Status, res.Reason = sandbox.StatusKilled, "cancelled before the run started"
@@ -139,12 +150,12 @@ func cgroupLimitsFor(lim sandbox.Limits) cgroupLimits {
 }
 
 // sandboxinit.RunConfig builds the message that turns a ready sandbox into req's run.
-func runConfigFor(req *sandbox.Request, lim sandbox.Limits, spec lang.Spec) (*sandboxinit.RunConfig, [][]byte) {
+func runConfigFor(req *sandbox.Request, lim sandbox.Limits, spec lang.Spec, env []string) (*sandboxinit.RunConfig, [][]byte) {
 	cfg := &sandboxinit.RunConfig{
 		MainPath:      spec.MainPath(),
 		Code:          req.Code,
 		Argv:          spec.Argv(),
-		Env:           lang.Environ(req.Language, req.Env),
+		Env:           lang.Environ(req.Language, env, req.Env),
 		Dir:           lang.WorkDir,
 		DiskBytes:     lim.DiskBytes,
 		CPUSeconds:    uint64((lim.CPUTimeMS + 999) / 1000),

@@ -188,7 +188,7 @@ func testEnv(t *testing.T, s *suite) {
 	var got map[string]string
 	decodeReport(t, res, &got)
 	want := map[string]string{}
-	for _, kv := range lang.Environ(sandbox.Python, env) {
+	for _, kv := range lang.Environ(sandbox.Python, nil, env) {
 		k, v, _ := strings.Cut(kv, "=")
 		want[k] = v
 	}
