@@ -4,7 +4,15 @@
 // the unbiased estimator.
 //
 // A sample passes only when the program prints a sentinel after the tests
-// return: a random value the sample cannot know in advance, printed by code
-// appended after the tests. Exiting early with status 0, killing the
-// interpreter, or deleting the test function therefore all fail.
+// return: a random value made for each run and printed by code appended
+// after the tests. Exiting early with status 0 (exit, os._exit), killing
+// the interpreter, or a dangling decorator that would delete or replace
+// the test function therefore all fail.
+//
+// What this cannot stop: the sample runs in the same interpreter as the
+// tests, so code written to cheat can read the sentinel from its own
+// program (its code constants, its source file) and print it, or return
+// an object whose __eq__ is always true. No harness that runs the tests in
+// the sample's process can prevent that; the sentinel guards against
+// accidents and naive exits, not against a sample written to defeat it.
 package eval

@@ -5,9 +5,9 @@ import (
 	"encoding/hex"
 )
 
-// newSentinel returns a fresh random marker. It is made after the sample
-// was written, so the sample cannot print it by design; it would have to
-// read its own program text to forge it.
+// newSentinel returns a fresh random marker for one run. It is made after
+// the sample was written, so a sample cannot carry it; a sample that reads
+// its own program text could still find it (see the package doc).
 func newSentinel() string {
 	b := make([]byte, 16)
 	_, _ = rand.Read(b)

@@ -28,6 +28,8 @@ const (
 	// OutcomeInternal: the platform failed, even after retries; the sample
 	// was not judged and the evaluation is incomplete.
 	OutcomeInternal Outcome = "internal"
+	// OutcomeNotRun: the evaluation was interrupted before the sample ran.
+	OutcomeNotRun Outcome = "not_run"
 )
 
 // SampleResult is the verdict on one sample.

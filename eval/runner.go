@@ -29,7 +29,8 @@ type Runner struct {
 // Run evaluates samples against problems and returns one result per
 // sample, in sample order. Every problem must have at least one sample. If
 // ctx is cancelled, Run stops starting samples and returns ctx's error
-// with the results so far (unjudged samples have an empty Outcome).
+// with the results so far (unjudged samples have an empty Outcome, which
+// Summarize counts as OutcomeNotRun).
 func (r *Runner) Run(ctx context.Context, problems []Problem, samples []Sample) ([]SampleResult, error) {
 	if err := checkCoverage(problems, samples); err != nil {
 		return nil, err
@@ -48,6 +49,9 @@ func (r *Runner) Run(ctx context.Context, problems []Problem, samples []Sample) 
 	}
 	workers := max(r.Concurrency, 1)
 	results := make([]SampleResult, len(samples))
+	for i, s := range samples { // unjudged results still say which sample
+		results[i] = SampleResult{TaskID: s.TaskID, Sample: s.Index, Line: s.Line}
+	}
 	jobs := make(chan int)
 	var mu sync.Mutex
 	var wg sync.WaitGroup

@@ -2,6 +2,7 @@ package eval
 
 import (
 	"fmt"
+	"math/big"
 	"sort"
 )
 
@@ -23,19 +24,19 @@ type Summary struct {
 }
 
 // Summarize computes pass@k for each k in ks from per-sample results.
-// Samples with OutcomeInternal or no outcome (not judged) make the
-// evaluation incomplete; they count as not passing and are reported in
-// Outcomes.
+// Samples with OutcomeInternal count as not passing; samples never judged
+// (an interrupted run) are counted as OutcomeNotRun and left out of each
+// problem's n. Both make the evaluation incomplete.
 func Summarize(problems []Problem, results []SampleResult, ks []int) Summary {
 	s := Summary{Problems: len(problems), Samples: len(results), PassAtK: map[string]float64{}, Outcomes: map[Outcome]int{}}
 	total, correct := map[string]int{}, map[string]int{}
 	for _, r := range results {
-		total[r.TaskID]++
-		o := r.Outcome
-		if o == "" {
-			o = "not_run"
+		if r.Outcome == "" { // not judged (interrupted): not part of n
+			s.Outcomes[OutcomeNotRun]++
+			continue
 		}
-		s.Outcomes[o]++
+		total[r.TaskID]++
+		s.Outcomes[r.Outcome]++
 		if r.Passed {
 			correct[r.TaskID]++
 			s.Passed++
@@ -55,11 +56,12 @@ func Summarize(problems []Problem, results []SampleResult, ks []int) Summary {
 			s.SkippedK = append(s.SkippedK, k)
 			continue
 		}
-		sum := 0.0
+		sum := new(big.Rat)
 		for _, p := range problems {
-			sum += PassAtK(total[p.TaskID], correct[p.TaskID], k)
+			sum.Add(sum, passAtK(total[p.TaskID], correct[p.TaskID], k))
 		}
-		s.PassAtK[fmt.Sprintf("pass@%d", k)] = sum / float64(len(problems))
+		mean, _ := sum.Quo(sum, big.NewRat(int64(len(problems)), 1)).Float64()
+		s.PassAtK[fmt.Sprintf("pass@%d", k)] = mean
 	}
 	return s
 }

@@ -163,7 +163,7 @@ func runEval(ctx context.Context, f *evalFlags) error {
 		return exitCodeError(exitInternal)
 	}
 	rep := evalReport{Summary: eval.Summarize(problems, results, ks), DurationS: elapsed.Seconds()}
-	rep.SamplesPerSecond = float64(len(samples)-rep.Outcomes["not_run"]) / elapsed.Seconds()
+	rep.SamplesPerSecond = float64(len(samples)-rep.Outcomes[eval.OutcomeNotRun]) / elapsed.Seconds()
 	if f.jsonOut {
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")
