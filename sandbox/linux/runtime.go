@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"github.com/crucible-sandbox/crucible/sandbox/linux/sandboxinit"
 	"os"
+	"strings"
 	"sync/atomic"
 
 	"github.com/crucible-sandbox/crucible/sandbox"
@@ -84,7 +85,7 @@ func New(opts Options) (*Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
-	if r.base.StageDir, err = findStageDir(); err != nil {
+	if r.base.StageDir, err = findStageDir(r.base.Root); err != nil {
 		return nil, err
 	}
 	if r.base.Seccomp, err = assembleSeccomp(); err != nil {
@@ -104,15 +105,25 @@ func New(opts Options) (*Runtime, error) {
 }
 
 // findStageDir picks an existing host directory for init's private staging
-// mount. The mount happens inside the sandbox's own mount namespace: the
-// host's directory is never written to.
-func findStageDir() (string, error) {
-	for _, d := range []string{"/tmp", "/mnt", "/var/tmp"} {
-		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
-			return d, nil
+// mount. The mount happens inside the sandbox's own mount namespace (the
+// host's directory is never written to), but it hides what is below it
+// there, so it must not hold anything the root binds (a root filesystem
+// kept under /tmp, say).
+func findStageDir(root []sandboxinit.RootEntry) (string, error) {
+	candidates := []string{"/tmp", "/mnt", "/var/tmp", "/media", "/srv"}
+next:
+	for _, d := range candidates {
+		if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+			continue
 		}
+		for _, e := range root {
+			if e.Source != "" && (e.Source == d || strings.HasPrefix(e.Source, d+"/")) {
+				continue next
+			}
+		}
+		return d, nil
 	}
-	return "", errors.New("no directory to stage the sandbox root on: need one of /tmp, /mnt, /var/tmp")
+	return "", fmt.Errorf("no directory to stage the sandbox root on: need one of %s that does not hold the root filesystem", strings.Join(candidates, ", "))
 }
 
 // Run runs req in a fresh sandbox; see sandbox.Runtime.
