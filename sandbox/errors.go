@@ -43,3 +43,11 @@ func IsInputError(err error) bool {
 func inputErrorf(field, format string, args ...any) *InputError {
 	return &InputError{Field: field, Rule: fmt.Sprintf(format, args...)}
 }
+
+// ErrTooManySessions is returned when a runtime already holds as many
+// sessions as it allows; close one, or wait for an idle one to expire.
+var ErrTooManySessions = errors.New("too many sessions")
+
+// ErrSessionClosed is returned by a session that was closed, expired, or
+// whose interpreter ended.
+var ErrSessionClosed = errors.New("session closed")

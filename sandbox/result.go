@@ -52,6 +52,12 @@ type Result struct {
 	// Error is the structured error of a Python or JavaScript program that
 	// failed with an uncaught exception or a syntax error.
 	Error *ExecError `json:"error,omitempty"`
+	// Value is the repr of a session cell's last expression, as a notebook
+	// shows it; empty when it was None or the cell ended in a statement.
+	Value string `json:"value,omitempty"`
+	// ValueHTML is the last expression's HTML form, when it has one (a
+	// pandas DataFrame's table).
+	ValueHTML string `json:"value_html,omitempty"`
 	// Artifacts are the files the run created or changed in the working
 	// directory, in name order, their contents capped in total by the
 	// artifact-bytes limit.

@@ -92,11 +92,12 @@ func (x *execution) run(ctx context.Context) (err error) {
 	res := x.res
 	if last.Phase == sandboxinit.PhaseExited && x.stop.status == "" {
 		// The sandbox is still mounted; its processes are gone.
-		arts, aerr := collectArtifacts(p.cmd.Process.Pid, x.req.Files, x.lim.ArtifactBytes)
-		if aerr != nil {
-			return &sandbox.PlatformError{Op: "collect artifacts", Err: aerr}
+		work, werr := openWorkDir(p.cmd.Process.Pid)
+		if werr != nil {
+			return &sandbox.PlatformError{Op: "collect artifacts", Err: werr}
 		}
-		res.Artifacts = arts
+		res.Artifacts = work.artifacts(inputFilter(x.req.Files), x.lim.ArtifactBytes)
+		work.close()
 	}
 	res.Metrics.QueueMS = ms(acquired.Sub(t0))
 	if !started.IsZero() {

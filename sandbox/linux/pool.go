@@ -135,10 +135,13 @@ func (r *Runtime) PoolStats() PoolStats {
 	return PoolStats{Size: r.pool.size, Ready: len(r.pool.ready), Hits: r.pool.hits.Load(), Misses: r.pool.misses.Load()}
 }
 
-// Close destroys the sandboxes kept ready and stops building more. Runs in
-// progress are not affected; Run may still be called and builds sandboxes
-// on demand.
+// Close closes every session, destroys the sandboxes kept ready and stops
+// building more. Runs in progress are not affected; Run may still be
+// called and builds sandboxes on demand.
 func (r *Runtime) Close() error {
+	for _, s := range r.sessions.all() {
+		_ = s.Close()
+	}
 	if r.pool == nil {
 		return nil
 	}

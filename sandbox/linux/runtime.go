@@ -2,14 +2,13 @@ package linux
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"github.com/crucible-sandbox/crucible/sandbox/linux/sandboxinit"
 	"os"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/sandbox/lang"
@@ -35,6 +34,10 @@ type Options struct {
 	// own and before the request's, such as the location of a cache the
 	// image prepared.
 	Env []string
+	// MaxSessions caps the open sessions (default 16); SessionIdleTimeout
+	// closes a session unused for that long (default 15 minutes).
+	MaxSessions        int
+	SessionIdleTimeout time.Duration
 	// Prestart is how many sandboxes to keep built ahead of time, waiting
 	// for a request; 0 builds each sandbox when its run starts. A server
 	// wants a few; a one-shot command wants none. Close releases them.
@@ -50,6 +53,7 @@ type Runtime struct {
 	defaultCgroupLimits cgroupLimits
 	seq                 atomic.Uint64
 	pool                *prestartPool
+	sessions            *sessionTable
 }
 
 var _ sandbox.Runtime = (*Runtime)(nil)
@@ -75,6 +79,7 @@ func New(opts Options) (*Runtime, error) {
 		defaultCgroupLimits: cgroupLimitsFor(sandbox.DefaultLimits),
 		imageDigest:         opts.ImageDigest,
 		env:                 opts.Env,
+		sessions:            newSessionTable(opts.MaxSessions, opts.SessionIdleTimeout),
 	}
 	var err error
 	if opts.RootFS == "" {
@@ -132,10 +137,9 @@ func (r *Runtime) Run(ctx context.Context, req sandbox.Request) (sandbox.Result,
 		return sandbox.Result{}, err
 	}
 	lim := req.Limits.WithDefaults()
-	sum := sha256.Sum256([]byte(req.Code))
 	res := sandbox.Result{
 		Language:    req.Language,
-		CodeHash:    hex.EncodeToString(sum[:]),
+		CodeHash:    codeHash(req.Code),
 		Limits:      lim,
 		ExitCode:    -1,
 		ImageDigest: r.imageDigest,

@@ -25,15 +25,17 @@ const setupTimeout = 30 * time.Second
 // to sandboxinit.PhaseReady and waiting for a request, its cgroup, and the host's ends
 // of its pipes. It serves exactly one run and is then released.
 type sandboxProc struct {
-	cmd    *exec.Cmd
-	cg     runCgroup
-	stdin  *os.File // the program's standard input
-	stdout *os.File // the program's standard output
-	stderr *os.File // the program's standard error
-	config *os.File // messages to init
-	events <-chan sandboxinit.Event
-	waited <-chan struct{} // closed once init has exited and been reaped
-	pooled bool            // built ahead of time by the pool
+	cmd        *exec.Cmd
+	cg         runCgroup
+	stdin      *os.File // the program's standard input
+	stdout     *os.File // the program's standard output
+	stderr     *os.File // the program's standard error
+	config     *os.File // messages to init
+	toKernel   *os.File // a session kernel's requests
+	fromKernel *os.File // a session kernel's replies
+	events     <-chan sandboxinit.Event
+	waited     <-chan struct{} // closed once init has exited and been reaped
+	pooled     bool            // built ahead of time by the pool
 }
 
 // launch starts a sandbox's init in new namespaces, inside a new cgroup with
@@ -59,11 +61,12 @@ func (r *Runtime) launch(lim cgroupLimits) (*sandboxProc, error) {
 
 // startInit starts init, moves it into cg and sends it the base config.
 func (r *Runtime) startInit(cg runCgroup) (*sandboxProc, error) {
-	pipes, err := newPipes(5)
+	pipes, err := newPipes(7)
 	if err != nil {
 		return nil, fmt.Errorf("create pipes: %w", err)
 	}
 	stdin, stdout, stderr, config, events := pipes[0], pipes[1], pipes[2], pipes[3], pipes[4]
+	toKernel, fromKernel := pipes[5], pipes[6]
 	cmd := &exec.Cmd{
 		Path:       "/proc/self/exe",
 		Args:       []string{sandboxinit.Arg0},
@@ -71,7 +74,7 @@ func (r *Runtime) startInit(cg runCgroup) (*sandboxProc, error) {
 		Stdin:      stdin.r,
 		Stdout:     stdout.w,
 		Stderr:     stderr.w,
-		ExtraFiles: []*os.File{config.r, events.w},
+		ExtraFiles: []*os.File{config.r, events.w, toKernel.r, fromKernel.w},
 		SysProcAttr: &syscall.SysProcAttr{
 			Cloneflags: cloneFlags,
 			// If the host dies, its sandboxes die with it.
@@ -79,10 +82,11 @@ func (r *Runtime) startInit(cg runCgroup) (*sandboxProc, error) {
 		},
 	}
 	err = cmd.Start()
-	for _, f := range []*os.File{stdin.r, stdout.w, stderr.w, config.r, events.w} {
+	for _, f := range []*os.File{stdin.r, stdout.w, stderr.w, config.r, events.w, toKernel.r, fromKernel.w} {
 		f.Close()
 	}
-	p := &sandboxProc{cmd: cmd, cg: cg, stdin: stdin.w, stdout: stdout.r, stderr: stderr.r, config: config.w}
+	p := &sandboxProc{cmd: cmd, cg: cg, stdin: stdin.w, stdout: stdout.r, stderr: stderr.r, config: config.w,
+		toKernel: toKernel.w, fromKernel: fromKernel.r}
 	if err != nil {
 		p.closePipes()
 		events.r.Close()
@@ -175,7 +179,7 @@ func (p *sandboxProc) release() error {
 }
 
 func (p *sandboxProc) closePipes() {
-	for _, f := range []*os.File{p.stdin, p.stdout, p.stderr, p.config} {
+	for _, f := range []*os.File{p.stdin, p.stdout, p.stderr, p.config, p.toKernel, p.fromKernel} {
 		_ = f.Close()
 	}
 }

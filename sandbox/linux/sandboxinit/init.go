@@ -41,8 +41,9 @@ func init() {
 // process in it.
 func runInit() int {
 	// The pipes to the host must not leak into the program.
-	syscall.CloseOnExec(ConfigFD)
-	syscall.CloseOnExec(EventFD)
+	for _, fd := range []int{ConfigFD, EventFD, KernelInFD, KernelOutFD} {
+		syscall.CloseOnExec(fd)
+	}
 	events := os.NewFile(EventFD, "events")
 	send := func(ev Event) {
 		b, _ := json.Marshal(ev)
@@ -178,6 +179,9 @@ func setRlimits(cfg *RunConfig) error {
 		{"core", syscall.RLIMIT_CORE, 0, 0},
 	}
 	for _, l := range limits {
+		if l.resource == syscall.RLIMIT_CPU && l.soft == 0 {
+			continue // a session: CPU is limited per cell, from the cgroup
+		}
 		// syscall.Setrlimit, not unix's: the Go runtime remembers the
 		// RLIMIT_NOFILE it saw at start and restores it in children unless
 		// the change goes through the syscall package.
@@ -213,10 +217,15 @@ func startProgram(base *BaseConfig, cfg *RunConfig) (int, error) {
 	if _, err := os.Stat(cfg.Argv[0]); err != nil {
 		return 0, &missingInterpreterError{path: cfg.Argv[0]}
 	}
+	files := []*os.File{os.Stdin, os.Stdout, os.Stderr}
+	kernelIn, kernelOut := os.NewFile(KernelInFD, "kernel-in"), os.NewFile(KernelOutFD, "kernel-out")
+	if cfg.Channel {
+		files = append(files, kernelIn, kernelOut)
+	}
 	attr := &os.ProcAttr{
 		Dir:   cfg.Dir,
 		Env:   cfg.Env,
-		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
+		Files: files,
 		Sys: &syscall.SysProcAttr{
 			Credential: &syscall.Credential{Uid: uint32(base.UID), Gid: uint32(base.GID), Groups: []uint32{}},
 			Setsid:     true,
@@ -226,11 +235,11 @@ func startProgram(base *BaseConfig, cfg *RunConfig) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("start %s: %w", cfg.Argv[0], err)
 	}
-	// Only the program holds the output pipes now: when it and its
-	// children are gone, the host sees end-of-file.
-	os.Stdin.Close()
-	os.Stdout.Close()
-	os.Stderr.Close()
+	// Only the program holds the pipes now: when it and its children are
+	// gone, the host sees end-of-file.
+	for _, f := range []*os.File{os.Stdin, os.Stdout, os.Stderr, kernelIn, kernelOut} {
+		f.Close()
+	}
 	return p.Pid, nil
 }
 

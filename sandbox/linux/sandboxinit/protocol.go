@@ -19,6 +19,12 @@ import (
 const (
 	ConfigFD = 3
 	EventFD  = 4
+	// KernelInFD and KernelOutFD are the private channel of a session's
+	// kernel (host → kernel, kernel → host). Init hands them to the program
+	// as fds 3 and 4 when RunConfig.Channel is set, and closes them
+	// otherwise: a plain run never sees them.
+	KernelInFD  = 5
+	KernelOutFD = 6
 )
 
 // maxConfigBytes bounds a config message init will read: the code is at
@@ -72,7 +78,10 @@ type RunConfig struct {
 	Files []FileHeader `json:"files"`
 	// DiskBytes sizes the writable tmpfs.
 	DiskBytes int64 `json:"disk_bytes"`
-	// CPUSeconds, FileSizeBytes and OpenFiles become rlimits.
+	// Channel gives the program the kernel channel as fds 3 and 4.
+	Channel bool `json:"channel,omitempty"`
+	// CPUSeconds, FileSizeBytes and OpenFiles become rlimits; CPUSeconds 0
+	// sets no CPU rlimit (a session, whose CPU is limited per cell).
 	CPUSeconds    uint64 `json:"cpu_seconds"`
 	FileSizeBytes uint64 `json:"file_size_bytes"`
 	OpenFiles     uint64 `json:"open_files"`

@@ -1,0 +1,57 @@
+// Package kernel holds the session kernels: small driver programs, embedded
+// in the binary and run inside a session's sandbox, that execute cells in
+// one persistent interpreter and answer on a private channel. The wire
+// protocol is JSON lines: a Request per cell from the host, a Reply per
+// cell from the kernel, after a Ready message when the kernel starts.
+package kernel
+
+import _ "embed"
+
+// PythonSource is the Python kernel's program text.
+//
+//go:embed python_kernel.py
+var PythonSource string
+
+// PythonPath is where a session's sandbox holds the Python kernel.
+const PythonPath = "/code/kernel.py"
+
+// Request asks the kernel to run one cell.
+type Request struct {
+	// ID numbers the cell from 1; errors name the cell "<cell-ID>".
+	ID int `json:"id"`
+	// Code is the cell's source.
+	Code string `json:"code"`
+	// Marker is written on stdout and stderr after the cell.
+	Marker string `json:"marker"`
+}
+
+// Ready is the kernel's first message.
+type Ready struct {
+	Ready  bool   `json:"ready"`
+	Python string `json:"python"`
+}
+
+// Reply is the kernel's answer to a Request.
+type Reply struct {
+	ID int `json:"id"`
+	// Status is "ok" or "error".
+	Status string `json:"status"`
+	// Value is the repr of the cell's last expression, if not None.
+	Value string `json:"value,omitempty"`
+	// HTML is the last expression's _repr_html_(), such as a DataFrame's
+	// table.
+	HTML string `json:"html,omitempty"`
+	// Error describes the exception that ended the cell.
+	Error *Error `json:"error,omitempty"`
+	// Figures are the open matplotlib figures, as base64 PNG.
+	Figures []string `json:"figures,omitempty"`
+}
+
+// Error is an exception raised by a cell.
+type Error struct {
+	Type      string `json:"type"`
+	Message   string `json:"message"`
+	Line      int    `json:"line,omitempty"`
+	Column    int    `json:"column,omitempty"`
+	Traceback string `json:"traceback,omitempty"`
+}

@@ -1,0 +1,464 @@
+package linux
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	units "github.com/docker/go-units"
+	"golang.org/x/sys/unix"
+
+	"github.com/crucible-sandbox/crucible/kernel"
+	"github.com/crucible-sandbox/crucible/sandbox"
+	"github.com/crucible-sandbox/crucible/sandbox/lang"
+	"github.com/crucible-sandbox/crucible/sandbox/linux/sandboxinit"
+)
+
+// interruptGrace is how long a cell has to yield to the interrupt (a
+// KeyboardInterrupt in Python) before its session is killed.
+const interruptGrace = 2 * time.Second
+
+// Session is a live Python interpreter (the kernel) in its own native
+// sandbox. It implements sandbox.Session.
+type Session struct {
+	rt        *Runtime
+	id        string
+	lim       sandbox.Limits
+	p         *sandboxProc
+	work      *workDir
+	kernelPid int
+	replies   chan kernel.Reply
+	stdout    *cellStream
+	stderr    *cellStream
+	ended     chan struct{} // closed when the kernel has exited
+	exit      sandboxinit.Event
+
+	cellMu sync.Mutex // one cell at a time
+	cells  int
+	lifeMu sync.RWMutex // Close excludes every other use
+	closed bool
+}
+
+var _ sandbox.Session = (*Session)(nil)
+var _ sandbox.SessionRuntime = (*Runtime)(nil)
+
+// NewSession starts a Python kernel in a fresh sandbox; see
+// sandbox.SessionRuntime.
+func (r *Runtime) NewSession(ctx context.Context, req sandbox.SessionRequest) (sandbox.Session, error) {
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	if err := r.sessions.reserve(); err != nil {
+		return nil, err
+	}
+	s, err := r.startSession(ctx, &req)
+	if err != nil {
+		r.sessions.unreserve()
+		return nil, err
+	}
+	r.sessions.add(s)
+	return s, nil
+}
+
+func (r *Runtime) startSession(ctx context.Context, req *sandbox.SessionRequest) (*Session, error) {
+	lim := req.Limits.WithDefaults()
+	p, err := r.acquire(cgroupLimitsFor(lim))
+	if err != nil {
+		return nil, &sandbox.PlatformError{Op: "prepare sandbox", Err: err}
+	}
+	s := &Session{rt: r, id: newSessionID(), lim: lim, p: p, replies: make(chan kernel.Reply, 1), ended: make(chan struct{})}
+	if err := s.boot(ctx, req); err != nil {
+		_ = r.retire(p)
+		return nil, err
+	}
+	return s, nil
+}
+
+// boot sends the kernel's program, waits for it to start and greet, and
+// starts watching its streams.
+func (s *Session) boot(ctx context.Context, req *sandbox.SessionRequest) error {
+	cfg := &sandboxinit.RunConfig{
+		MainPath:      kernel.PythonPath,
+		Code:          kernel.PythonSource,
+		Argv:          []string{lang.For(sandbox.Python).Interpreter, kernel.PythonPath},
+		Env:           lang.Environ(sandbox.Python, s.rt.env, req.Env),
+		Dir:           lang.WorkDir,
+		DiskBytes:     s.lim.DiskBytes,
+		FileSizeBytes: uint64(s.lim.FileSizeBytes),
+		OpenFiles:     uint64(s.lim.OpenFiles),
+		Channel:       true,
+	}
+	contents := make([][]byte, len(req.Files))
+	for i, f := range req.Files {
+		cfg.Files = append(cfg.Files, sandboxinit.FileHeader{Name: f.Name, Size: int64(len(f.Content)), Executable: f.Executable})
+		contents[i] = f.Content
+	}
+	go func() {
+		_ = sandboxinit.WriteMessage(s.p.config, cfg, contents)
+		s.p.config.Close()
+	}()
+	s.p.stdin.Close() // a cell reading stdin gets end-of-file
+	deadline := time.NewTimer(setupTimeout)
+	defer deadline.Stop()
+	for started := false; !started; {
+		select {
+		case ev, ok := <-s.p.events:
+			switch {
+			case !ok:
+				return &sandbox.PlatformError{Op: "start session", Err: errors.New("sandbox init ended")}
+			case ev.Phase == sandboxinit.PhaseFailed:
+				return &sandbox.PlatformError{Op: "start session", Err: errors.New(ev.Error)}
+			case ev.Phase == sandboxinit.PhaseStarted:
+				started = true
+			}
+		case <-deadline.C:
+			return &sandbox.PlatformError{Op: "start session", Err: fmt.Errorf("no start within %s", setupTimeout)}
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	x := &execution{p: s.p, lim: s.lim}
+	if err := x.leaveCgroup(); err != nil {
+		return &sandbox.PlatformError{Op: "start session", Err: err}
+	}
+	go s.watchEvents()
+	ready := make(chan error, 1)
+	go s.readReplies(ready)
+	select {
+	case err := <-ready:
+		if err != nil {
+			return &sandbox.PlatformError{Op: "start kernel", Err: err}
+		}
+	case <-deadline.C:
+		return &sandbox.PlatformError{Op: "start kernel", Err: fmt.Errorf("the kernel did not start within %s", setupTimeout)}
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	var err error
+	if s.kernelPid, err = childOf(s.p.cmd.Process.Pid); err != nil {
+		return &sandbox.PlatformError{Op: "find kernel", Err: err}
+	}
+	if s.work, err = openWorkDir(s.p.cmd.Process.Pid); err != nil {
+		return &sandbox.PlatformError{Op: "open working directory", Err: err}
+	}
+	s.stdout, s.stderr = newCellStream(s.p.stdout), newCellStream(s.p.stderr)
+	return nil
+}
+
+// watchEvents waits for init to report the kernel's exit.
+func (s *Session) watchEvents() {
+	for ev := range s.p.events {
+		if ev.Phase == sandboxinit.PhaseExited {
+			s.exit = ev
+			close(s.ended)
+			return
+		}
+	}
+	close(s.ended)
+}
+
+// readReplies decodes the kernel's messages: the greeting, then replies.
+func (s *Session) readReplies(ready chan<- error) {
+	defer close(s.replies)
+	sc := bufio.NewScanner(s.p.fromKernel)
+	sc.Buffer(make([]byte, 64<<10), 1<<30)
+	greeted := false
+	for sc.Scan() {
+		if !greeted {
+			var hello kernel.Ready
+			if err := json.Unmarshal(sc.Bytes(), &hello); err != nil || !hello.Ready {
+				ready <- fmt.Errorf("unexpected greeting %q", sc.Bytes())
+				return
+			}
+			greeted = true
+			ready <- nil
+			continue
+		}
+		var reply kernel.Reply
+		if json.Unmarshal(sc.Bytes(), &reply) == nil {
+			s.replies <- reply
+		}
+	}
+	if !greeted {
+		ready <- errors.New("the kernel exited before it was ready")
+	}
+}
+
+// childOf returns the pid of init's only child, the kernel.
+func childOf(initPid int) (int, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", initPid, initPid))
+	if err != nil {
+		return 0, err
+	}
+	fields := strings.Fields(string(b))
+	if len(fields) != 1 {
+		return 0, fmt.Errorf("sandbox init has %d children, want 1", len(fields))
+	}
+	return strconv.Atoi(fields[0])
+}
+
+func newSessionID() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return "ses_" + hex.EncodeToString(b)
+}
+
+// ID names the session.
+func (s *Session) ID() string { return s.id }
+
+// use guards an operation against Close and marks the session used.
+func (s *Session) use() (release func(), err error) {
+	s.lifeMu.RLock()
+	if s.closed {
+		s.lifeMu.RUnlock()
+		return nil, sandbox.ErrSessionClosed
+	}
+	select {
+	case <-s.ended:
+		s.lifeMu.RUnlock()
+		return nil, fmt.Errorf("%w: its interpreter has exited", sandbox.ErrSessionClosed)
+	default:
+	}
+	return func() {
+		s.rt.sessions.touch(s)
+		s.lifeMu.RUnlock()
+	}, nil
+}
+
+// WriteFile creates or replaces a file in the working directory.
+func (s *Session) WriteFile(ctx context.Context, name string, content []byte) error {
+	release, err := s.use()
+	if err != nil {
+		return err
+	}
+	defer release()
+	return s.work.writeFile(name, content, s.rt.base.UID, s.rt.base.GID)
+}
+
+// ReadFile returns a file of the working directory.
+func (s *Session) ReadFile(ctx context.Context, name string) ([]byte, error) {
+	release, err := s.use()
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	return s.work.readFile(name, s.lim.DiskBytes)
+}
+
+// ListFiles lists the working directory.
+func (s *Session) ListFiles(ctx context.Context) ([]sandbox.FileInfo, error) {
+	release, err := s.use()
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	return s.work.list(), nil
+}
+
+// Close ends the session: the kernel and everything it started are killed
+// and the sandbox destroyed.
+func (s *Session) Close() error {
+	s.lifeMu.Lock()
+	defer s.lifeMu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	s.rt.sessions.remove(s)
+	if s.work != nil {
+		s.work.close()
+	}
+	return s.rt.retire(s.p)
+}
+
+// cellStop records why a cell was stopped, once.
+type cellStop struct {
+	once   sync.Once
+	status sandbox.Status
+	reason string
+	sent   chan struct{} // closed when the interrupt was sent
+}
+
+// Exec runs a cell; see sandbox.Session.
+func (s *Session) Exec(ctx context.Context, cell sandbox.Cell) (sandbox.Result, error) {
+	if err := cell.Validate(); err != nil {
+		return sandbox.Result{}, err
+	}
+	release, err := s.use()
+	if err != nil {
+		return sandbox.Result{}, err
+	}
+	defer release()
+	s.cellMu.Lock()
+	defer s.cellMu.Unlock()
+	s.cells++
+	return s.runCell(ctx, cell, s.cells)
+}
+
+func (s *Session) runCell(ctx context.Context, cell sandbox.Cell, n int) (sandbox.Result, error) {
+	wall := s.lim.WallTime()
+	if cell.TimeoutMS > 0 {
+		wall = time.Duration(cell.TimeoutMS) * time.Millisecond
+	}
+	res := sandbox.Result{Language: sandbox.Python, Limits: s.lim, ImageDigest: s.rt.imageDigest, Stdout: sandbox.Data{}, Stderr: sandbox.Data{}}
+	res.Limits.WallTimeMS = wall.Milliseconds()
+	res.CodeHash = codeHash(cell.Code)
+	before := map[string]unix.Stat_t{}
+	for _, e := range s.work.walk() {
+		before[e.name] = e.stat
+	}
+	usage0, _ := s.p.cg.usage()
+	stop := &cellStop{sent: make(chan struct{})}
+	interrupt := func(status sandbox.Status, reason string) {
+		stop.once.Do(func() {
+			stop.status, stop.reason = status, reason
+			_ = syscall.Kill(s.kernelPid, syscall.SIGINT)
+			close(stop.sent)
+		})
+	}
+	marker := fmt.Sprintf("\x1eCRUCIBLE-END-OF-CELL-%d-%s\x1e\n", n, newSessionID())
+	outputOver := func() {
+		interrupt(sandbox.StatusOutputLimit, "output limit of "+units.BytesSize(float64(s.lim.OutputBytes))+" reached; the cell was interrupted")
+	}
+	s.stdout.begin(marker, s.lim.OutputBytes, outputOver)
+	s.stderr.begin(marker, s.lim.OutputBytes, outputOver)
+	req, _ := json.Marshal(kernel.Request{ID: n, Code: cell.Code, Marker: marker})
+	start := time.Now()
+	if _, err := s.p.toKernel.Write(append(req, '\n')); err != nil {
+		return s.kernelGone(res, usage0, start)
+	}
+	timer := time.NewTimer(wall)
+	defer timer.Stop()
+	ticker := time.NewTicker(cpuPollInterval)
+	defer ticker.Stop()
+	var grace <-chan time.Time
+	for {
+		select {
+		case reply, ok := <-s.replies:
+			if !ok {
+				return s.kernelGone(res, usage0, start)
+			}
+			return s.finishCell(res, reply, stop, usage0, start, before)
+		case <-s.ended:
+			return s.kernelGone(res, usage0, start)
+		case <-timer.C:
+			interrupt(sandbox.StatusTimeout, "wall-time limit of "+wall.String()+" reached; the cell was interrupted, the session kept")
+		case <-ticker.C:
+			if u, err := s.p.cg.usage(); err == nil && u.CPU-usage0.CPU >= s.lim.CPUTime() {
+				interrupt(sandbox.StatusCPULimit, "CPU-time limit of "+s.lim.CPUTime().String()+" reached; the cell was interrupted, the session kept")
+			}
+		case <-ctx.Done():
+			interrupt(sandbox.StatusKilled, "cell cancelled: "+ctx.Err().Error())
+		case <-stop.sent:
+			stop.sent = nil // a nil channel blocks: seen once
+			grace = time.After(interruptGrace)
+		case <-grace:
+			// The cell ignores interrupts (a SIGINT handler, a blocking C
+			// call): the session cannot be trusted to recover.
+			s.p.kill()
+			res.Status = stop.status
+			res.Reason = fmt.Sprintf("%s; the cell did not yield to the interrupt within %s, so the session was killed", strings.SplitN(stop.reason, ";", 2)[0], interruptGrace)
+			res.ExitCode, res.Signal = -1, "SIGKILL"
+			s.collectStreams(&res, time.Now().Add(time.Second))
+			res.Metrics.WallMS = ms(time.Since(start))
+			return res, nil
+		}
+	}
+}
+
+func codeHash(code string) string {
+	sum := sha256.Sum256([]byte(code))
+	return hex.EncodeToString(sum[:])
+}
+
+// collectStreams takes the cell's output from both streams.
+func (s *Session) collectStreams(res *sandbox.Result, deadline time.Time) {
+	res.Stdout, res.StdoutTruncated = s.stdout.end(deadline)
+	res.Stderr, res.StderrTruncated = s.stderr.end(deadline)
+	if res.Stdout == nil {
+		res.Stdout = sandbox.Data{}
+	}
+	if res.Stderr == nil {
+		res.Stderr = sandbox.Data{}
+	}
+}
+
+// finishCell builds the Result of a cell the kernel answered.
+func (s *Session) finishCell(res sandbox.Result, reply kernel.Reply, stop *cellStop, usage0 cgroupUsage, start time.Time, before map[string]unix.Stat_t) (sandbox.Result, error) {
+	res.Metrics.WallMS = ms(time.Since(start))
+	s.collectStreams(&res, time.Now().Add(time.Second))
+	usage, _ := s.p.cg.usage()
+	res.Metrics.CPUMS = ms(usage.CPU - usage0.CPU)
+	res.Metrics.PeakMemoryBytes = usage.PeakBytes
+	res.Value, res.ValueHTML = reply.Value, reply.HTML
+	res.Status, res.ExitCode = sandbox.StatusOK, 0
+	if reply.Status != "ok" {
+		res.Status, res.ExitCode = sandbox.StatusError, 1
+		if e := reply.Error; e != nil {
+			res.Error = &sandbox.ExecError{Type: e.Type, Message: e.Message, Line: e.Line, Column: e.Column, Traceback: e.Traceback}
+		}
+	}
+	if stop.status != "" {
+		res.Status, res.Reason = stop.status, stop.reason
+	}
+	budget := s.lim.ArtifactBytes
+	for i, b64 := range reply.Figures {
+		png, err := base64.StdEncoding.DecodeString(b64)
+		if err != nil {
+			continue
+		}
+		sum := sha256.Sum256(png)
+		a := sandbox.Artifact{Name: fmt.Sprintf("figure-%d.png", i+1), MIME: "image/png", Size: int64(len(png)), SHA256: hex.EncodeToString(sum[:])}
+		if int64(len(png)) <= budget {
+			a.Content, budget = png, budget-int64(len(png))
+		} else {
+			a.ContentOmitted = true
+		}
+		res.Artifacts = append(res.Artifacts, a)
+	}
+	unchanged := func(e entry) bool {
+		old, ok := before[e.name]
+		return ok && old.Size == e.stat.Size && old.Mtim == e.stat.Mtim && old.Ctim == e.stat.Ctim && old.Ino == e.stat.Ino
+	}
+	res.Artifacts = append(res.Artifacts, s.work.artifacts(artifactFilter{skip: unchanged}, budget)...)
+	return res, nil
+}
+
+// kernelGone builds the Result of a cell during which the kernel exited:
+// the session is over.
+func (s *Session) kernelGone(res sandbox.Result, usage0 cgroupUsage, start time.Time) (sandbox.Result, error) {
+	<-s.ended
+	res.Metrics.WallMS = ms(time.Since(start))
+	s.collectStreams(&res, time.Now().Add(time.Second))
+	usage, _ := s.p.cg.usage()
+	res.Metrics.CPUMS = ms(usage.CPU - usage0.CPU)
+	res.Metrics.PeakMemoryBytes = usage.PeakBytes
+	res.ExitCode = s.exit.ExitCode
+	if s.exit.Signal != 0 {
+		res.ExitCode, res.Signal = -1, unix.SignalName(syscall.Signal(s.exit.Signal))
+	}
+	switch {
+	case usage.OOMKills > usage0.OOMKills:
+		res.Status = sandbox.StatusMemoryLimit
+		res.Reason = "memory limit of " + units.BytesSize(float64(s.lim.MemoryBytes)) + " reached; the kernel's OOM killer ended the interpreter and the session is closed"
+	case s.exit.Signal != 0:
+		res.Status = sandbox.StatusKilled
+		res.Reason = "the interpreter was ended by " + res.Signal + "; the session is closed"
+	default:
+		res.Status = sandbox.StatusError
+		res.Reason = fmt.Sprintf("the interpreter exited with code %d; the session is closed", s.exit.ExitCode)
+	}
+	return res, nil
+}

@@ -1,0 +1,90 @@
+package sandbox
+
+import (
+	"context"
+	"time"
+)
+
+// SessionRequest creates a session: a live interpreter in its own sandbox
+// whose variables and files persist from one cell to the next.
+type SessionRequest struct {
+	// Language selects the kernel; sessions exist for "python".
+	Language Language `json:"language"`
+	// Files are placed in the working directory before the first cell.
+	Files []File `json:"files,omitempty"`
+	// Limits apply as for a run: memory, processes, disk and open files to
+	// the whole session; wall time, CPU time and output to each cell.
+	Limits Limits `json:"limits,omitempty"`
+	// Env is added to the kernel's environment.
+	Env map[string]string `json:"env,omitempty"`
+}
+
+// Validate checks the request like Request.Validate does.
+func (r *SessionRequest) Validate() error {
+	if r.Language == "" {
+		return inputErrorf("language", "is required; sessions support python")
+	}
+	if r.Language != Python {
+		return inputErrorf("language", "sessions support python, got %q", r.Language)
+	}
+	run := Request{Language: r.Language, Files: r.Files, Limits: r.Limits, Env: r.Env}
+	return run.Validate()
+}
+
+// Cell is one piece of code run in a session.
+type Cell struct {
+	// Code is the cell's source.
+	Code string `json:"code"`
+	// TimeoutMS overrides the session's wall-time limit for this cell.
+	TimeoutMS int64 `json:"timeout_ms,omitempty"`
+}
+
+// Validate checks a cell against the session's limits.
+func (c *Cell) Validate() error {
+	if len(c.Code) > MaxCodeBytes {
+		return inputErrorf("code", "must be at most %d bytes, got %d", MaxCodeBytes, len(c.Code))
+	}
+	if c.TimeoutMS < 0 || c.TimeoutMS > MaxLimits.WallTimeMS {
+		return inputErrorf("timeout_ms", "must be between 0 (the session's limit) and %d, got %d", MaxLimits.WallTimeMS, c.TimeoutMS)
+	}
+	return nil
+}
+
+// FileInfo describes a file in a session's working directory.
+type FileInfo struct {
+	// Name is the path relative to the working directory.
+	Name string `json:"name"`
+	// Size is the length in bytes.
+	Size int64 `json:"size"`
+	// Dir marks a directory.
+	Dir bool `json:"dir,omitempty"`
+	// ModTime is the last modification.
+	ModTime time.Time `json:"mod_time"`
+}
+
+// Session is a live interpreter in a sandbox. Cells run one at a time; a
+// cell that outlives its wall-time limit is interrupted (KeyboardInterrupt)
+// and the session kept, or, if it does not yield, the session is killed.
+// File names are relative to the working directory: "..", absolute paths
+// and symbolic links leading out of it are refused.
+type Session interface {
+	// ID names the session.
+	ID() string
+	// Exec runs a cell. The Result's Value and ValueHTML show the last
+	// expression; Artifacts hold the figures the cell left open (as PNG)
+	// and the files it created or changed.
+	Exec(ctx context.Context, cell Cell) (Result, error)
+	// WriteFile creates or replaces a file.
+	WriteFile(ctx context.Context, name string, content []byte) error
+	// ReadFile returns a file's content.
+	ReadFile(ctx context.Context, name string) ([]byte, error)
+	// ListFiles lists the working directory, recursively.
+	ListFiles(ctx context.Context) ([]FileInfo, error)
+	// Close ends the session and destroys its sandbox.
+	Close() error
+}
+
+// SessionRuntime starts sessions.
+type SessionRuntime interface {
+	NewSession(ctx context.Context, req SessionRequest) (Session, error)
+}
