@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"strings"
 )
 
 // DefaultManifest is the curated data-science image kept in the
@@ -41,8 +42,12 @@ type Manifest struct {
 	// caches, such as matplotlib's font list.
 	Prepare [][]string `json:"prepare,omitempty"`
 	// Env is added to every sandboxed program's environment in this
-	// image, such as the location of a prepared cache.
+	// image.
 	Env []string `json:"env,omitempty"`
+	// TmpSeed is a directory of the image whose contents every sandbox
+	// gets in its fresh, writable /tmp, such as caches that their programs
+	// insist on finding in a writable place (matplotlib's font list).
+	TmpSeed string `json:"tmp_seed,omitempty"`
 }
 
 var (
@@ -102,6 +107,9 @@ func (m *Manifest) validate() error {
 		if len(c) == 0 {
 			return fmt.Errorf("manifest: prepare[%d] must not be empty", i)
 		}
+	}
+	if m.TmpSeed != "" && (!strings.HasPrefix(m.TmpSeed, "/") || strings.Contains(m.TmpSeed, "..")) {
+		return fmt.Errorf("manifest: tmp_seed must be an absolute path without .., got %q", m.TmpSeed)
 	}
 	for i, e := range m.Env {
 		if !envRE.MatchString(e) {

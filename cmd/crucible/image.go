@@ -116,5 +116,5 @@ func runtimeOptions(rootfs, imageName, store string) (linux.Options, error) {
 	if err != nil {
 		return linux.Options{}, err
 	}
-	return linux.Options{RootFS: img.RootFS, ImageDigest: img.Digest, Env: img.Manifest.Env}, nil
+	return linux.Options{RootFS: img.RootFS, ImageDigest: img.Digest, Env: img.Manifest.Env, TmpSeed: img.Manifest.TmpSeed}, nil
 }

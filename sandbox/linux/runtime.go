@@ -30,6 +30,9 @@ type Options struct {
 	UID, GID int
 	// ImageDigest identifies RootFS's content; every Result carries it.
 	ImageDigest string
+	// TmpSeed is a directory of RootFS whose contents every sandbox gets in
+	// its /tmp (see image.Manifest.TmpSeed).
+	TmpSeed string
 	// Env is added to every program's environment after the language's
 	// own and before the request's, such as the location of a cache the
 	// image prepared.
@@ -75,7 +78,7 @@ func New(opts Options) (*Runtime, error) {
 		gid = nobody
 	}
 	r := &Runtime{
-		base:                sandboxinit.BaseConfig{UID: uid, GID: gid, Hostname: sandboxinit.Hostname},
+		base:                sandboxinit.BaseConfig{UID: uid, GID: gid, Hostname: sandboxinit.Hostname, TmpSeed: opts.TmpSeed},
 		defaultCgroupLimits: cgroupLimitsFor(sandbox.DefaultLimits),
 		imageDigest:         opts.ImageDigest,
 		env:                 opts.Env,

@@ -74,6 +74,11 @@ func buildRoot(base *BaseConfig) error {
 	if err := buildDev(newRoot, path.Join(scratch, "shm")); err != nil {
 		return err
 	}
+	if base.TmpSeed != "" {
+		if err := seedDir(path.Join(newRoot, base.TmpSeed), path.Join(scratch, "tmp"), base.UID, base.GID, 0); err != nil {
+			return fmt.Errorf("seed /tmp from %s: %w", base.TmpSeed, err)
+		}
+	}
 	procDir := path.Join(newRoot, "proc")
 	if err := os.Mkdir(procDir, 0o555); err != nil {
 		return err
@@ -251,4 +256,47 @@ func writeFile(p, content string, mode os.FileMode) error {
 		return err
 	}
 	return os.WriteFile(p, []byte(content), mode)
+}
+
+// seedDir copies the regular files and directories under src into dst,
+// owned by uid and gid. Links and special files are not copied: the seed
+// comes from the image, but nothing in it needs them.
+func seedDir(src, dst string, uid, gid, depth int) error {
+	if depth > 16 {
+		return nil
+	}
+	entries, err := os.ReadDir(src)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		from, to := path.Join(src, e.Name()), path.Join(dst, e.Name())
+		switch {
+		case e.IsDir():
+			if err := os.Mkdir(to, 0o755); err != nil && !os.IsExist(err) {
+				return err
+			}
+			if err := os.Lchown(to, uid, gid); err != nil {
+				return err
+			}
+			if err := seedDir(from, to, uid, gid, depth+1); err != nil {
+				return err
+			}
+		case e.Type().IsRegular():
+			b, err := os.ReadFile(from)
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(to, b, 0o644); err != nil {
+				return err
+			}
+			if err := os.Lchown(to, uid, gid); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

@@ -43,6 +43,9 @@ type BaseConfig struct {
 	GID int `json:"gid"`
 	// Hostname is the sandbox's host name.
 	Hostname string `json:"hostname"`
+	// TmpSeed is a directory of the root filesystem whose contents are
+	// copied into the sandbox's /tmp.
+	TmpSeed string `json:"tmp_seed,omitempty"`
 	// Seccomp holds the assembled seccomp filters, loaded in order just
 	// before the program starts. The host assembles them once, so that the
 	// sandbox side needs no syscall tables.

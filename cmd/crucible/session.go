@@ -1,0 +1,310 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	units "github.com/docker/go-units"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/crucible-sandbox/crucible/image"
+	"github.com/crucible-sandbox/crucible/sandbox"
+	"github.com/crucible-sandbox/crucible/sandbox/linux"
+)
+
+// sessionFlags are the flags of `crucible session`.
+type sessionFlags struct {
+	files   []string
+	timeout time.Duration
+	memory  string
+	disk    string
+	out     string
+	rootfs  string
+	image   string
+	store   string
+}
+
+func newSessionCommand() *cobra.Command {
+	var f sessionFlags
+	cmd := &cobra.Command{
+		Use:   "session",
+		Short: "A sandboxed Python session: type or pipe cells, keep the variables",
+		Long: `Start a live Python interpreter in a sandbox and run cells in it; variables,
+imports and files persist from one cell to the next.
+
+On a terminal, each line is a cell; a line ending in ":" opens a block that an
+empty line closes. Piped input is split into cells at lines starting with
+"# %%" (the percent format of Jupytext and VS Code), or is one cell.
+
+Commands: :ls lists the working directory, :upload LOCAL [NAME] copies a file
+in, :download NAME [LOCAL] copies one out, :quit ends the session.
+
+Figures left open by a cell and files it creates or changes are saved under
+--out and their paths printed. A cell that outlives --timeout is interrupted
+and the session kept; one that ignores the interrupt ends the session.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return runSession(cmd.Context(), &f) },
+	}
+	fl := cmd.Flags()
+	fl.StringArrayVar(&f.files, "file", nil, "input file NAME=PATH placed in the working directory (repeatable)")
+	fl.DurationVar(&f.timeout, "timeout", 30*time.Second, "wall-time limit per cell")
+	fl.StringVar(&f.memory, "memory", "1GiB", "memory limit of the session")
+	fl.StringVar(&f.disk, "disk", "256MiB", "size of the working directory")
+	fl.StringVar(&f.out, "out", "crucible-out", "directory for figures and files the cells produce")
+	fl.StringVar(&f.rootfs, "rootfs", "", "root filesystem directory (default: the host's system directories)")
+	fl.StringVar(&f.image, "image", "", "run in a built image (see `crucible image ls`)")
+	fl.StringVar(&f.store, "store", image.DefaultStore, "image store directory")
+	return cmd
+}
+
+func runSession(ctx context.Context, f *sessionFlags) error {
+	req := sandbox.SessionRequest{Language: sandbox.Python}
+	for _, spec := range f.files {
+		n, p, ok := strings.Cut(spec, "=")
+		if !ok {
+			return usageError(fmt.Errorf("--file %q: want NAME=PATH", spec))
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return usageError(fmt.Errorf("--file %s: %w", n, err))
+		}
+		req.Files = append(req.Files, sandbox.File{Name: n, Content: b})
+	}
+	mem, err1 := units.RAMInBytes(f.memory)
+	disk, err2 := units.RAMInBytes(f.disk)
+	if err1 != nil || err2 != nil {
+		return usageError(fmt.Errorf("--memory and --disk want sizes such as 1GiB"))
+	}
+	req.Limits = sandbox.Limits{WallTimeMS: f.timeout.Milliseconds(), CPUTimeMS: f.timeout.Milliseconds(), MemoryBytes: mem, DiskBytes: disk}
+	if err := req.Validate(); err != nil {
+		return usageError(err)
+	}
+	opts, err := runtimeOptions(f.rootfs, f.image, f.store)
+	if err != nil {
+		return usageError(err)
+	}
+	rt, err := linux.New(opts)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "crucible:", err)
+		return exitCodeError(exitInternal)
+	}
+	defer rt.Close()
+	s, err := rt.NewSession(ctx, req)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "crucible:", err)
+		return exitCodeError(exitInternal)
+	}
+	defer s.Close()
+	interactive := term.IsTerminal(int(os.Stdin.Fd()))
+	if interactive {
+		fmt.Fprintf(os.Stderr, "crucible session %s: Python in a sandbox; :quit or Ctrl-D ends it\n", s.ID())
+	}
+	cells := pipedCells(os.Stdin)
+	if interactive {
+		cells = typedCells(os.Stdin, os.Stderr)
+	}
+	r := &sessionREPL{s: s, out: f.out}
+	for cell := range cells {
+		if r.command(ctx, cell) {
+			if r.quit {
+				break
+			}
+			continue
+		}
+		cellCtx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+		res, err := s.Exec(cellCtx, sandbox.Cell{Code: cell})
+		stop()
+		switch {
+		case errors.Is(err, sandbox.ErrSessionClosed):
+			fmt.Fprintln(os.Stderr, "crucible: the session has ended")
+			return exitCodeError(exitCodeFor(r.last))
+		case err != nil:
+			fmt.Fprintln(os.Stderr, "crucible:", err)
+			return exitCodeError(exitInternal)
+		}
+		r.show(res)
+	}
+	return nil
+}
+
+// sessionREPL prints results and runs the colon commands.
+type sessionREPL struct {
+	s     sandbox.Session
+	out   string
+	n     int
+	quit  bool
+	last  sandbox.Result
+}
+
+// command runs a colon command; false means the text is a cell.
+func (r *sessionREPL) command(ctx context.Context, text string) bool {
+	fields := strings.Fields(text)
+	if len(fields) == 0 || !strings.HasPrefix(fields[0], ":") || strings.Contains(text, "\n") {
+		return false
+	}
+	switch fields[0] {
+	case ":quit", ":q", ":exit":
+		r.quit = true
+	case ":ls":
+		files, err := r.s.ListFiles(ctx)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "crucible:", err)
+		}
+		for _, fi := range files {
+			if fi.Dir {
+				fmt.Printf("%10s  %s/\n", "", fi.Name)
+			} else {
+				fmt.Printf("%10d  %s\n", fi.Size, fi.Name)
+			}
+		}
+	case ":upload":
+		if len(fields) < 2 {
+			fmt.Fprintln(os.Stderr, "usage: :upload LOCAL [NAME]")
+			break
+		}
+		name := filepath.Base(fields[1])
+		if len(fields) > 2 {
+			name = fields[2]
+		}
+		b, err := os.ReadFile(fields[1])
+		if err == nil {
+			err = r.s.WriteFile(ctx, name, b)
+		}
+		report(err, "uploaded "+name)
+	case ":download":
+		if len(fields) < 2 {
+			fmt.Fprintln(os.Stderr, "usage: :download NAME [LOCAL]")
+			break
+		}
+		local := filepath.Base(fields[1])
+		if len(fields) > 2 {
+			local = fields[2]
+		}
+		b, err := r.s.ReadFile(ctx, fields[1])
+		if err == nil {
+			err = os.WriteFile(local, b, 0o644)
+		}
+		report(err, "saved "+local)
+	default:
+		fmt.Fprintf(os.Stderr, "unknown command %s (:ls, :upload, :download, :quit)\n", fields[0])
+	}
+	return true
+}
+
+func report(err error, ok string) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "crucible:", err)
+		return
+	}
+	fmt.Fprintln(os.Stderr, ok)
+}
+
+// show prints a cell's result and saves its artifacts.
+func (r *sessionREPL) show(res sandbox.Result) {
+	r.n++
+	r.last = res
+	os.Stdout.Write(res.Stdout)
+	os.Stderr.Write(res.Stderr)
+	if res.Error != nil && res.Error.Traceback != "" {
+		fmt.Fprintln(os.Stderr, res.Error.Traceback)
+	}
+	if res.Value != "" {
+		fmt.Printf("Out[%d]: %s\n", r.n, res.Value)
+	}
+	for _, a := range res.Artifacts {
+		if a.ContentOmitted {
+			fmt.Fprintf(os.Stderr, "artifact %s (%s) is over the artifact limit; not saved\n", a.Name, units.BytesSize(float64(a.Size)))
+			continue
+		}
+		name := a.Name
+		if strings.HasPrefix(name, "figure-") {
+			name = fmt.Sprintf("cell%d-%s", r.n, name)
+		}
+		dst := filepath.Join(r.out, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err == nil {
+			if err := os.WriteFile(dst, a.Content, 0o644); err == nil {
+				fmt.Fprintf(os.Stderr, "saved %s (%s)\n", dst, a.MIME)
+			}
+		}
+	}
+	if res.Status != sandbox.StatusOK && res.Status != sandbox.StatusError || res.Reason != "" {
+		fmt.Fprintf(os.Stderr, "crucible: %s · %s\n", res.Status, res.Reason)
+	}
+}
+
+// typedCells reads cells typed at a terminal: a line is a cell, and a line
+// ending in ":" opens a block that an empty line closes.
+func typedCells(in io.Reader, prompt io.Writer) <-chan string {
+	cells := make(chan string)
+	go func() {
+		defer close(cells)
+		sc := bufio.NewScanner(in)
+		sc.Buffer(make([]byte, 64<<10), 16<<20)
+		var block []string
+		fmt.Fprint(prompt, ">>> ")
+		for sc.Scan() {
+			line := sc.Text()
+			switch {
+			case len(block) > 0 && strings.TrimSpace(line) == "":
+				cells <- strings.Join(block, "\n")
+				block = nil
+			case len(block) > 0 || strings.HasSuffix(strings.TrimSpace(line), ":"):
+				block = append(block, line)
+			case strings.TrimSpace(line) != "":
+				cells <- line
+			}
+			if len(block) > 0 {
+				fmt.Fprint(prompt, "... ")
+			} else {
+				fmt.Fprint(prompt, ">>> ")
+			}
+		}
+		if len(block) > 0 {
+			cells <- strings.Join(block, "\n")
+		}
+		fmt.Fprintln(prompt)
+	}()
+	return cells
+}
+
+// pipedCells splits piped input at lines starting with "# %%"; colon
+// commands stand alone on their line.
+func pipedCells(in io.Reader) <-chan string {
+	cells := make(chan string)
+	go func() {
+		defer close(cells)
+		sc := bufio.NewScanner(in)
+		sc.Buffer(make([]byte, 64<<10), 16<<20)
+		var cell []string
+		flush := func() {
+			if text := strings.TrimSpace(strings.Join(cell, "\n")); text != "" {
+				cells <- strings.Join(cell, "\n")
+			}
+			cell = nil
+		}
+		for sc.Scan() {
+			line := sc.Text()
+			switch {
+			case strings.HasPrefix(line, "# %%"):
+				flush()
+			case strings.HasPrefix(line, ":") && !strings.Contains(line, "="):
+				flush()
+				cells <- line
+			default:
+				cell = append(cell, line)
+			}
+		}
+		flush()
+	}()
+	return cells
+}
