@@ -139,11 +139,11 @@ func runSession(ctx context.Context, f *sessionFlags) error {
 
 // sessionREPL prints results and runs the colon commands.
 type sessionREPL struct {
-	s     sandbox.Session
-	out   string
-	n     int
-	quit  bool
-	last  sandbox.Result
+	s    sandbox.Session
+	out  string
+	n    int
+	quit bool
+	last sandbox.Result
 }
 
 // command runs a colon command; false means the text is a cell.
