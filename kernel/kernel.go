@@ -25,10 +25,36 @@ type Request struct {
 	Marker string `json:"marker"`
 }
 
+// Run asks the kernel to run a stateless program as __main__ and exit with
+// its status, as `python3 /code/main.py` would. It is the last request.
+type Run struct {
+	// Op is "run".
+	Op string `json:"op"`
+	// Code is the program.
+	Code string `json:"code"`
+	// Env is added to the environment before the program starts.
+	Env map[string]string `json:"env,omitempty"`
+	// Limits are applied by the kernel to itself before the program
+	// starts.
+	Limits RunLimits `json:"limits"`
+}
+
+// RunLimits are the rlimits of a stateless program in a warm kernel. They
+// can only be lowered from the limits the kernel was started with.
+type RunLimits struct {
+	// CPUSeconds is the program's own CPU allowance; the kernel adds the
+	// time it used before.
+	CPUSeconds    int64 `json:"cpu_seconds"`
+	FileSizeBytes int64 `json:"file_size_bytes"`
+	OpenFiles     int64 `json:"open_files"`
+}
+
 // Ready is the kernel's first message.
 type Ready struct {
 	Ready  bool   `json:"ready"`
 	Python string `json:"python"`
+	// Preloaded lists the modules imported in advance (--preload).
+	Preloaded []string `json:"preloaded,omitempty"`
 }
 
 // Reply is the kernel's answer to a Request.

@@ -13,13 +13,18 @@ not a security boundary.
 
 import ast
 import base64
+import builtins
 import fcntl
+import importlib
 import io
 import json
+import linecache
 import os
+import resource
 import signal
 import sys
 import traceback
+import types
 
 MAX_REPR = 64 * 1024
 
@@ -149,8 +154,65 @@ def finish(request, reply):
         signal.signal(signal.SIGINT, previous)
 
 
+def preload(names):
+    """Import the modules a warm sandbox keeps ready; absent ones are skipped."""
+    loaded = []
+    for name in names:
+        try:
+            importlib.import_module(name)
+            loaded.append(name)
+        except Exception:
+            pass
+    return loaded
+
+
+def run_main(request):
+    """Run a stateless program as a script would run, then exit.
+
+    The program becomes __main__ at /code/main.py; an uncaught exception
+    is printed as the interpreter prints it and exits with 1; sys.exit
+    works as usual. The channel is closed first: the program never sees it.
+    """
+    limits = request.get("limits") or {}
+    if limits.get("cpu_seconds"):
+        # RLIMIT_CPU counts from the process's start: add what starting and
+        # preloading used. Lowering one's own limits needs no privilege;
+        # the program cannot raise the hard limits back.
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        cpu = int(usage.ru_utime + usage.ru_stime) + 1 + limits["cpu_seconds"]
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    for key, which in (("file_size_bytes", resource.RLIMIT_FSIZE), ("open_files", resource.RLIMIT_NOFILE)):
+        if limits.get(key):
+            resource.setrlimit(which, (limits[key], limits[key]))
+    os.environ.update(request.get("env") or {})
+    code = request["code"]
+    filename = request.get("filename") or "/code/main.py"
+    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+    main = types.ModuleType("__main__")
+    main.__file__ = filename
+    main.__builtins__ = builtins
+    sys.modules["__main__"] = main
+    sys.argv = [filename]
+    REQUESTS.close()
+    REPLIES.close()
+    try:
+        exec(compile(code, filename, "exec"), main.__dict__)
+    except SystemExit:
+        raise
+    except BaseException as exc:
+        tb = traceback.TracebackException.from_exception(exc)
+        tb.stack = traceback.StackSummary.from_list(
+            [f for f in tb.stack if f.filename != KERNEL_FILE])
+        sys.stderr.write("".join(tb.format()))
+        raise SystemExit(1)
+    raise SystemExit(0)
+
+
 def main():
-    send({"ready": True, "python": sys.version.split()[0]})
+    names = []
+    if len(sys.argv) > 2 and sys.argv[1] == "--preload":
+        names = [n for n in sys.argv[2].split(",") if n]
+    send({"ready": True, "python": sys.version.split()[0], "preloaded": preload(names)})
     while True:
         try:
             line = REQUESTS.readline()
@@ -159,6 +221,8 @@ def main():
         if not line:
             return
         request = json.loads(line)
+        if request.get("op") == "run":
+            run_main(request)
         reply = {"id": request.get("id"), "status": "error"}
         try:
             reply = run_cell(request)

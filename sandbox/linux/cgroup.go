@@ -46,6 +46,9 @@ type runCgroup interface {
 	evict(pid int) error
 	// cpuTime returns the CPU time used by all processes so far.
 	cpuTime() (time.Duration, error)
+	// resetPeak starts peak-memory measurement afresh, where the cgroup
+	// version allows it (v1); v2 keeps the peak since creation.
+	resetPeak()
 	// usage returns the run's totals once it has ended.
 	usage() (cgroupUsage, error)
 	// kill sends SIGKILL to every process in the cgroup.

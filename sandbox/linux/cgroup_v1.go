@@ -96,6 +96,8 @@ func (c *cgroupV1) evict(pid int) error {
 	return nil
 }
 
+func (c *cgroupV1) resetPeak() { _ = writeInt(c.file("memory", "memory.max_usage_in_bytes"), 0) }
+
 func (c *cgroupV1) cpuTime() (time.Duration, error) {
 	ns, err := readInt(c.file("cpuacct", "cpuacct.usage"))
 	return time.Duration(ns), err

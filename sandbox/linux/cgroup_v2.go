@@ -56,6 +56,8 @@ func (c *cgroupV2) evict(pid int) error {
 	return nil
 }
 
+func (c *cgroupV2) resetPeak() {}
+
 func (c *cgroupV2) cpuTime() (time.Duration, error) {
 	us, err := readKeyed(filepath.Join(c.path, "cpu.stat"), "usage_usec")
 	return time.Duration(us) * time.Microsecond, err

@@ -1,9 +1,13 @@
 package linux
 
 import (
+	"encoding/json"
+	"os"
+
 	"context"
 	"errors"
 	"fmt"
+	"github.com/crucible-sandbox/crucible/kernel"
 	"github.com/crucible-sandbox/crucible/sandbox/linux/sandboxinit"
 	"sync"
 	"syscall"
@@ -29,8 +33,9 @@ type execution struct {
 	spec lang.Spec
 	res  *sandbox.Result
 
-	p    *sandboxProc
-	stop struct {
+	p       *sandboxProc
+	cpuBase time.Duration // the cgroup's CPU time when the program started
+	stop    struct {
 		once   sync.Once
 		status sandbox.Status
 		reason string
@@ -48,9 +53,12 @@ func (x *execution) stopWith(status sandbox.Status, reason string) {
 // run executes the request and fills x.res. An error is a platform failure.
 func (x *execution) run(ctx context.Context) (err error) {
 	t0 := time.Now()
-	p, err := x.rt.acquire(cgroupLimitsFor(x.lim))
-	if err != nil {
-		return &sandbox.PlatformError{Op: "prepare sandbox", Err: err}
+	p := x.rt.takeWarm(x.req, x.lim)
+	warm := p != nil
+	if !warm {
+		if p, err = x.rt.acquire(cgroupLimitsFor(x.lim)); err != nil {
+			return &sandbox.PlatformError{Op: "prepare sandbox", Err: err}
+		}
 	}
 	x.p = p
 	acquired := time.Now()
@@ -61,11 +69,19 @@ func (x *execution) run(ctx context.Context) (err error) {
 	}()
 
 	var workers sync.WaitGroup
-	cfg, contents := runConfigFor(x.req, x.lim, x.spec, x.rt.env)
-	workers.Go(func() {
-		_ = sandboxinit.WriteMessage(p.config, cfg, contents)
-		p.config.Close()
-	})
+	var started time.Time
+	if warm {
+		if err := x.startWarm(); err != nil {
+			return &sandbox.PlatformError{Op: "start program in warm sandbox", Err: err}
+		}
+		started = time.Now()
+	} else {
+		cfg, contents := runConfigFor(x.req, x.lim, x.spec, x.rt.env)
+		workers.Go(func() {
+			_ = sandboxinit.WriteMessage(p.config, cfg, contents)
+			p.config.Close()
+		})
+	}
 	workers.Go(func() {
 		_, _ = p.stdin.Write(x.req.Stdin)
 		p.stdin.Close()
@@ -78,7 +94,7 @@ func (x *execution) run(ctx context.Context) (err error) {
 	workers.Go(func() { capture.drain(p.stdout, &outs[0]) })
 	workers.Go(func() { capture.drain(p.stderr, &outs[1]) })
 
-	started, last := x.supervise(ctx)
+	started, last := x.supervise(ctx, started)
 	ended := time.Now()
 	// Init reports the exit once every process but itself is dead, and a
 	// killed init takes every process with it: either way every write end
@@ -111,15 +127,19 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 
 // supervise enforces the wall-time and CPU-time limits and cancellation
 // until init exits. It returns when the program started (zero if never)
-// and the last event seen.
-func (x *execution) supervise(ctx context.Context) (time.Time, sandboxinit.Event) {
-	var started time.Time
+// and the last event seen. started is set when the program was already
+// running (a warm sandbox).
+func (x *execution) supervise(ctx context.Context, started time.Time) (time.Time, sandboxinit.Event) {
 	var last sandboxinit.Event
 	deadline := time.NewTimer(setupTimeout)
 	defer deadline.Stop()
 	ticker := time.NewTicker(cpuPollInterval)
 	ticker.Stop()
 	defer ticker.Stop()
+	if !started.IsZero() {
+		deadline.Reset(x.lim.WallTime())
+		ticker.Reset(cpuPollInterval)
+	}
 	evs := x.p.events
 	for {
 		select {
@@ -149,7 +169,7 @@ func (x *execution) supervise(ctx context.Context) (time.Time, sandboxinit.Event
 				x.stopWith(sandbox.StatusTimeout, "wall-time limit of "+x.lim.WallTime().String()+" reached")
 			}
 		case <-ticker.C:
-			if cpu, err := x.p.cg.cpuTime(); err == nil && cpu >= x.lim.CPUTime() {
+			if cpu, err := x.p.cg.cpuTime(); err == nil && cpu-x.cpuBase >= x.lim.CPUTime() {
 				x.stopWith(sandbox.StatusCPULimit, cpuReason(x.lim))
 			}
 		case <-ctx.Done():
@@ -168,6 +188,42 @@ func (x *execution) leaveCgroup() error {
 	return x.p.cg.setLimits(cgroupLimits{MemoryBytes: x.lim.MemoryBytes, Pids: x.lim.Processes})
 }
 
+// startWarm hands the request to a warm sandbox's interpreter: the input
+// files in the working directory, then the program and its rlimits on the
+// private channel. The interpreter applies the rlimits to itself before
+// the program's first line.
+func (x *execution) startWarm() error {
+	usage, err := x.p.cg.usage()
+	if err != nil {
+		return err
+	}
+	x.cpuBase = usage.CPU
+	x.p.cg.resetPeak()
+	work, err := openWorkDir(x.p.cmd.Process.Pid)
+	if err != nil {
+		return err
+	}
+	defer work.close()
+	for _, f := range x.req.Files {
+		mode := os.FileMode(0o644)
+		if f.Executable {
+			mode = 0o755
+		}
+		if err := work.writeFile(f.Name, f.Content, x.rt.base.UID, x.rt.base.GID, mode); err != nil {
+			return fmt.Errorf("input file %s: %w", f.Name, err)
+		}
+	}
+	msg, err := json.Marshal(kernel.Run{Op: "run", Code: x.req.Code, Env: x.req.Env, Limits: kernel.RunLimits{
+		CPUSeconds: (x.lim.CPUTimeMS + 999) / 1000, FileSizeBytes: x.lim.FileSizeBytes, OpenFiles: x.lim.OpenFiles,
+	}})
+	if err != nil {
+		return err
+	}
+	_, err = x.p.toKernel.Write(append(msg, '\n'))
+	x.p.toKernel.Close()
+	return err
+}
+
 func cpuReason(lim sandbox.Limits) string {
 	return "CPU-time limit of " + lim.CPUTime().String() + " reached"
 }
@@ -178,6 +234,7 @@ func (x *execution) finish(last sandboxinit.Event, outs [2]capturedStream) error
 	res.Stdout, res.StdoutTruncated = outs[0].buf.Bytes(), outs[0].truncated
 	res.Stderr, res.StderrTruncated = outs[1].buf.Bytes(), outs[1].truncated
 	usage, uerr := x.p.cg.usage()
+	usage.CPU -= x.cpuBase
 	res.Metrics.CPUMS = ms(usage.CPU)
 	res.Metrics.PeakMemoryBytes = usage.PeakBytes
 	if last.Phase == sandboxinit.PhaseExited {

@@ -16,6 +16,7 @@ import (
 // sandbox costs CPU and kernel locks that would otherwise slow the run that
 // just took one. Between runs (while an agent thinks) the machine is idle.
 type prestartPool struct {
+	build     func() (*sandboxProc, error)
 	size      int
 	ready     chan *sandboxProc
 	want      chan struct{} // one token per sandbox to build
@@ -38,10 +39,10 @@ type PoolStats struct {
 	Misses uint64 `json:"misses"`
 }
 
-// startPool begins keeping size sandboxes ready, built with the default
-// limits; a run with other limits has its cgroup adjusted when it takes one.
-func (r *Runtime) startPool(size int) {
+// newPool begins keeping size sandboxes made by build ready.
+func newPool(size int, build func() (*sandboxProc, error)) *prestartPool {
 	p := &prestartPool{
+		build: build,
 		size:  size,
 		ready: make(chan *sandboxProc, size),
 		want:  make(chan struct{}, size),
@@ -50,90 +51,124 @@ func (r *Runtime) startPool(size int) {
 	for range size {
 		p.want <- struct{}{}
 	}
-	r.pool = p
-	p.wg.Go(r.refill)
+	p.wg.Go(p.refill)
+	return p
 }
 
 // refill builds a sandbox for each token in want until the pool is closed.
 // Failures back off, so a broken host does not spin.
-func (r *Runtime) refill() {
+func (pool *prestartPool) refill() {
 	backoff := 10 * time.Millisecond
 	for {
 		select {
-		case <-r.pool.want:
-		case <-r.pool.done:
+		case <-pool.want:
+		case <-pool.done:
 			return
 		}
-		p, err := r.launch(r.defaultCgroupLimits)
+		p, err := pool.build()
 		for err != nil {
 			select {
 			case <-time.After(backoff):
 				backoff = min(2*backoff, 5*time.Second)
-				p, err = r.launch(r.defaultCgroupLimits)
-			case <-r.pool.done:
+				p, err = pool.build()
+			case <-pool.done:
 				return
 			}
 		}
 		backoff = 10 * time.Millisecond
-		p.pooled = true
+		p.pool = pool
 		select {
-		case r.pool.ready <- p:
-		case <-r.pool.done:
+		case pool.ready <- p:
+		case <-pool.done:
 			_ = p.release()
 			return
 		}
 	}
 }
 
-// acquire returns a ready sandbox with limits lim: a pooled one when there
-// is one, else one built now.
-func (r *Runtime) acquire(lim cgroupLimits) (*sandboxProc, error) {
-	if r.pool == nil {
-		return r.launch(lim)
-	}
+// take returns a ready, live sandbox, or nil if none is ready.
+func (pool *prestartPool) take() *sandboxProc {
 	for {
 		select {
-		case p, ok := <-r.pool.ready:
-			if !ok { // the pool is closed: build on demand
-				return r.launch(lim)
+		case p, ok := <-pool.ready:
+			if !ok {
+				return nil
 			}
 			if !p.alive() {
-				r.retire(p)
+				pool.replace(p)
 				continue
 			}
-			if err := p.cg.setLimits(lim); err != nil {
-				r.retire(p)
-				return nil, err
-			}
-			r.pool.hits.Add(1)
-			return p, nil
+			pool.hits.Add(1)
+			return p
 		default:
-			r.pool.misses.Add(1)
-			return r.launch(lim)
+			pool.misses.Add(1)
+			return nil
 		}
 	}
 }
 
-// retire destroys a sandbox after its run and, if it came from the pool,
-// asks for a replacement.
-func (r *Runtime) retire(p *sandboxProc) error {
+// replace destroys a pooled sandbox and asks for another.
+func (pool *prestartPool) replace(p *sandboxProc) error {
 	err := p.release()
-	if p.pooled {
-		select {
-		case r.pool.want <- struct{}{}:
-		default:
-		}
+	select {
+	case pool.want <- struct{}{}:
+	default:
 	}
 	return err
 }
 
-// PoolStats reports the pool of pre-started sandboxes; all zero without one.
-func (r *Runtime) PoolStats() PoolStats {
-	if r.pool == nil {
+// stats reports the pool.
+func (pool *prestartPool) stats() PoolStats {
+	if pool == nil {
 		return PoolStats{}
 	}
-	return PoolStats{Size: r.pool.size, Ready: len(r.pool.ready), Hits: r.pool.hits.Load(), Misses: r.pool.misses.Load()}
+	return PoolStats{Size: pool.size, Ready: len(pool.ready), Hits: pool.hits.Load(), Misses: pool.misses.Load()}
 }
+
+// close destroys the ready sandboxes and stops building more.
+func (pool *prestartPool) close() {
+	if pool == nil {
+		return
+	}
+	pool.closeOnce.Do(func() {
+		close(pool.done)
+		pool.wg.Wait()
+		close(pool.ready)
+		for p := range pool.ready {
+			_ = p.release()
+		}
+	})
+}
+
+// acquire returns a built sandbox with limits lim: a pre-started one when
+// there is one, else one built now.
+func (r *Runtime) acquire(lim cgroupLimits) (*sandboxProc, error) {
+	if r.pool != nil {
+		if p := r.pool.take(); p != nil {
+			if err := p.cg.setLimits(lim); err != nil {
+				_ = r.retire(p)
+				return nil, err
+			}
+			return p, nil
+		}
+	}
+	return r.launch(lim)
+}
+
+// retire destroys a sandbox after its run and, if it came from a pool,
+// asks for a replacement.
+func (r *Runtime) retire(p *sandboxProc) error {
+	if p.pool != nil {
+		return p.pool.replace(p)
+	}
+	return p.release()
+}
+
+// PoolStats reports the pool of pre-started sandboxes; all zero without one.
+func (r *Runtime) PoolStats() PoolStats { return r.pool.stats() }
+
+// WarmStats reports the pool of warm Python sandboxes; all zero without one.
+func (r *Runtime) WarmStats() PoolStats { return r.warm.stats() }
 
 // Close closes every session, destroys the sandboxes kept ready and stops
 // building more. Runs in progress are not affected; Run may still be
@@ -142,16 +177,7 @@ func (r *Runtime) Close() error {
 	for _, s := range r.sessions.all() {
 		_ = s.Close()
 	}
-	if r.pool == nil {
-		return nil
-	}
-	r.pool.closeOnce.Do(func() {
-		close(r.pool.done)
-		r.pool.wg.Wait()
-		close(r.pool.ready)
-		for p := range r.pool.ready {
-			_ = p.release()
-		}
-	})
+	r.pool.close()
+	r.warm.close()
 	return nil
 }

@@ -37,6 +37,14 @@ type Options struct {
 	// own and before the request's, such as the location of a cache the
 	// image prepared.
 	Env []string
+	// Warm is how many Python sandboxes to keep running with the
+	// interpreter started and Preload imported, waiting for a stateless
+	// Python run (one with the default disk size). Each serves one run.
+	Warm int
+	// Preload lists the modules a warm interpreter imports in advance;
+	// nil means DefaultPreload, and modules the root filesystem lacks are
+	// skipped.
+	Preload []string
 	// MaxSessions caps the open sessions (default 16); SessionIdleTimeout
 	// closes a session unused for that long (default 15 minutes).
 	MaxSessions        int
@@ -56,6 +64,7 @@ type Runtime struct {
 	defaultCgroupLimits cgroupLimits
 	seq                 atomic.Uint64
 	pool                *prestartPool
+	warm                *prestartPool
 	sessions            *sessionTable
 }
 
@@ -107,7 +116,14 @@ func New(opts Options) (*Runtime, error) {
 		return nil, fmt.Errorf("Prestart must not be negative, got %d", opts.Prestart)
 	}
 	if opts.Prestart > 0 {
-		r.startPool(opts.Prestart)
+		r.pool = newPool(opts.Prestart, func() (*sandboxProc, error) { return r.launch(r.defaultCgroupLimits) })
+	}
+	if opts.Warm > 0 {
+		preload := opts.Preload
+		if preload == nil {
+			preload = DefaultPreload
+		}
+		r.warm = newPool(opts.Warm, func() (*sandboxProc, error) { return r.launchWarm(preload) })
 	}
 	return r, nil
 }

@@ -35,7 +35,8 @@ type sandboxProc struct {
 	fromKernel *os.File // a session kernel's replies
 	events     <-chan sandboxinit.Event
 	waited     <-chan struct{} // closed once init has exited and been reaped
-	pooled     bool            // built ahead of time by the pool
+	pool       *prestartPool   // the pool that built it, if any
+	kernel     *kernelProc     // the kernel running in it, for a warm sandbox
 }
 
 // launch starts a sandbox's init in new namespaces, inside a new cgroup with

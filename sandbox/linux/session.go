@@ -1,14 +1,12 @@
 package linux
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -22,7 +20,6 @@ import (
 
 	"github.com/crucible-sandbox/crucible/kernel"
 	"github.com/crucible-sandbox/crucible/sandbox"
-	"github.com/crucible-sandbox/crucible/sandbox/lang"
 	"github.com/crucible-sandbox/crucible/sandbox/linux/sandboxinit"
 )
 
@@ -39,7 +36,7 @@ type Session struct {
 	p         *sandboxProc
 	work      *workDir
 	kernelPid int
-	replies   chan kernel.Reply
+	replies   <-chan kernel.Reply
 	stdout    *cellStream
 	stderr    *cellStream
 	ended     chan struct{} // closed when the kernel has exited
@@ -78,7 +75,7 @@ func (r *Runtime) startSession(ctx context.Context, req *sandbox.SessionRequest)
 	if err != nil {
 		return nil, &sandbox.PlatformError{Op: "prepare sandbox", Err: err}
 	}
-	s := &Session{rt: r, id: newSessionID(), lim: lim, p: p, replies: make(chan kernel.Reply, 1), ended: make(chan struct{})}
+	s := &Session{rt: r, id: newSessionID(), lim: lim, p: p, ended: make(chan struct{})}
 	if err := s.boot(ctx, req); err != nil {
 		_ = r.retire(p)
 		return nil, err
@@ -86,70 +83,14 @@ func (r *Runtime) startSession(ctx context.Context, req *sandbox.SessionRequest)
 	return s, nil
 }
 
-// boot sends the kernel's program, waits for it to start and greet, and
-// starts watching its streams.
+// boot starts the kernel and the session's watchers.
 func (s *Session) boot(ctx context.Context, req *sandbox.SessionRequest) error {
-	cfg := &sandboxinit.RunConfig{
-		MainPath:      kernel.PythonPath,
-		Code:          kernel.PythonSource,
-		Argv:          []string{lang.For(sandbox.Python).Interpreter, kernel.PythonPath},
-		Env:           lang.Environ(sandbox.Python, s.rt.env, req.Env),
-		Dir:           lang.WorkDir,
-		DiskBytes:     s.lim.DiskBytes,
-		FileSizeBytes: uint64(s.lim.FileSizeBytes),
-		OpenFiles:     uint64(s.lim.OpenFiles),
-		Channel:       true,
+	k, err := s.rt.bootKernel(ctx, s.p, s.lim, req.Env, req.Files, nil)
+	if err != nil {
+		return err
 	}
-	contents := make([][]byte, len(req.Files))
-	for i, f := range req.Files {
-		cfg.Files = append(cfg.Files, sandboxinit.FileHeader{Name: f.Name, Size: int64(len(f.Content)), Executable: f.Executable})
-		contents[i] = f.Content
-	}
-	go func() {
-		_ = sandboxinit.WriteMessage(s.p.config, cfg, contents)
-		s.p.config.Close()
-	}()
-	s.p.stdin.Close() // a cell reading stdin gets end-of-file
-	deadline := time.NewTimer(setupTimeout)
-	defer deadline.Stop()
-	for started := false; !started; {
-		select {
-		case ev, ok := <-s.p.events:
-			switch {
-			case !ok:
-				return &sandbox.PlatformError{Op: "start session", Err: errors.New("sandbox init ended")}
-			case ev.Phase == sandboxinit.PhaseFailed:
-				return &sandbox.PlatformError{Op: "start session", Err: errors.New(ev.Error)}
-			case ev.Phase == sandboxinit.PhaseStarted:
-				started = true
-			}
-		case <-deadline.C:
-			return &sandbox.PlatformError{Op: "start session", Err: fmt.Errorf("no start within %s", setupTimeout)}
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	x := &execution{p: s.p, lim: s.lim}
-	if err := x.leaveCgroup(); err != nil {
-		return &sandbox.PlatformError{Op: "start session", Err: err}
-	}
+	s.kernelPid, s.replies = k.pid, k.replies
 	go s.watchEvents()
-	ready := make(chan error, 1)
-	go s.readReplies(ready)
-	select {
-	case err := <-ready:
-		if err != nil {
-			return &sandbox.PlatformError{Op: "start kernel", Err: err}
-		}
-	case <-deadline.C:
-		return &sandbox.PlatformError{Op: "start kernel", Err: fmt.Errorf("the kernel did not start within %s", setupTimeout)}
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	var err error
-	if s.kernelPid, err = childOf(s.p.cmd.Process.Pid); err != nil {
-		return &sandbox.PlatformError{Op: "find kernel", Err: err}
-	}
 	if s.work, err = openWorkDir(s.p.cmd.Process.Pid); err != nil {
 		return &sandbox.PlatformError{Op: "open working directory", Err: err}
 	}
@@ -167,33 +108,6 @@ func (s *Session) watchEvents() {
 		}
 	}
 	close(s.ended)
-}
-
-// readReplies decodes the kernel's messages: the greeting, then replies.
-func (s *Session) readReplies(ready chan<- error) {
-	defer close(s.replies)
-	sc := bufio.NewScanner(s.p.fromKernel)
-	sc.Buffer(make([]byte, 64<<10), 1<<30)
-	greeted := false
-	for sc.Scan() {
-		if !greeted {
-			var hello kernel.Ready
-			if err := json.Unmarshal(sc.Bytes(), &hello); err != nil || !hello.Ready {
-				ready <- fmt.Errorf("unexpected greeting %q", sc.Bytes())
-				return
-			}
-			greeted = true
-			ready <- nil
-			continue
-		}
-		var reply kernel.Reply
-		if json.Unmarshal(sc.Bytes(), &reply) == nil {
-			s.replies <- reply
-		}
-	}
-	if !greeted {
-		ready <- errors.New("the kernel exited before it was ready")
-	}
 }
 
 // childOf returns the pid of init's only child, the kernel.
@@ -244,7 +158,7 @@ func (s *Session) WriteFile(ctx context.Context, name string, content []byte) er
 		return err
 	}
 	defer release()
-	return s.work.writeFile(name, content, s.rt.base.UID, s.rt.base.GID)
+	return s.work.writeFile(name, content, s.rt.base.UID, s.rt.base.GID, 0o644)
 }
 
 // ReadFile returns a file of the working directory.

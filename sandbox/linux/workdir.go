@@ -79,9 +79,9 @@ func checkName(name string) error {
 	return nil
 }
 
-// writeFile creates or replaces name with content, creating its parent
-// directories, all owned by uid and gid.
-func (w *workDir) writeFile(name string, content []byte, uid, gid int) error {
+// writeFile creates or replaces name with content and mode, creating its
+// parent directories, all owned by uid and gid.
+func (w *workDir) writeFile(name string, content []byte, uid, gid int, mode os.FileMode) error {
 	if err := checkName(name); err != nil {
 		return err
 	}
@@ -108,9 +108,13 @@ func (w *workDir) writeFile(name string, content []byte, uid, gid int) error {
 		cur = next
 	}
 	defer cur.Close()
-	f, err := openBeneath(int(cur.Fd()), base, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC, 0o644)
+	f, err := openBeneath(int(cur.Fd()), base, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC, uint64(mode.Perm()))
 	if err != nil {
 		return fileError(name, err)
+	}
+	if err := f.Chmod(mode.Perm()); err != nil { // umask-free
+		f.Close()
+		return err
 	}
 	if _, err := f.Write(content); err != nil {
 		f.Close()

@@ -1,0 +1,122 @@
+package linux
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/crucible-sandbox/crucible/kernel"
+	"github.com/crucible-sandbox/crucible/sandbox"
+	"github.com/crucible-sandbox/crucible/sandbox/lang"
+	"github.com/crucible-sandbox/crucible/sandbox/linux/sandboxinit"
+)
+
+// kernelProc is a sandbox whose program is a kernel, once it has greeted.
+type kernelProc struct {
+	pid       int // the kernel's pid, seen from the host
+	replies   <-chan kernel.Reply
+	preloaded []string
+}
+
+// bootKernel turns a ready sandbox into a running Python kernel: it sends
+// the kernel program with the channel, waits for the program to start,
+// moves init out of the run's cgroup, and waits for the kernel's greeting.
+// It does not consume events after the start: the caller watches p.events
+// for the kernel's exit.
+func (r *Runtime) bootKernel(ctx context.Context, p *sandboxProc, lim sandbox.Limits, env map[string]string, files []sandbox.File, preload []string) (*kernelProc, error) {
+	argv := []string{lang.For(sandbox.Python).Interpreter, kernel.PythonPath}
+	if len(preload) > 0 {
+		argv = append(argv, "--preload", strings.Join(preload, ","))
+	}
+	cfg := &sandboxinit.RunConfig{
+		MainPath:      kernel.PythonPath,
+		Code:          kernel.PythonSource,
+		Argv:          argv,
+		Env:           lang.Environ(sandbox.Python, r.env, env),
+		Dir:           lang.WorkDir,
+		DiskBytes:     lim.DiskBytes,
+		FileSizeBytes: uint64(lim.FileSizeBytes),
+		OpenFiles:     uint64(lim.OpenFiles),
+		Channel:       true,
+	}
+	contents := make([][]byte, len(files))
+	for i, f := range files {
+		cfg.Files = append(cfg.Files, sandboxinit.FileHeader{Name: f.Name, Size: int64(len(f.Content)), Executable: f.Executable})
+		contents[i] = f.Content
+	}
+	go func() {
+		_ = sandboxinit.WriteMessage(p.config, cfg, contents)
+		p.config.Close()
+	}()
+	deadline := time.NewTimer(setupTimeout)
+	defer deadline.Stop()
+	for started := false; !started; {
+		select {
+		case ev, ok := <-p.events:
+			switch {
+			case !ok:
+				return nil, &sandbox.PlatformError{Op: "start kernel", Err: errors.New("sandbox init ended")}
+			case ev.Phase == sandboxinit.PhaseFailed:
+				return nil, &sandbox.PlatformError{Op: "start kernel", Err: errors.New(ev.Error)}
+			case ev.Phase == sandboxinit.PhaseStarted:
+				started = true
+			}
+		case <-deadline.C:
+			return nil, &sandbox.PlatformError{Op: "start kernel", Err: fmt.Errorf("no start within %s", setupTimeout)}
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	x := &execution{p: p, lim: lim}
+	if err := x.leaveCgroup(); err != nil {
+		return nil, &sandbox.PlatformError{Op: "start kernel", Err: err}
+	}
+	replies := make(chan kernel.Reply, 1)
+	ready := make(chan kernel.Ready, 1)
+	go readReplies(p, ready, replies)
+	var k kernelProc
+	select {
+	case hello, ok := <-ready:
+		if !ok {
+			return nil, &sandbox.PlatformError{Op: "start kernel", Err: errors.New("the kernel exited before it was ready")}
+		}
+		k.preloaded = hello.Preloaded
+	case <-deadline.C:
+		return nil, &sandbox.PlatformError{Op: "start kernel", Err: fmt.Errorf("the kernel did not start within %s", setupTimeout)}
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	var err error
+	if k.pid, err = childOf(p.cmd.Process.Pid); err != nil {
+		return nil, &sandbox.PlatformError{Op: "find kernel", Err: err}
+	}
+	k.replies = replies
+	return &k, nil
+}
+
+// readReplies decodes the kernel's messages: the greeting, then replies.
+func readReplies(p *sandboxProc, ready chan<- kernel.Ready, replies chan<- kernel.Reply) {
+	defer close(replies)
+	sc := bufio.NewScanner(p.fromKernel)
+	sc.Buffer(make([]byte, 64<<10), 1<<30)
+	if !sc.Scan() {
+		close(ready)
+		return
+	}
+	var hello kernel.Ready
+	if err := json.Unmarshal(sc.Bytes(), &hello); err != nil || !hello.Ready {
+		close(ready)
+		return
+	}
+	ready <- hello
+	for sc.Scan() {
+		var reply kernel.Reply
+		if json.Unmarshal(sc.Bytes(), &reply) == nil {
+			replies <- reply
+		}
+	}
+}
