@@ -195,17 +195,51 @@ def run_main(request):
     sys.argv = [filename]
     REQUESTS.close()
     REPLIES.close()
+    status = 0
     try:
         exec(compile(code, filename, "exec"), main.__dict__)
-    except SystemExit:
-        raise
+    except SystemExit as exc:
+        status = exit_status(exc)
     except BaseException as exc:
         tb = traceback.TracebackException.from_exception(exc)
         tb.stack = traceback.StackSummary.from_list(
             [f for f in tb.stack if f.filename != KERNEL_FILE])
         sys.stderr.write("".join(tb.format()))
-        raise SystemExit(1)
-    raise SystemExit(0)
+        status = 1
+    exit_now(status)
+
+
+def exit_status(exc):
+    """The exit status sys.exit(arg) gives, printing a non-integer arg."""
+    code = exc.code
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code & 0xFF
+    print(code, file=sys.stderr)
+    return 1
+
+
+def exit_now(status):
+    """End the process as the interpreter's shutdown would, as seen from
+    outside: wait for non-daemon threads, run atexit handlers, flush the
+    streams. Module teardown is skipped: the sandbox is destroyed next."""
+    import atexit
+    import threading
+    try:
+        threading._shutdown()
+    except BaseException:
+        pass
+    try:
+        atexit._run_exitfuncs()
+    except BaseException:
+        pass
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BaseException:
+            pass
+    os._exit(status)
 
 
 def main():
