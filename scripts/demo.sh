@@ -81,5 +81,32 @@ print(f"demo: status={res['status']} exit_code={res['exit_code']} "
 sys.exit(0 if ok else 1)
 EOF
 
+# A pandas chart in the data-science image (built by setup.sh): the PNG
+# the program saves comes back as an artifact and is written out here.
+if "$crucible" image ls | grep -q '^datascience '; then
+	header "pandas and matplotlib in the datascience image" "crucible run --image datascience --json examples/chart.py"
+	"$crucible" run --image datascience --memory 512MiB --timeout 60s --cpu-time 60s --json examples/chart.py >"$out"
+	/usr/bin/python3 - "$out" <<'EOF'
+import base64, json, sys
+res = json.load(open(sys.argv[1]))
+print(res["stdout"], end="")
+arts = {a["name"]: a for a in res.get("artifacts", [])}
+png = arts.get("units.png")
+if res["status"] != "ok" or not png or png["mime"] != "image/png":
+    sys.exit(f"demo: expected status ok and units.png, got {res['status']} {list(arts)}")
+content = png["content"]
+data = base64.b64decode(content["base64"]) if isinstance(content, dict) else content.encode()
+import os; os.makedirs("crucible-out", exist_ok=True); open("crucible-out/units.png", "wb").write(data)
+print(f"demo: chart saved to ./crucible-out/units.png ({png['size']} bytes, image {res['image_digest'][:19]}...)")
+EOF
+else
+	echo "demo: no datascience image (setup skipped it); skipping the pandas example"
+fi
+
+# A session: variables persist from one cell to the next.
+header "A Python session: cells share their variables" "crucible session < examples/session.py"
+"$crucible" session --out "$(mktemp -d)" <examples/session.py | tee "$out"
+grep -q 'Out\[3\]: 0.293' "$out" || { echo "demo: the session lost its state" >&2; exit 1; }
+
 echo
 echo "demo: all examples behaved as expected"

@@ -3,7 +3,10 @@
 #   1. checks that it runs as root (the native sandbox needs it),
 #   2. finds Go (on PATH, else /usr/local/go/bin),
 #   3. installs the Debian packages the sandboxes use, only if missing,
-#   4. builds bin/crucible.
+#   4. builds bin/crucible,
+#   5. builds the data-science sandbox image (python3 with pandas, numpy,
+#      matplotlib, scipy, ... from Debian) unless it is up to date; set
+#      CRUCIBLE_SKIP_IMAGE=1 to skip it.
 # Prints one line per step; a failing step prints its output and exits non-zero.
 set -euo pipefail
 
@@ -11,7 +14,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 # Packages the sandboxes and the scripts need. The sandbox runs
 # /usr/bin/python3, /usr/bin/node and /bin/bash from the host, read-only.
-APT_PACKAGES=(python3 nodejs bash coreutils procps util-linux ca-certificates)
+APT_PACKAGES=(python3 nodejs bash coreutils procps util-linux ca-certificates debootstrap)
 
 step() { printf 'setup: %s\n' "$*"; }
 die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
@@ -84,3 +87,13 @@ if ! build >"$log" 2>&1 </dev/null; then
 	fi
 fi
 step "built bin/crucible"
+
+# 5. image
+if [[ ${CRUCIBLE_SKIP_IMAGE:-} == 1 ]]; then
+	step "image build skipped (CRUCIBLE_SKIP_IMAGE=1)"
+else
+	# The first build takes a few minutes (debootstrap from the mirror apt
+	# uses); later ones return at once unless the manifest changed.
+	run_quiet "$log" bin/crucible image build || die "crucible image build failed"
+	step "image: $(tail -n 1 "$log")"
+fi
