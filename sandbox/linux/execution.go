@@ -185,6 +185,7 @@ func (x *execution) leaveCgroup() error {
 	if err := x.p.cg.evict(x.p.cmd.Process.Pid); err != nil {
 		return err
 	}
+	x.p.evicted = true
 	return x.p.cg.setLimits(cgroupLimits{MemoryBytes: x.lim.MemoryBytes, Pids: x.lim.Processes})
 }
 

@@ -37,6 +37,7 @@ type sandboxProc struct {
 	waited     <-chan struct{} // closed once init has exited and been reaped
 	pool       *prestartPool   // the pool that built it, if any
 	kernel     *kernelProc     // the kernel running in it, for a warm sandbox
+	evicted    bool            // init has left the run's cgroup
 }
 
 // launch starts a sandbox's init in new namespaces, inside a new cgroup with
@@ -162,9 +163,21 @@ func (p *sandboxProc) kill() { _ = p.cmd.Process.Kill() }
 // init is reaped; the cgroup is killed anyway, so that a bug elsewhere can
 // never leave a process running or the cgroup behind.
 func (p *sandboxProc) release() error {
+	// Once init has left the run's cgroup and reported the program's end,
+	// the cgroup is empty: remove it while init is being killed rather
+	// than after. (If something is still in it, removal fails and is
+	// retried below, once init and its namespace are gone.)
+	var early chan error
+	if p.evicted {
+		early = make(chan error, 1)
+		go func() { early <- p.cg.remove() }()
+	}
 	p.kill()
 	<-p.waited
 	p.closePipes()
+	if early != nil && <-early == nil {
+		return nil
+	}
 	if err := p.cg.remove(); err == nil {
 		return nil
 	}
