@@ -26,6 +26,9 @@ var hostEtcAllowlist = []string{
 	"python3", "python3.11", "python3.12", "python3.13", "nodejs",
 }
 
+// maxCopiedEtcFile is the largest /etc file copied rather than bound.
+const maxCopiedEtcFile = 256 << 10
+
 // rootfsSkipped are top-level entries of a root filesystem image that the
 // sandbox never binds: it provides its own /proc, /dev, /tmp, /work and
 // /code, and an image's /home, /root, /run, /mnt, /media and /boot have no
@@ -64,9 +67,19 @@ func hostLayout(uid, gid int) ([]sandboxinit.RootEntry, error) {
 		if err != nil {
 			return nil, err
 		}
-		if ok {
-			root = append(root, e)
+		if !ok {
+			continue
 		}
+		// Small configuration files are copied into the root once, here,
+		// rather than bind-mounted: every mount costs each sandbox time to
+		// make and to tear down. The loader's cache stays a bind, so that
+		// libraries installed later are found.
+		if e.IsFile && name != "ld.so.cache" {
+			if b, err := os.ReadFile(e.Source); err == nil && len(b) <= maxCopiedEtcFile {
+				e = sandboxinit.RootEntry{Target: e.Target, Content: string(b)}
+			}
+		}
+		root = append(root, e)
 	}
 	root = append(root,
 		sandboxinit.RootEntry{Target: "/etc/passwd", Content: sandboxPasswd(uid, gid)},

@@ -49,7 +49,7 @@ func buildRoot(base *BaseConfig) error {
 			return err
 		}
 	}
-	if err := syscall.Mount("tmpfs", newRoot, "tmpfs", scratchFlags, "size=1m,mode=0755"); err != nil {
+	if err := syscall.Mount("tmpfs", newRoot, "tmpfs", scratchFlags, "size=16m,mode=0755"); err != nil {
 		return fmt.Errorf("mount root tmpfs: %w", err)
 	}
 	// One tmpfs holds /work, /tmp and /dev/shm, so the disk limit caps them
@@ -95,7 +95,7 @@ func buildRoot(base *BaseConfig) error {
 func finishRoot(base *BaseConfig, run *RunConfig, files io.Reader) error {
 	// A remount without MS_BIND changes the filesystem itself, reachable
 	// through any of its mount points.
-	rootSize := fmt.Sprintf("size=%d", len(run.Code)+1<<20)
+	rootSize := fmt.Sprintf("size=%d", len(run.Code)+16<<20)
 	if err := syscall.Mount("tmpfs", "/", "", syscall.MS_REMOUNT|scratchFlags, rootSize); err != nil {
 		return fmt.Errorf("size root tmpfs: %w", err)
 	}
