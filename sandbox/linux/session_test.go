@@ -174,6 +174,48 @@ func awaitNoProcs(token string, uid int, limit time.Duration) []int {
 	}
 }
 
+// sighting is a process a spotter saw: its pid and its /proc/<pid>/cgroup.
+type sighting struct {
+	pid     int
+	cgroups string
+}
+
+// spotter watches the host, until stopped, for a process carrying a
+// token: the positive control that a later "gone" check is not vacuous.
+type spotter struct {
+	stop chan struct{}
+	seen chan sighting
+}
+
+// spot starts watching for a process of uid (any when negative) whose
+// command line holds token.
+func spot(token string, uid int) *spotter {
+	sp := &spotter{stop: make(chan struct{}), seen: make(chan sighting, 1)}
+	go func() {
+		defer close(sp.seen)
+		for {
+			if pids := procsWith(token, uid); len(pids) > 0 {
+				cg, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pids[0]))
+				sp.seen <- sighting{pids[0], string(cg)}
+				return
+			}
+			select {
+			case <-sp.stop:
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	}()
+	return sp
+}
+
+// result stops watching and returns the first process seen, if any.
+func (sp *spotter) result() (sighting, bool) {
+	close(sp.stop)
+	s, ok := <-sp.seen
+	return s, ok
+}
+
 // ownCgroups lists the cgroups the runtimes of this test process created:
 // /sys/fs/cgroup/<controller>/crucible/<pid>.<n> (v1) or
 // /sys/fs/cgroup/crucible/<pid>.<n> (v2).
@@ -301,34 +343,13 @@ func TestSessionUnresponsiveCellKillsSession(t *testing.T) {
 
 	// Watch the host while the cell runs: the positive control that the
 	// process scan and the cgroup glob see this session at all.
-	type sighting struct {
-		pid     int
-		cgroups string
-	}
-	seen := make(chan sighting, 1)
-	stop := make(chan struct{})
-	go func() {
-		defer close(seen)
-		for {
-			if pids := procsWith(token, sandboxUID); len(pids) > 0 {
-				cg, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pids[0]))
-				seen <- sighting{pids[0], string(cg)}
-				return
-			}
-			select {
-			case <-stop:
-				return
-			case <-time.After(20 * time.Millisecond):
-			}
-		}
-	}()
+	sp := spot(token, sandboxUID)
 	res := execCell(t, s, sandbox.Cell{Code: code, TimeoutMS: 500})
-	close(stop)
+	sight, seen := sp.result()
 	if res.Status != sandbox.StatusTimeout || !strings.Contains(res.Reason, "session was killed") {
 		t.Errorf("want a timeout whose reason says the session was killed, got %s", describe(res))
 	}
-	sight, ok := <-seen
-	if !ok {
+	if !seen {
 		t.Fatalf("positive control: the cell's `sleep 1000` named %s was never seen on the host", token)
 	}
 	if want := "/crucible/" + strconv.Itoa(os.Getpid()) + "."; !strings.Contains(sight.cgroups, want) {

@@ -1,0 +1,286 @@
+package linux_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/crucible-sandbox/crucible/sandbox"
+	"github.com/crucible-sandbox/crucible/sandbox/linux"
+	"github.com/crucible-sandbox/crucible/sandbox/linux/sandboxinit"
+)
+
+// The benchmarks in this file measure warm sandboxes and sessions against
+// a baseline measured in the same run: the same interpreter started bare,
+// with an empty environment, in the same root filesystem. Each reports the
+// ratio as a metric (x_bare); ns/op is not the figure of interest.
+
+// bare is an interpreter command run without a sandbox.
+type bare struct {
+	root string // chroot into this directory first; "" for the host's
+	code string // passed to python3 -c
+	want string // its expected stdout
+}
+
+// run runs the command once and returns how long it took.
+func (c bare) run(b *testing.B) time.Duration {
+	cmd := exec.Command("/usr/bin/python3", "-c", c.code)
+	cmd.Env = []string{}
+	if c.root != "" {
+		cmd.Dir = "/"
+		cmd.SysProcAttr = &syscall.SysProcAttr{Chroot: c.root}
+	}
+	start := time.Now()
+	out, err := cmd.Output()
+	took := time.Since(start)
+	if err != nil || string(out) != c.want {
+		b.Fatalf("bare python3 -c %q: stdout %q, %v, want %q", c.code, out, err, c.want)
+	}
+	return took
+}
+
+// boxed runs code as a stateless Python run on rt, returning how long it
+// took.
+func boxed(b *testing.B, rt *linux.Runtime, code, want string) time.Duration {
+	start := time.Now()
+	res, err := rt.Run(context.Background(), sandbox.Request{Language: sandbox.Python, Code: code})
+	took := time.Since(start)
+	if err != nil || res.Status != sandbox.StatusOK || string(res.Stdout) != want {
+		b.Fatalf("sandboxed %q: %v, %s", code, err, describe(res))
+	}
+	return took
+}
+
+// compareWarm times, b.N times, one bare run then one run from rt's warm
+// pool, refilled (untimed) before each pair, and reports the mean of each
+// and their ratio. Every sandboxed run must be served warm.
+func compareWarm(b *testing.B, rt *linux.Runtime, base bare) {
+	for range 2 { // untimed: the page cache, the first refill
+		base.run(b)
+		awaitWarm(b, rt)
+		boxed(b, rt, base.code, base.want)
+	}
+	hits := rt.WarmStats().Hits
+	var bareTotal, boxedTotal time.Duration
+	for b.Loop() {
+		b.StopTimer()
+		awaitWarm(b, rt)
+		b.StartTimer()
+		bareTotal += base.run(b)
+		boxedTotal += boxed(b, rt, base.code, base.want)
+	}
+	if warm := rt.WarmStats().Hits - hits; warm != uint64(b.N) {
+		b.Fatalf("%d of %d timed runs were served warm", warm, b.N)
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(bareTotal)/n/1e6, "bare_ms")
+	b.ReportMetric(float64(boxedTotal)/n/1e6, "sandbox_ms")
+	b.ReportMetric(float64(boxedTotal)/float64(bareTotal), "x_bare")
+}
+
+// BenchmarkWarmPrint1 is the latency of a stateless print(1) served by a
+// warm sandbox, when the pool had time to refill since the last run,
+// against a cold bare `python3 -c 'print(1)'` on the host (target: x_bare
+// at most 0.2).
+func BenchmarkWarmPrint1(b *testing.B) {
+	rt := newRuntime(b, linux.Options{Warm: 1})
+	compareWarm(b, rt, bare{code: "print(1)", want: "1\n"})
+}
+
+// BenchmarkWarmPandas is the latency of a small pandas program served by a
+// warm sandbox of the data-science image, pandas preloaded, against the
+// same program in a bare interpreter chrooted into the same image, which
+// imports pandas itself (target: x_bare at most 0.05).
+func BenchmarkWarmPandas(b *testing.B) {
+	img := openImage(b)
+	opts := imageOptions(img)
+	opts.Warm = 1
+	rt := newRuntime(b, opts)
+	compareWarm(b, rt, bare{
+		root: img.RootFS,
+		code: "import pandas as pd; print(pd.DataFrame({'a': [1, 2]}).sum())",
+		want: "a    3\ndtype: int64\n",
+	})
+}
+
+// BenchmarkWarmThroughput is the sustained rate of stateless print(1) runs
+// back to back on a runtime keeping two warm sandboxes (refills compete
+// with the runs; a run that finds the pool empty is served cold), against
+// as many bare interpreters run one after another (target: x_bare, the
+// ratio of the rates, at least 1.5).
+func BenchmarkWarmThroughput(b *testing.B) {
+	rt := newRuntime(b, linux.Options{Warm: 2})
+	base := bare{code: "print(1)", want: "1\n"}
+	base.run(b)
+	awaitWarm(b, rt)
+	before := rt.WarmStats()
+	start := time.Now()
+	for b.Loop() {
+		boxed(b, rt, base.code, base.want)
+	}
+	boxedRate := float64(b.N) / time.Since(start).Seconds()
+	after := rt.WarmStats()
+	start = time.Now()
+	for range b.N {
+		base.run(b)
+	}
+	bareRate := float64(b.N) / time.Since(start).Seconds()
+	b.ReportMetric(boxedRate, "sandbox_runs_per_s")
+	b.ReportMetric(bareRate, "bare_runs_per_s")
+	b.ReportMetric(boxedRate/bareRate, "x_bare")
+	b.ReportMetric(100*float64(after.Hits-before.Hits)/float64(b.N), "warm_%")
+}
+
+// BenchmarkSessionCell is the round trip of a trivial cell in a session,
+// `x += 1`, reported as the median and 99th percentile (target: median at
+// most 1 ms).
+func BenchmarkSessionCell(b *testing.B) {
+	s := newSession(b, newRuntime(b, linux.Options{}), sandbox.Limits{})
+	execCode(b, s, "x = 0")
+	ctx := context.Background()
+	cell := sandbox.Cell{Code: "x += 1"}
+	var took []time.Duration
+	for b.Loop() {
+		start := time.Now()
+		res, err := s.Exec(ctx, cell)
+		took = append(took, time.Since(start))
+		if err != nil || res.Status != sandbox.StatusOK {
+			b.Fatalf("cell: %v, %s", err, describe(res))
+		}
+	}
+	if res := execCode(b, s, "x"); res.Value != strconv.Itoa(len(took)) {
+		b.Fatalf("after %d cells x = %s", len(took), res.Value)
+	}
+	slices.Sort(took)
+	quantile := func(q float64) float64 {
+		return float64(took[int(q*float64(len(took)-1))]) / 1e6
+	}
+	b.ReportMetric(quantile(0.5), "p50_ms")
+	b.ReportMetric(quantile(0.99), "p99_ms")
+}
+
+// memory is the resident memory of a set of processes, in bytes.
+type memory struct {
+	rss, pss int64
+	procs    int
+}
+
+// add counts process pid: VmRSS from its status, Pss from its
+// smaps_rollup (shared pages divided among their users).
+func (m *memory) add(b *testing.B, pid int) {
+	rss := field(procStatus(pid), "VmRSS:")
+	rollup, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
+	if rss < 0 || err != nil {
+		b.Fatalf("process %d: no memory figures (%v)", pid, err)
+	}
+	m.rss += rss << 10
+	m.pss += field(strings.Split(string(rollup), "\n"), "Pss:") << 10
+	m.procs++
+}
+
+// field returns the number after name in lines such as "VmRSS: 8 kB" or
+// "PPid: 1", or -1.
+func field(lines []string, name string) int64 {
+	for _, l := range lines {
+		if f := strings.Fields(l); len(f) >= 2 && f[0] == name {
+			v, _ := strconv.ParseInt(f[1], 10, 64)
+			return v
+		}
+	}
+	return -1
+}
+
+// warmSandboxMemory measures the one idle warm sandbox of this process:
+// every process descending from a sandbox init this process started
+// (init, the kernel) and every process in one of this process's crucible
+// cgroups.
+func warmSandboxMemory(b *testing.B) memory {
+	self := os.Getpid()
+	parent := map[int]int{}
+	var inits []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		ppid := int(field(procStatus(pid), "PPid:"))
+		parent[pid] = ppid
+		cmdline, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if ppid == self && bytes.HasPrefix(cmdline, []byte(sandboxinit.Arg0)) {
+			inits = append(inits, pid)
+		}
+	}
+	if len(inits) != 1 {
+		b.Fatalf("want exactly one sandbox init (the idle warm sandbox), found %v", inits)
+	}
+	inCgroups := map[int]bool{}
+	for _, dir := range ownCgroups() {
+		procs, _ := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+		for _, f := range strings.Fields(string(procs)) {
+			if pid, err := strconv.Atoi(f); err == nil {
+				inCgroups[pid] = true
+			}
+		}
+	}
+	descends := func(pid int) bool {
+		for p := pid; p > 1; p = parent[p] {
+			if p == inits[0] {
+				return true
+			}
+		}
+		return false
+	}
+	var m memory
+	for pid := range parent {
+		if descends(pid) || inCgroups[pid] {
+			m.add(b, pid)
+		}
+	}
+	return m
+}
+
+// BenchmarkIdleWarmMemory is the memory an idle warm Python sandbox (host
+// root filesystem, nothing preloaded) holds, init and kernel together,
+// against a bare interpreter idling in time.sleep: RSS, and PSS, which
+// divides shared pages (init is this test binary, whose pages the host
+// process shares) among their users (target: delta_mib at most +2).
+func BenchmarkIdleWarmMemory(b *testing.B) {
+	rt := newRuntime(b, linux.Options{Warm: 1, Preload: []string{}})
+	awaitWarm(b, rt)
+	idle := exec.Command("/usr/bin/python3", "-c", "import time; time.sleep(5)")
+	idle.Env = []string{}
+	if err := idle.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		_ = idle.Process.Kill()
+		_ = idle.Wait()
+	})
+	time.Sleep(time.Second)
+	var box, base memory
+	for b.Loop() {
+		m := warmSandboxMemory(b)
+		if m.procs != 2 {
+			b.Fatalf("the idle warm sandbox has %d processes, want init and the kernel", m.procs)
+		}
+		box.rss, box.pss = box.rss+m.rss, box.pss+m.pss
+		base.add(b, idle.Process.Pid)
+	}
+	mib := func(total int64) float64 { return float64(total) / float64(b.N) / (1 << 20) }
+	b.ReportMetric(mib(box.rss), "sandbox_rss_mib")
+	b.ReportMetric(mib(base.rss), "bare_rss_mib")
+	b.ReportMetric(mib(box.rss-base.rss), "delta_mib")
+	b.ReportMetric(mib(box.pss), "sandbox_pss_mib")
+	b.ReportMetric(mib(base.pss), "bare_pss_mib")
+	b.ReportMetric(mib(box.pss-base.pss), "pss_delta_mib")
+}
