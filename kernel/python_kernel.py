@@ -16,9 +16,9 @@ import base64
 import builtins
 import fcntl
 import importlib
+import importlib.machinery
 import io
 import json
-import linecache
 import os
 import resource
 import signal
@@ -169,9 +169,11 @@ def preload(names):
 def run_main(request):
     """Run a stateless program as a script would run, then exit.
 
-    The program becomes __main__ at /code/main.py; an uncaught exception
-    is printed as the interpreter prints it and exits with 1; sys.exit
-    works as usual. The channel is closed first: the program never sees it.
+    The host has put the program at /code/main.py; it becomes __main__
+    with a script's globals, an uncaught exception goes to sys.excepthook,
+    and the process ends the way the interpreter's shutdown would be seen
+    from outside (see exit_like_interpreter). The channel is closed first:
+    the program never sees it.
     """
     limits = request.get("limits") or {}
     if limits.get("cpu_seconds"):
@@ -187,26 +189,32 @@ def run_main(request):
     os.environ.update(request.get("env") or {})
     code = request["code"]
     filename = request.get("filename") or "/code/main.py"
-    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
     main = types.ModuleType("__main__")
-    main.__file__ = filename
-    main.__builtins__ = builtins
+    main.__dict__.update({
+        "__file__": filename, "__cached__": None, "__annotations__": {},
+        "__builtins__": builtins, "__package__": None, "__spec__": None,
+        "__loader__": importlib.machinery.SourceFileLoader("__main__", filename),
+    })
     sys.modules["__main__"] = main
     sys.argv = [filename]
     REQUESTS.close()
     REPLIES.close()
-    status = 0
+    status, interrupted = 0, False
     try:
         exec(compile(code, filename, "exec"), main.__dict__)
     except SystemExit as exc:
         status = exit_status(exc)
     except BaseException as exc:
-        tb = traceback.TracebackException.from_exception(exc)
-        tb.stack = traceback.StackSummary.from_list(
-            [f for f in tb.stack if f.filename != KERNEL_FILE])
-        sys.stderr.write("".join(tb.format()))
-        status = 1
-    exit_now(status)
+        tb = exc.__traceback__
+        while tb is not None and tb.tb_frame.f_code.co_filename == KERNEL_FILE:
+            tb = tb.tb_next
+        try:
+            sys.excepthook(type(exc), exc, tb)
+        except BaseException:
+            pass
+        status, interrupted = 1, isinstance(exc, KeyboardInterrupt)
+        del exc, tb
+    exit_like_interpreter(status, main, interrupted)
 
 
 def exit_status(exc):
@@ -220,11 +228,21 @@ def exit_status(exc):
     return 1
 
 
-def exit_now(status):
-    """End the process as the interpreter's shutdown would, as seen from
-    outside: wait for non-daemon threads, run atexit handlers, flush the
-    streams. Module teardown is skipped: the sandbox is destroyed next."""
+def exit_like_interpreter(status, main, interrupted):
+    """End the process as the interpreter's shutdown is seen from outside.
+
+    Non-daemon threads are joined and atexit handlers run; then the
+    program's globals are released in CPython's order (single-underscore
+    names first, __builtins__ last) and cycles collected, so finalizers run
+    and files left open are flushed and closed; then the standard streams
+    are flushed (exit status 120 if that fails, as CPython does). What is
+    skipped is the teardown of every other module, which nothing outside
+    can observe and which costs milliseconds: the sandbox is destroyed
+    next. An uncaught KeyboardInterrupt ends the process by SIGINT, as
+    CPython does.
+    """
     import atexit
+    import gc
     import threading
     try:
         threading._shutdown()
@@ -234,11 +252,22 @@ def exit_now(status):
         atexit._run_exitfuncs()
     except BaseException:
         pass
+    names = main.__dict__
+    for phase in (lambda k: k.startswith("_") and not k.startswith("__"), lambda k: k != "__builtins__"):
+        for key in [k for k in names if phase(k)]:
+            try:
+                names[key] = None
+            except BaseException:
+                pass
+    gc.collect()
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
         except BaseException:
-            pass
+            status = 120
+    if interrupted:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
     os._exit(status)
 
 

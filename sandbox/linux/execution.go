@@ -3,6 +3,7 @@ package linux
 import (
 	"encoding/json"
 	"os"
+	"path"
 
 	"context"
 	"errors"
@@ -213,6 +214,18 @@ func (x *execution) startWarm() error {
 		if err := work.writeFile(f.Name, f.Content, x.rt.base.UID, x.rt.base.GID, mode); err != nil {
 			return fmt.Errorf("input file %s: %w", f.Name, err)
 		}
+	}
+	// The program's file, as a cold run has it: /code/main.py, alone.
+	code, err := openSandboxDir(x.p.cmd.Process.Pid, lang.CodeDir)
+	if err != nil {
+		return err
+	}
+	defer code.close()
+	if err := code.writeFile(path.Base(x.spec.MainPath()), []byte(x.req.Code), 0, 0, 0o644); err != nil {
+		return fmt.Errorf("program file: %w", err)
+	}
+	if err := unix.Unlinkat(code.fd, path.Base(kernel.PythonPath), 0); err != nil {
+		return fmt.Errorf("remove the kernel file: %w", err)
 	}
 	msg, err := json.Marshal(kernel.Run{Op: "run", Code: x.req.Code, Env: x.req.Env, Limits: kernel.RunLimits{
 		CPUSeconds: (x.lim.CPUTimeMS + 999) / 1000, FileSizeBytes: x.lim.FileSizeBytes, OpenFiles: x.lim.OpenFiles,

@@ -1,6 +1,7 @@
 package linux
 
 import (
+	"github.com/crucible-sandbox/crucible/sandbox/lang"
 	"github.com/crucible-sandbox/crucible/sandbox/linux/sandboxinit"
 	"os"
 	"path/filepath"
@@ -96,5 +97,13 @@ func TestHostLayoutHidesSecrets(t *testing.T) {
 				t.Errorf("host layout exposes %s", e.Target)
 			}
 		}
+	}
+}
+
+// The host writes a warm sandbox's program where the sandbox side mounts
+// the code directory: the two constants must agree.
+func TestCodeDirAgrees(t *testing.T) {
+	if lang.CodeDir != sandboxinit.CodeDir {
+		t.Fatalf("lang.CodeDir %q != sandboxinit.CodeDir %q", lang.CodeDir, sandboxinit.CodeDir)
 	}
 }

@@ -184,6 +184,9 @@ func (s *Session) ListFiles(ctx context.Context) ([]sandbox.FileInfo, error) {
 // Close ends the session: the kernel and everything it started are killed
 // and the sandbox destroyed.
 func (s *Session) Close() error {
+	// Kill first: a running cell holds the session until it returns, and
+	// it returns as soon as its interpreter is gone.
+	s.p.kill()
 	s.lifeMu.Lock()
 	defer s.lifeMu.Unlock()
 	if s.closed {

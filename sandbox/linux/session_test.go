@@ -775,3 +775,39 @@ func TestSessionRichOutputs(t *testing.T) {
 		t.Errorf("ImageDigest = %q, want %q", res.ImageDigest, img.Digest)
 	}
 }
+
+// TestSessionCloseEndsRunningCell proves that Close does not wait for a
+// running cell: it kills the session at once, the cell returns promptly
+// saying the session ended, and later calls fail with ErrSessionClosed.
+func TestSessionCloseEndsRunningCell(t *testing.T) {
+	rt := newRuntime(t, linux.Options{})
+	s := newSession(t, rt, sandbox.Limits{WallTimeMS: 60_000, CPUTimeMS: 60_000})
+	type outcome struct {
+		res sandbox.Result
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := s.Exec(context.Background(), sandbox.Cell{Code: "import time\ntime.sleep(8)"})
+		done <- outcome{res, err}
+	}()
+	time.Sleep(300 * time.Millisecond)
+	start := time.Now()
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Fatalf("Close took %s: it waited for the cell", took)
+	}
+	select {
+	case o := <-done:
+		if o.err == nil && o.res.Status == sandbox.StatusOK {
+			t.Fatalf("the cell finished normally (%+v) although the session was closed", o.res)
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("the running cell did not return after Close")
+	}
+	if _, err := s.Exec(context.Background(), sandbox.Cell{Code: "1"}); !errors.Is(err, sandbox.ErrSessionClosed) {
+		t.Fatalf("Exec after Close: %v, want ErrSessionClosed", err)
+	}
+}

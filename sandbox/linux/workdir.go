@@ -36,10 +36,13 @@ const (
 // workDir is an open handle on a live sandbox's working directory.
 type workDir struct{ fd int }
 
-func openWorkDir(initPid int) (*workDir, error) {
-	fd, err := unix.Open(fmt.Sprintf("/proc/%d/root%s", initPid, lang.WorkDir), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+func openWorkDir(initPid int) (*workDir, error) { return openSandboxDir(initPid, lang.WorkDir) }
+
+// openSandboxDir opens dir, an absolute path inside the live sandbox.
+func openSandboxDir(initPid int, dir string) (*workDir, error) {
+	fd, err := unix.Open(fmt.Sprintf("/proc/%d/root%s", initPid, dir), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, fmt.Errorf("open the sandbox's working directory: %w", err)
+		return nil, fmt.Errorf("open the sandbox's %s: %w", dir, err)
 	}
 	return &workDir{fd: fd}, nil
 }

@@ -79,6 +79,16 @@ func buildRoot(base *BaseConfig) error {
 			return fmt.Errorf("seed /tmp from %s: %w", base.TmpSeed, err)
 		}
 	}
+	// The program file lives on a tmpfs of its own, writable by root
+	// alone: the program cannot change it, and the host can still place a
+	// warm sandbox's program there after the root became read-only.
+	codeDir := path.Join(newRoot, CodeDir)
+	if err := os.MkdirAll(codeDir, 0o755); err != nil {
+		return err
+	}
+	if err := syscall.Mount("tmpfs", codeDir, "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, codeTmpfsOptions); err != nil {
+		return fmt.Errorf("mount %s: %w", CodeDir, err)
+	}
 	procDir := path.Join(newRoot, "proc")
 	if err := os.Mkdir(procDir, 0o555); err != nil {
 		return err
@@ -95,10 +105,6 @@ func buildRoot(base *BaseConfig) error {
 func finishRoot(base *BaseConfig, run *RunConfig, files io.Reader) error {
 	// A remount without MS_BIND changes the filesystem itself, reachable
 	// through any of its mount points.
-	rootSize := fmt.Sprintf("size=%d", len(run.Code)+16<<20)
-	if err := syscall.Mount("tmpfs", "/", "", syscall.MS_REMOUNT|scratchFlags, rootSize); err != nil {
-		return fmt.Errorf("size root tmpfs: %w", err)
-	}
 	diskSize := fmt.Sprintf("size=%d", run.DiskBytes)
 	if err := syscall.Mount("tmpfs", run.Dir, "", syscall.MS_REMOUNT|scratchFlags, diskSize); err != nil {
 		return fmt.Errorf("size working tmpfs: %w", err)
@@ -110,6 +116,11 @@ func finishRoot(base *BaseConfig, run *RunConfig, files io.Reader) error {
 	}
 	if err := writeFile(run.MainPath, run.Code, 0o644); err != nil {
 		return err
+	}
+	if !run.Channel { // a kernel's /code stays writable for the host, by root alone
+		if err := syscall.Mount("", CodeDir, "", syscall.MS_BIND|syscall.MS_REMOUNT|roFlags|syscall.MS_NOEXEC, ""); err != nil {
+			return fmt.Errorf("remount %s read-only: %w", CodeDir, err)
+		}
 	}
 	if err := syscall.Mount("", "/", "", syscall.MS_BIND|syscall.MS_REMOUNT|roFlags, ""); err != nil {
 		return fmt.Errorf("remount root read-only: %w", err)

@@ -27,6 +27,13 @@ const (
 	KernelOutFD = 6
 )
 
+// CodeDir is the sandbox's directory for the program file.
+const CodeDir = "/code"
+
+// codeTmpfsOptions sizes CodeDir's tmpfs for the largest program (4 MiB,
+// sandbox.MaxCodeBytes) and a kernel beside it.
+const codeTmpfsOptions = "size=8m,mode=0755"
+
 // maxConfigBytes bounds a config message init will read: the code is at
 // most sandbox.MaxCodeBytes and the rest is small.
 const maxConfigBytes = 16 << 20
