@@ -49,6 +49,7 @@ step "go vet" go vet ./...
 step "go test" go test -count=1 -timeout 20m ./...
 if $bench; then
 	step "benchmarks" go test -run '^$' -bench . -benchtime 20x ./sandbox/linux/
+	step "eval benchmark" go test -run '^$' -bench Canonical -benchtime 2x ./eval/
 fi
 
 echo
