@@ -1,0 +1,136 @@
+// Package agent is the code agent: a task in plain language becomes code
+// (written by a language model), the code runs in a Crucible sandbox
+// session, the agent reads the result, fixes its own errors, checks that
+// the output answers the task, and returns the answer with its evidence.
+// Every model call and execution is recorded in a Trace, and budgets
+// (attempts, tokens, execution time, artifact bytes) bound the loop.
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/crucible-sandbox/crucible/llm"
+	"github.com/crucible-sandbox/crucible/sandbox"
+)
+
+// Budget defaults, used for zero fields of Config.
+const (
+	DefaultMaxRetries       = 3
+	DefaultMaxTokens        = 200_000
+	DefaultMaxExecTime      = 5 * time.Minute
+	DefaultMaxArtifactBytes = 64 << 20
+	DefaultCellTimeout      = 60 * time.Second
+)
+
+// Config configures an agent run.
+type Config struct {
+	// Model writes the code; Sandbox runs it.
+	Model   llm.Provider
+	Sandbox sandbox.SessionRuntime
+	// TextMode asks for code in fenced blocks instead of native tool
+	// calls, for models without tool calling.
+	TextMode bool
+	// MaxRetries is how many failed attempts may follow the first one (a
+	// failed execution, an unparseable reply, a repeated program, an
+	// answer the verifier rejected).
+	MaxRetries int
+	// MaxTokens bounds the tokens of all model calls together.
+	MaxTokens int
+	// MaxExecTime bounds the sandbox time of all executions together.
+	MaxExecTime time.Duration
+	// MaxArtifactBytes bounds the bytes of all artifacts produced.
+	MaxArtifactBytes int64
+	// CellTimeout bounds one execution.
+	CellTimeout time.Duration
+	// SessionLimits are the sandbox session's limits (memory, disk, ...).
+	SessionLimits sandbox.Limits
+	// SkipPlan skips the planner (every task gets code); SkipVerify skips
+	// the verifier.
+	SkipPlan, SkipVerify bool
+	// Approve, if set, is asked before every execution; false stops the
+	// run with StatusDenied.
+	Approve func(ctx context.Context, code string) (bool, error)
+	// OnEvent, if set, receives progress.
+	OnEvent func(Event)
+}
+
+// Task is what the agent is asked to do.
+type Task struct {
+	// Prompt states the task in plain language.
+	Prompt string
+	// Files are placed in the sandbox's working directory.
+	Files []sandbox.File
+}
+
+func (c *Config) withDefaults() {
+	if c.MaxRetries == 0 {
+		c.MaxRetries = DefaultMaxRetries
+	}
+	if c.MaxTokens == 0 {
+		c.MaxTokens = DefaultMaxTokens
+	}
+	if c.MaxExecTime == 0 {
+		c.MaxExecTime = DefaultMaxExecTime
+	}
+	if c.MaxArtifactBytes == 0 {
+		c.MaxArtifactBytes = DefaultMaxArtifactBytes
+	}
+	if c.CellTimeout == 0 {
+		c.CellTimeout = DefaultCellTimeout
+	}
+}
+
+// Run carries out task and returns its trace. The error is non-nil only
+// when the run could not be carried out at all (no session); a run that
+// failed or ran out of budget is reported in the Trace.
+func Run(ctx context.Context, cfg Config, task Task) (*Trace, error) {
+	if cfg.Model == nil || cfg.Sandbox == nil {
+		return nil, errors.New("agent: Config needs a Model and a Sandbox")
+	}
+	if strings.TrimSpace(task.Prompt) == "" {
+		return nil, &sandbox.InputError{Field: "task", Rule: "must not be empty"}
+	}
+	if cfg.MaxRetries < 0 || cfg.MaxTokens < 0 || cfg.MaxExecTime < 0 || cfg.MaxArtifactBytes < 0 {
+		return nil, &sandbox.InputError{Field: "budgets", Rule: "must not be negative"}
+	}
+	cfg.withDefaults()
+	r := &run{cfg: cfg, ran: map[string]int{}}
+	r.trace = &Trace{
+		ID: newRunID(), Task: task.Prompt, Model: cfg.Model.Name(), StartedAt: time.Now().UTC(),
+		Budget: BudgetUse{MaxAttempts: cfg.MaxRetries + 1, MaxTokens: cfg.MaxTokens,
+			MaxExecMS: ms(cfg.MaxExecTime), MaxArtifact: cfg.MaxArtifactBytes},
+	}
+	defer func() { r.trace.DurationMS = ms(time.Since(r.trace.StartedAt)) }()
+	if !cfg.SkipPlan {
+		direct, err := r.plan(ctx, task)
+		if err != nil {
+			return r.fail(err.Error()), nil
+		}
+		if direct != "" {
+			r.trace.Status, r.trace.Answer = StatusAnswered, direct
+			return r.trace, nil
+		}
+	}
+	sess, err := cfg.Sandbox.NewSession(ctx, sandbox.SessionRequest{Language: sandbox.Python, Files: task.Files, Limits: cfg.SessionLimits})
+	if err != nil {
+		return nil, fmt.Errorf("agent: start sandbox session: %w", err)
+	}
+	defer sess.Close()
+	r.sess = sess
+	r.solve(ctx, task)
+	return r.trace, nil
+}
+
+func newRunID() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return "agt_" + hex.EncodeToString(b)
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -1,0 +1,335 @@
+package agent
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/crucible-sandbox/crucible/llm"
+	"github.com/crucible-sandbox/crucible/sandbox"
+)
+
+// run is one agent run in progress.
+type run struct {
+	cfg      Config
+	trace    *Trace
+	sess     sandbox.Session
+	messages []llm.Message
+	ran      map[string]int // code digest → the attempt that ran it
+	lastErr  string         // fingerprint of the last failure
+	repeats  int            // how often lastErr happened in a row
+	evidence *execution     // the last execution that succeeded
+}
+
+// execution is code and what running it gave.
+type execution struct {
+	code   string
+	result sandbox.Result
+}
+
+// errBudget reports an exhausted budget; its text names the budget.
+type errBudget struct{ what string }
+
+func (e *errBudget) Error() string { return e.what + " budget exhausted" }
+
+// errDenied reports an execution a person refused.
+var errDenied = errors.New("execution not approved")
+
+func (r *run) emit(kind StepKind, format string, args ...any) {
+	if r.cfg.OnEvent != nil {
+		r.cfg.OnEvent(Event{Kind: kind, Attempt: r.trace.Budget.Attempts + 1, Message: fmt.Sprintf(format, args...)})
+	}
+}
+
+func (r *run) fail(reason string) *Trace {
+	r.trace.Status, r.trace.Reason = StatusFailed, reason
+	return r.trace
+}
+
+// call sends messages to the model, records the step and the tokens, and
+// enforces the token budget.
+func (r *run) call(ctx context.Context, kind StepKind, req llm.Request) (llm.Reply, error) {
+	if r.trace.Budget.Tokens >= r.cfg.MaxTokens {
+		return llm.Reply{}, &errBudget{"token"}
+	}
+	start := time.Now()
+	reply, err := r.cfg.Model.Complete(ctx, req)
+	step := Step{Kind: kind, Attempt: r.trace.Budget.Attempts + 1, At: start.UTC(), Request: &req, DurationMS: ms(time.Since(start))}
+	if err == nil {
+		step.Reply = &reply
+		r.trace.Budget.Tokens += reply.Usage.Total()
+	} else {
+		step.Note = "model error: " + err.Error()
+	}
+	r.trace.Steps = append(r.trace.Steps, step)
+	return reply, err
+}
+
+// plan asks whether the task needs code; it returns the answer when not.
+func (r *run) plan(ctx context.Context, task Task) (string, error) {
+	r.emit(StepPlan, "planning")
+	prompt := task.Prompt
+	if len(task.Files) > 0 {
+		prompt += "\n\n(The task comes with files: " + fileNames(task.Files) + ".)"
+	}
+	reply, err := r.call(ctx, StepPlan, llm.Request{Messages: []llm.Message{
+		{Role: llm.System, Content: plannerPrompt}, {Role: llm.User, Content: prompt}}, MaxTokens: 1024})
+	if err != nil {
+		return "", err
+	}
+	text := strings.TrimSpace(reply.Text)
+	// Only a task without files can be answered without running code.
+	if rest, ok := strings.CutPrefix(text, "DIRECT:"); ok && len(task.Files) == 0 && strings.TrimSpace(rest) != "" {
+		return strings.TrimSpace(rest), nil
+	}
+	return "", nil
+}
+
+func fileNames(files []sandbox.File) string {
+	names := make([]string, len(files))
+	for i, f := range files {
+		names[i] = fmt.Sprintf("%s (%d bytes)", f.Name, len(f.Content))
+	}
+	return strings.Join(names, ", ")
+}
+
+// solve runs the coder loop until an answer or an exhausted budget.
+func (r *run) solve(ctx context.Context, task Task) {
+	system := coderPrompt
+	if r.cfg.TextMode {
+		system = coderTextPrompt
+	}
+	user := task.Prompt
+	if len(task.Files) > 0 {
+		user += "\n\nFiles in the working directory: " + fileNames(task.Files) + "."
+	}
+	r.messages = []llm.Message{{Role: llm.System, Content: system}, {Role: llm.User, Content: user}}
+	for {
+		err := r.turn(ctx)
+		var budget *errBudget
+		switch {
+		case err == nil && r.trace.Status == StatusAnswered:
+			return
+		case err == nil:
+			continue
+		case errors.As(err, &budget):
+			r.trace.Status, r.trace.Reason = StatusBudget, err.Error()
+		case errors.Is(err, errDenied):
+			r.trace.Status, r.trace.Reason = StatusDenied, err.Error()
+		default:
+			r.trace.Status, r.trace.Reason = StatusFailed, err.Error()
+		}
+		if r.evidence != nil && r.trace.Code == "" {
+			r.trace.Code, r.trace.Output = r.evidence.code, string(r.evidence.result.Stdout)
+		}
+		return
+	}
+}
+
+// turn makes one model call and acts on the reply.
+func (r *run) turn(ctx context.Context) error {
+	req := llm.Request{Messages: r.messages}
+	if !r.cfg.TextMode {
+		req.Tools = toolDefs
+	}
+	r.emit(StepModel, "asking the model")
+	reply, err := r.call(ctx, StepModel, req)
+	if err != nil {
+		return err
+	}
+	if r.cfg.TextMode {
+		return r.textTurn(ctx, reply)
+	}
+	return r.toolTurn(ctx, reply)
+}
+
+// failAttempt counts a failed attempt and enforces the attempts budget.
+func (r *run) failAttempt() error {
+	r.trace.Budget.Attempts++
+	if r.trace.Budget.Attempts >= r.cfg.MaxRetries+1 {
+		return &errBudget{"attempts"}
+	}
+	return nil
+}
+
+// feedback records structured feedback sent to the model.
+func (r *run) feedback(note string) {
+	r.trace.Steps = append(r.trace.Steps, Step{Kind: StepFeedback, Attempt: r.trace.Budget.Attempts, At: time.Now().UTC(), Note: note})
+	r.emit(StepFeedback, "%s", firstLine(note))
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+// execute runs code in the session, after the loop check and approval,
+// and returns the result and the text to show the model. failed reports
+// whether the attempt counts as failed.
+func (r *run) execute(ctx context.Context, code string) (res sandbox.Result, report string, failed bool, err error) {
+	digest := fmt.Sprintf("%x", sha256.Sum256([]byte(strings.TrimSpace(code))))
+	if n, seen := r.ran[digest]; seen {
+		return res, fmt.Sprintf("You already ran exactly this code (attempt %d). Running it again would give the same result: change the code.", n), true, nil
+	}
+	r.ran[digest] = r.trace.Budget.Attempts + 1
+	if r.cfg.Approve != nil {
+		ok, aerr := r.cfg.Approve(ctx, code)
+		if aerr != nil {
+			return res, "", false, aerr
+		}
+		if !ok {
+			return res, "", false, errDenied
+		}
+	}
+	remaining := time.Duration(r.trace.Budget.MaxExecMS-r.trace.Budget.ExecMS) * time.Millisecond
+	if remaining <= 0 {
+		return res, "", false, &errBudget{"execution time"}
+	}
+	timeout := min(r.cfg.CellTimeout, remaining)
+	r.emit(StepExecute, "running the code")
+	start := time.Now()
+	res, err = r.sess.Exec(ctx, sandbox.Cell{Code: code, TimeoutMS: max(timeout.Milliseconds(), 1)})
+	r.trace.Budget.ExecMS += ms(time.Since(start))
+	r.trace.Steps = append(r.trace.Steps, Step{Kind: StepExecute, Attempt: r.trace.Budget.Attempts + 1, At: start.UTC(), Code: code, Result: &res, DurationMS: ms(time.Since(start))})
+	if err != nil {
+		return res, "", false, fmt.Errorf("sandbox: %w", err)
+	}
+	for _, a := range res.Artifacts {
+		r.trace.Budget.ArtifactBytes += a.Size
+	}
+	r.emit(StepExecute, "status %s", res.Status)
+	if r.trace.Budget.ArtifactBytes > r.cfg.MaxArtifactBytes {
+		return res, "", false, &errBudget{"artifact bytes"}
+	}
+	if res.Status == sandbox.StatusOK {
+		r.evidence = &execution{code: code, result: res}
+		r.lastErr, r.repeats = "", 0
+		return res, describe(res), false, nil
+	}
+	return res, r.failureFeedback(code, res), true, nil
+}
+
+// digits normalises numbers out of error messages, so that "index 5" and
+// "index 7" count as the same error.
+var digits = regexp.MustCompile(`[0-9]+`)
+
+// failureFeedback describes a failed execution for the model: what
+// happened, the traceback, the failing code, and what to do.
+func (r *run) failureFeedback(code string, res sandbox.Result) string {
+	fingerprint := string(res.Status)
+	if res.Error != nil {
+		fingerprint += ":" + res.Error.Type + ":" + digits.ReplaceAllString(res.Error.Message, "#")
+	}
+	if fingerprint == r.lastErr {
+		r.repeats++
+	} else {
+		r.lastErr, r.repeats = fingerprint, 1
+	}
+	var b strings.Builder
+	b.WriteString(describe(res))
+	b.WriteString("\n\nThe code that failed:\n```python\n" + code + "\n```\n")
+	switch res.Status {
+	case sandbox.StatusTimeout, sandbox.StatusCPULimit:
+		b.WriteString(timeoutAdvice)
+	case sandbox.StatusMemoryLimit:
+		b.WriteString(memoryAdvice)
+	default:
+		b.WriteString(fixAdvice)
+	}
+	if r.repeats >= 2 {
+		b.WriteString("\n\n" + stepBackAdvice)
+	}
+	return b.String()
+}
+
+// describe renders a sandbox result for the model.
+func describe(res sandbox.Result) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "status: %s", res.Status)
+	if res.Reason != "" {
+		fmt.Fprintf(&b, " (%s)", res.Reason)
+	}
+	if out := clip(string(res.Stdout), 8000); out != "" {
+		b.WriteString("\nstdout:\n" + out)
+	}
+	if res.Value != "" {
+		b.WriteString("\nvalue of the last expression: " + clip(res.Value, 2000))
+	}
+	if e := res.Error; e != nil {
+		fmt.Fprintf(&b, "\nerror: %s: %s", e.Type, e.Message)
+		if e.Line > 0 {
+			fmt.Fprintf(&b, " (line %d)", e.Line)
+		}
+		if e.Traceback != "" {
+			b.WriteString("\ntraceback:\n" + clip(e.Traceback, 4000))
+		}
+	} else if errOut := clip(string(res.Stderr), 4000); errOut != "" {
+		b.WriteString("\nstderr:\n" + errOut)
+	}
+	for _, a := range res.Artifacts {
+		fmt.Fprintf(&b, "\nartifact: %s (%s, %d bytes)", a.Name, a.MIME, a.Size)
+	}
+	return b.String()
+}
+
+func clip(s string, n int) string {
+	s = strings.TrimRight(s, "\n")
+	if len(s) <= n {
+		return s
+	}
+	return s[:n/2] + "\n…[" + fmt.Sprint(len(s)-n) + " bytes cut]…\n" + s[len(s)-n/2:]
+}
+
+// answer checks a proposed answer and ends the run if it holds; otherwise
+// it returns the feedback for the model.
+func (r *run) answer(ctx context.Context, answer string) (string, error) {
+	answer = strings.TrimSpace(answer)
+	if r.evidence == nil {
+		return "You answered without running code that supports the answer. Run code that computes it first.", r.failAttempt()
+	}
+	if !r.cfg.SkipVerify {
+		ok, reason, err := r.verify(ctx, answer)
+		if err != nil {
+			return "", err
+		}
+		if !ok {
+			return "A reviewer rejected the answer: " + reason + "\nFix the code or the answer.", r.failAttempt()
+		}
+	}
+	r.trace.Status, r.trace.Answer = StatusAnswered, answer
+	r.trace.Code, r.trace.Output = r.evidence.code, string(r.evidence.result.Stdout)
+	r.trace.Artifacts = r.evidence.result.Artifacts
+	return "", nil
+}
+
+// verify asks the verifier whether the evidence supports the answer.
+func (r *run) verify(ctx context.Context, answer string) (bool, string, error) {
+	r.emit(StepVerify, "verifying the answer")
+	ev := r.evidence
+	prompt := fmt.Sprintf("Task:\n%s\n\nCode:\n```python\n%s\n```\n\nOutput:\n%s\n\nProposed answer:\n%s",
+		r.trace.Task, ev.code, describe(ev.result), answer)
+	reply, err := r.call(ctx, StepVerify, llm.Request{Messages: []llm.Message{
+		{Role: llm.System, Content: verifierPrompt}, {Role: llm.User, Content: prompt}}, MaxTokens: 1024})
+	if err != nil {
+		return false, "", err
+	}
+	var verdict struct {
+		OK     bool   `json:"ok"`
+		Reason string `json:"reason"`
+	}
+	text := strings.TrimSpace(reply.Text)
+	if i, j := strings.Index(text, "{"), strings.LastIndex(text, "}"); i >= 0 && j > i {
+		text = text[i : j+1]
+	}
+	if err := json.Unmarshal([]byte(text), &verdict); err != nil {
+		// An unreadable verdict is no approval.
+		return false, "the verifier's reply could not be read", nil
+	}
+	r.trace.Steps[len(r.trace.Steps)-1].Note = fmt.Sprintf("verdict: ok=%v %s", verdict.OK, verdict.Reason)
+	return verdict.OK, verdict.Reason, nil
+}

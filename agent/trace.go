@@ -1,0 +1,96 @@
+package agent
+
+import (
+	"time"
+
+	"github.com/crucible-sandbox/crucible/llm"
+	"github.com/crucible-sandbox/crucible/sandbox"
+)
+
+// Status says how an agent run ended.
+type Status string
+
+// The statuses of a Trace.
+const (
+	// StatusAnswered: the agent answered, its evidence verified.
+	StatusAnswered Status = "answered"
+	// StatusBudget: a budget ran out before an answer (Trace.Reason says
+	// which).
+	StatusBudget Status = "budget_exhausted"
+	// StatusDenied: a person refused an execution.
+	StatusDenied Status = "denied"
+	// StatusFailed: the model or the platform failed (Trace.Reason).
+	StatusFailed Status = "failed"
+)
+
+// Trace is the record of an agent run: the outcome and every step.
+type Trace struct {
+	// ID links every step and execution of the run.
+	ID     string `json:"id"`
+	Task   string `json:"task"`
+	Model  string `json:"model"`
+	Status Status `json:"status"`
+	// Reason explains a status other than answered.
+	Reason string `json:"reason,omitempty"`
+	// Answer is the final answer.
+	Answer string `json:"answer,omitempty"`
+	// Code, Output and Artifacts are the evidence: the code whose run
+	// produced the answer, its output, and the files and figures it made.
+	Code      string             `json:"code,omitempty"`
+	Output    string             `json:"output,omitempty"`
+	Artifacts []sandbox.Artifact `json:"artifacts,omitempty"`
+	// Budget reports what was used against each budget.
+	Budget BudgetUse `json:"budget"`
+	Steps  []Step    `json:"steps"`
+	// StartedAt and DurationMS time the run.
+	StartedAt  time.Time `json:"started_at"`
+	DurationMS float64   `json:"duration_ms"`
+}
+
+// BudgetUse is what a run used, and its limits.
+type BudgetUse struct {
+	Attempts      int     `json:"attempts"`
+	MaxAttempts   int     `json:"max_attempts"`
+	Tokens        int     `json:"tokens"`
+	MaxTokens     int     `json:"max_tokens"`
+	ExecMS        float64 `json:"exec_ms"`
+	MaxExecMS     float64 `json:"max_exec_ms"`
+	ArtifactBytes int64   `json:"artifact_bytes"`
+	MaxArtifact   int64   `json:"max_artifact_bytes"`
+}
+
+// StepKind names what a step did.
+type StepKind string
+
+// The kinds of step.
+const (
+	StepPlan     StepKind = "plan"     // the planner decided whether code is needed
+	StepModel    StepKind = "model"    // a model call of the coder
+	StepExecute  StepKind = "execute"  // the runner executed code
+	StepTool     StepKind = "tool"     // a file tool (read, write, list)
+	StepFeedback StepKind = "feedback" // structured feedback sent to the model
+	StepVerify   StepKind = "verify"   // the verifier judged the output
+)
+
+// Step is one recorded step.
+type Step struct {
+	Kind    StepKind  `json:"kind"`
+	Attempt int       `json:"attempt"`
+	At      time.Time `json:"at"`
+	// Model calls: what was sent and what came back.
+	Request *llm.Request `json:"request,omitempty"`
+	Reply   *llm.Reply   `json:"reply,omitempty"`
+	// Executions: the code and the sandbox's result.
+	Code   string          `json:"code,omitempty"`
+	Result *sandbox.Result `json:"result,omitempty"`
+	// Note says what happened, in words.
+	Note       string  `json:"note,omitempty"`
+	DurationMS float64 `json:"duration_ms"`
+}
+
+// Event is progress reported while the agent works.
+type Event struct {
+	Kind    StepKind
+	Attempt int
+	Message string
+}

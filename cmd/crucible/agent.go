@@ -1,0 +1,180 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	units "github.com/docker/go-units"
+	"github.com/spf13/cobra"
+
+	"github.com/crucible-sandbox/crucible/agent"
+	"github.com/crucible-sandbox/crucible/image"
+	"github.com/crucible-sandbox/crucible/llm"
+	"github.com/crucible-sandbox/crucible/sandbox"
+	"github.com/crucible-sandbox/crucible/sandbox/linux"
+)
+
+// agentFlags are the flags of `crucible agent`.
+type agentFlags struct {
+	files      []string
+	llm        llm.Config
+	maxRetries int
+	approve    bool
+	out        string
+	jsonOut    bool
+	textMode   bool
+	timeout    time.Duration
+	memory     string
+	rootfs     string
+	image      string
+	store      string
+}
+
+func newAgentCommand() *cobra.Command {
+	f := agentFlags{llm: llm.ConfigFromEnv()}
+	cmd := &cobra.Command{
+		Use:   `agent "TASK"`,
+		Short: "Let a model solve a task by writing and running code in a sandbox",
+		Long: `Give a task in plain language. A language model writes Python, Crucible runs
+it in a sandboxed session, the model reads the result and fixes its errors, a
+verifier checks the output answers the task, and you get the answer with the
+code and output that support it.
+
+The model: --provider openai (any OpenAI-compatible endpoint: --base-url for
+Ollama, vLLM, llama.cpp's server) or anthropic; or the environment:
+OPENAI_API_KEY, OPENAI_BASE_URL, ANTHROPIC_API_KEY, CRUCIBLE_MODEL,
+CRUCIBLE_PROVIDER. A missing key or a bad URL is reported before any work.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runAgent(cmd.Context(), &f, args[0]) },
+	}
+	fl := cmd.Flags()
+	fl.StringArrayVar(&f.files, "file", nil, "input file NAME=PATH placed in the working directory (repeatable)")
+	fl.StringVar(&f.llm.Provider, "provider", f.llm.Provider, "openai or anthropic")
+	fl.StringVar(&f.llm.Model, "model", f.llm.Model, "model name (default $CRUCIBLE_MODEL)")
+	fl.StringVar(&f.llm.BaseURL, "base-url", f.llm.BaseURL, "API base URL (default the provider's, or $OPENAI_BASE_URL)")
+	fl.StringVar(&f.llm.APIKey, "api-key", f.llm.APIKey, "API key (default $OPENAI_API_KEY or $ANTHROPIC_API_KEY)")
+	fl.IntVar(&f.maxRetries, "max-retries", agent.DefaultMaxRetries, "failed attempts allowed after the first")
+	fl.BoolVar(&f.approve, "approve", false, "show each program and ask before running it")
+	fl.StringVar(&f.out, "out", "crucible-out", "directory for the artifacts of the answer")
+	fl.BoolVar(&f.jsonOut, "json", false, "print the whole trace as JSON")
+	fl.BoolVar(&f.textMode, "text-mode", false, "ask for fenced code instead of tool calls (models without tool calling)")
+	fl.DurationVar(&f.timeout, "timeout", agent.DefaultCellTimeout, "wall-time limit of each execution")
+	fl.StringVar(&f.memory, "memory", "1GiB", "memory limit of the sandbox session")
+	fl.StringVar(&f.rootfs, "rootfs", "", "root filesystem directory (default: the host's system directories)")
+	fl.StringVar(&f.image, "image", "", "run in a built image (see `crucible image ls`)")
+	fl.StringVar(&f.store, "store", image.DefaultStore, "image store directory")
+	return cmd
+}
+
+func runAgent(ctx context.Context, f *agentFlags, task string) error {
+	if err := f.llm.Validate(); err != nil {
+		return usageError(err)
+	}
+	mem, err := units.RAMInBytes(f.memory)
+	if err != nil {
+		return usageError(fmt.Errorf("--memory %q: want a size such as 1GiB", f.memory))
+	}
+	var files []sandbox.File
+	for _, spec := range f.files {
+		n, p, ok := strings.Cut(spec, "=")
+		if !ok {
+			return usageError(fmt.Errorf("--file %q: want NAME=PATH", spec))
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return usageError(fmt.Errorf("--file %s: %w", n, err))
+		}
+		files = append(files, sandbox.File{Name: n, Content: b})
+	}
+	model, err := llm.New(f.llm)
+	if err != nil {
+		return usageError(err)
+	}
+	opts, err := runtimeOptions(f.rootfs, f.image, f.store)
+	if err != nil {
+		return usageError(err)
+	}
+	rt, err := linux.New(opts)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "crucible:", err)
+		return exitCodeError(exitInternal)
+	}
+	defer rt.Close()
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	cfg := agent.Config{
+		Model: model, Sandbox: rt, TextMode: f.textMode, MaxRetries: f.maxRetries, CellTimeout: f.timeout,
+		SessionLimits: sandbox.Limits{MemoryBytes: mem, WallTimeMS: f.timeout.Milliseconds(), CPUTimeMS: f.timeout.Milliseconds()},
+		OnEvent:       func(e agent.Event) { fmt.Fprintf(os.Stderr, "agent: attempt %d · %s\n", e.Attempt, e.Message) },
+	}
+	if f.approve {
+		cfg.Approve = approveOnTerminal
+	}
+	trace, err := agent.Run(ctx, cfg, agent.Task{Prompt: task, Files: files})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "crucible:", err)
+		return exitCodeError(exitInternal)
+	}
+	if f.jsonOut {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(trace); err != nil {
+			return err
+		}
+	} else {
+		printTrace(trace, f.out)
+	}
+	if trace.Status != agent.StatusAnswered {
+		return exitCodeError(1)
+	}
+	return nil
+}
+
+// approveOnTerminal shows the code and asks y/n on the terminal.
+func approveOnTerminal(ctx context.Context, code string) (bool, error) {
+	fmt.Fprintf(os.Stderr, "\n--- the agent wants to run ---\n%s\n------------------------------\nrun it? [y/N] ", code)
+	line, err := bufio.NewReader(os.Stdin).ReadString('\n')
+	if err != nil && line == "" {
+		return false, nil
+	}
+	answer := strings.ToLower(strings.TrimSpace(line))
+	return answer == "y" || answer == "yes", nil
+}
+
+// printTrace shows the outcome for a person and saves the artifacts.
+func printTrace(t *agent.Trace, out string) {
+	fmt.Printf("status: %s", t.Status)
+	if t.Reason != "" {
+		fmt.Printf(" (%s)", t.Reason)
+	}
+	fmt.Println()
+	if t.Answer != "" {
+		fmt.Printf("\nanswer:\n%s\n", t.Answer)
+	}
+	if t.Code != "" {
+		fmt.Printf("\ncode:\n%s\n", strings.TrimRight(t.Code, "\n"))
+	}
+	if t.Output != "" {
+		fmt.Printf("\noutput:\n%s\n", strings.TrimRight(t.Output, "\n"))
+	}
+	for _, a := range t.Artifacts {
+		if a.ContentOmitted {
+			continue
+		}
+		dst := filepath.Join(out, filepath.FromSlash(a.Name))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err == nil && os.WriteFile(dst, a.Content, 0o644) == nil {
+			fmt.Printf("artifact: %s (%s)\n", dst, a.MIME)
+		}
+	}
+	b := t.Budget
+	fmt.Printf("\nattempts %d/%d · tokens %d · execution %.0f ms · %d steps · trace %s\n", b.Attempts, b.MaxAttempts, b.Tokens, b.ExecMS, len(t.Steps), t.ID)
+}
