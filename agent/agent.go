@@ -50,6 +50,10 @@ type Config struct {
 	CellTimeout time.Duration
 	// SessionLimits are the sandbox session's limits (memory, disk, ...).
 	SessionLimits sandbox.Limits
+	// TestDriven makes the coder write a reference solution with example
+	// and property tests and run them before answering; an answer whose
+	// supporting execution ran no assert is refused.
+	TestDriven bool
 	// SkipPlan skips the planner (every task gets code); SkipVerify skips
 	// the verifier.
 	SkipPlan, SkipVerify bool

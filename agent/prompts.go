@@ -22,6 +22,14 @@ persist between runs). Reply with exactly one fenced block:
 and nothing else while you still need to run code. When the output you were shown answers
 the task, reply with a line starting "FINAL ANSWER:" followed by the answer.`
 
+	testDrivenPrompt = `
+
+Work test-first: write a reference solution, example tests (known inputs and outputs,
+edge cases) and property tests (invariants that must hold for many inputs, checked with
+assert in a loop), run them all in one execution, and only when every assert passes
+call final_answer. An answer not backed by an execution that ran passing asserts is
+refused.`
+
 	verifierPrompt = `You check an agent's work. Given the task, the code that ran, its output and the
 proposed answer, decide whether the output really answers the task and whether every
 invariant the task states holds. Reply with a JSON object only:

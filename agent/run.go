@@ -104,6 +104,9 @@ func (r *run) solve(ctx context.Context, task Task) {
 	if r.cfg.TextMode {
 		system = coderTextPrompt
 	}
+	if r.cfg.TestDriven {
+		system += testDrivenPrompt
+	}
 	user := task.Prompt
 	if len(task.Files) > 0 {
 		user += "\n\nFiles in the working directory: " + fileNames(task.Files) + "."
@@ -214,6 +217,9 @@ func (r *run) execute(ctx context.Context, code string) (res sandbox.Result, rep
 	return res, r.failureFeedback(code, res), true, nil
 }
 
+// assertRE finds an assert statement in Python code.
+var assertRE = regexp.MustCompile(`(?m)^\s*assert\b`)
+
 // digits normalises numbers out of error messages, so that "index 5" and
 // "index 7" count as the same error.
 var digits = regexp.MustCompile(`[0-9]+`)
@@ -291,6 +297,9 @@ func (r *run) answer(ctx context.Context, answer string) (string, error) {
 	answer = strings.TrimSpace(answer)
 	if r.evidence == nil {
 		return "You answered without running code that supports the answer. Run code that computes it first.", r.failAttempt()
+	}
+	if r.cfg.TestDriven && !assertRE.MatchString(r.evidence.code) {
+		return "Test-driven mode: the last successful execution ran no tests. Run the solution together with example and property tests (assert statements) first.", r.failAttempt()
 	}
 	if !r.cfg.SkipVerify {
 		ok, reason, err := r.verify(ctx, answer)

@@ -31,6 +31,7 @@ type agentFlags struct {
 	out        string
 	jsonOut    bool
 	textMode   bool
+	testDriven bool
 	timeout    time.Duration
 	memory     string
 	rootfs     string
@@ -66,6 +67,7 @@ CRUCIBLE_PROVIDER. A missing key or a bad URL is reported before any work.`,
 	fl.StringVar(&f.out, "out", "crucible-out", "directory for the artifacts of the answer")
 	fl.BoolVar(&f.jsonOut, "json", false, "print the whole trace as JSON")
 	fl.BoolVar(&f.textMode, "text-mode", false, "ask for fenced code instead of tool calls (models without tool calling)")
+	fl.BoolVar(&f.testDriven, "tdd", false, "test-driven: the model must run a reference solution with example and property tests before answering")
 	fl.DurationVar(&f.timeout, "timeout", agent.DefaultCellTimeout, "wall-time limit of each execution")
 	fl.StringVar(&f.memory, "memory", "1GiB", "memory limit of the sandbox session")
 	fl.StringVar(&f.rootfs, "rootfs", "", "root filesystem directory (default: the host's system directories)")
@@ -111,7 +113,7 @@ func runAgent(ctx context.Context, f *agentFlags, task string) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	cfg := agent.Config{
-		Model: model, Sandbox: rt, TextMode: f.textMode, MaxRetries: f.maxRetries, CellTimeout: f.timeout,
+		Model: model, Sandbox: rt, TextMode: f.textMode, TestDriven: f.testDriven, MaxRetries: f.maxRetries, CellTimeout: f.timeout,
 		SessionLimits: sandbox.Limits{MemoryBytes: mem, WallTimeMS: f.timeout.Milliseconds(), CPUTimeMS: f.timeout.Milliseconds()},
 		OnEvent:       func(e agent.Event) { fmt.Fprintf(os.Stderr, "agent: attempt %d · %s\n", e.Attempt, e.Message) },
 	}
