@@ -22,8 +22,10 @@ type run struct {
 	messages []llm.Message
 	ran      map[string]int // code digest → the attempt that ran it
 	lastErr  string         // fingerprint of the last failure
-	repeats  int            // how often lastErr happened in a row
-	evidence *execution     // the last execution that succeeded
+	// lastFailure says in a few words why the last execution failed.
+	lastFailure string
+	repeats     int        // how often lastErr happened in a row
+	evidence    *execution // the last execution that succeeded
 }
 
 // execution is code and what running it gave.
@@ -160,10 +162,15 @@ func (r *run) failAttempt() error {
 	return nil
 }
 
-// feedback records structured feedback sent to the model.
+// feedback records structured feedback sent to the model and reports why
+// the agent retries.
 func (r *run) feedback(note string) {
 	r.trace.Steps = append(r.trace.Steps, Step{Kind: StepFeedback, Attempt: r.trace.Budget.Attempts, At: time.Now().UTC(), Note: note})
-	r.emit(StepFeedback, "%s", firstLine(note))
+	why := firstLine(note)
+	if r.lastFailure != "" {
+		why, r.lastFailure = r.lastFailure, ""
+	}
+	r.emit(StepFeedback, "retrying because %s", why)
 }
 
 func firstLine(s string) string {
@@ -230,6 +237,12 @@ func (r *run) failureFeedback(code string, res sandbox.Result) string {
 	fingerprint := string(res.Status)
 	if res.Error != nil {
 		fingerprint += ":" + res.Error.Type + ":" + digits.ReplaceAllString(res.Error.Message, "#")
+	}
+	r.lastFailure = string(res.Status)
+	if res.Error != nil {
+		r.lastFailure = res.Error.Type + ": " + res.Error.Message
+	} else if res.Reason != "" {
+		r.lastFailure += " (" + res.Reason + ")"
 	}
 	if fingerprint == r.lastErr {
 		r.repeats++
