@@ -50,6 +50,7 @@ step "go test" go test -count=1 -timeout 20m ./...
 if $bench; then
 	step "benchmarks" go test -run '^$' -bench . -benchtime 20x ./sandbox/linux/
 	step "eval benchmark" go test -run '^$' -bench Canonical -benchtime 2x ./eval/
+	step "agent benchmark" go test -run '^$' -bench LoopOverhead -benchtime 200x ./agent/
 fi
 
 echo
