@@ -19,7 +19,6 @@ import (
 	"github.com/crucible-sandbox/crucible/image"
 	"github.com/crucible-sandbox/crucible/llm"
 	"github.com/crucible-sandbox/crucible/sandbox"
-	"github.com/crucible-sandbox/crucible/sandbox/linux"
 )
 
 // agentFlags are the flags of `crucible agent`.
@@ -84,30 +83,17 @@ func runAgent(ctx context.Context, f *agentFlags, task string) error {
 	if err != nil {
 		return usageError(fmt.Errorf("--memory %q: want a size such as 1GiB", f.memory))
 	}
-	var files []sandbox.File
-	for _, spec := range f.files {
-		n, p, ok := strings.Cut(spec, "=")
-		if !ok {
-			return usageError(fmt.Errorf("--file %q: want NAME=PATH", spec))
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return usageError(fmt.Errorf("--file %s: %w", n, err))
-		}
-		files = append(files, sandbox.File{Name: n, Content: b})
+	files, err := readFileFlags(f.files)
+	if err != nil {
+		return usageError(err)
 	}
 	model, err := llm.New(f.llm)
 	if err != nil {
 		return usageError(err)
 	}
-	opts, err := runtimeOptions(f.rootfs, f.image, f.store)
+	rt, err := startRuntime(f.rootfs, f.image, f.store, nil)
 	if err != nil {
-		return usageError(err)
-	}
-	rt, err := linux.New(opts)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "crucible:", err)
-		return exitCodeError(exitInternal)
+		return err
 	}
 	defer rt.Close()
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)

@@ -119,15 +119,9 @@ func runEval(ctx context.Context, f *evalFlags) error {
 		}
 		defer out.Close()
 	}
-	opts, err := runtimeOptions(f.rootfs, f.image, f.store)
+	rt, err := startRuntime(f.rootfs, f.image, f.store, func(o *linux.Options) { o.Prestart = f.concurrency })
 	if err != nil {
-		return usageError(err)
-	}
-	opts.Prestart = f.concurrency
-	rt, err := linux.New(opts)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "crucible:", err)
-		return exitCodeError(exitInternal)
+		return err
 	}
 	defer rt.Close()
 

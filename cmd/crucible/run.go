@@ -17,7 +17,6 @@ import (
 
 	"github.com/crucible-sandbox/crucible/image"
 	"github.com/crucible-sandbox/crucible/sandbox"
-	"github.com/crucible-sandbox/crucible/sandbox/linux"
 )
 
 // runFlags are the flags of `crucible run`.
@@ -86,14 +85,9 @@ func runCommand(ctx context.Context, f *runFlags, args []string) error {
 	if err := req.Validate(); err != nil {
 		return usageError(err)
 	}
-	opts, err := runtimeOptions(f.rootfs, f.image, f.store)
+	rt, err := startRuntime(f.rootfs, f.image, f.store, nil)
 	if err != nil {
-		return usageError(err)
-	}
-	rt, err := linux.New(opts)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "crucible:", err)
-		return exitCodeError(exitInternal)
+		return err
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -130,17 +124,8 @@ func (f *runFlags) request(args []string) (sandbox.Request, error) {
 	if req.Language, err = f.language(name); err != nil {
 		return req, err
 	}
-	for _, spec := range f.files {
-		n, p, ok := strings.Cut(spec, "=")
-		if !ok || n == "" || p == "" {
-			return req, fmt.Errorf("--file %q: want NAME=PATH", spec)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return req, fmt.Errorf("--file %s: %w", n, err)
-		}
-		st, _ := os.Stat(p)
-		req.Files = append(req.Files, sandbox.File{Name: n, Content: b, Executable: st != nil && st.Mode()&0o111 != 0})
+	if req.Files, err = readFileFlags(f.files); err != nil {
+		return req, err
 	}
 	for _, kv := range f.env {
 		k, v, ok := strings.Cut(kv, "=")

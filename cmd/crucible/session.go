@@ -19,7 +19,6 @@ import (
 
 	"github.com/crucible-sandbox/crucible/image"
 	"github.com/crucible-sandbox/crucible/sandbox"
-	"github.com/crucible-sandbox/crucible/sandbox/linux"
 )
 
 // sessionFlags are the flags of `crucible session`.
@@ -68,18 +67,11 @@ and the session kept; one that ignores the interrupt ends the session.`,
 }
 
 func runSession(ctx context.Context, f *sessionFlags) error {
-	req := sandbox.SessionRequest{Language: sandbox.Python}
-	for _, spec := range f.files {
-		n, p, ok := strings.Cut(spec, "=")
-		if !ok {
-			return usageError(fmt.Errorf("--file %q: want NAME=PATH", spec))
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return usageError(fmt.Errorf("--file %s: %w", n, err))
-		}
-		req.Files = append(req.Files, sandbox.File{Name: n, Content: b})
+	files, err := readFileFlags(f.files)
+	if err != nil {
+		return usageError(err)
 	}
+	req := sandbox.SessionRequest{Language: sandbox.Python, Files: files}
 	mem, err1 := units.RAMInBytes(f.memory)
 	disk, err2 := units.RAMInBytes(f.disk)
 	if err1 != nil || err2 != nil {
@@ -89,14 +81,9 @@ func runSession(ctx context.Context, f *sessionFlags) error {
 	if err := req.Validate(); err != nil {
 		return usageError(err)
 	}
-	opts, err := runtimeOptions(f.rootfs, f.image, f.store)
+	rt, err := startRuntime(f.rootfs, f.image, f.store, nil)
 	if err != nil {
-		return usageError(err)
-	}
-	rt, err := linux.New(opts)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "crucible:", err)
-		return exitCodeError(exitInternal)
+		return err
 	}
 	defer rt.Close()
 	s, err := rt.NewSession(ctx, req)

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/crucible-sandbox/crucible/sandbox"
+
+	"github.com/crucible-sandbox/crucible/sandbox/linux"
+)
+
+// readFileFlags reads --file NAME=PATH flags into input files, keeping
+// each file's execute bit.
+func readFileFlags(specs []string) ([]sandbox.File, error) {
+	var files []sandbox.File
+	for _, spec := range specs {
+		n, p, ok := strings.Cut(spec, "=")
+		if !ok || n == "" || p == "" {
+			return nil, fmt.Errorf("--file %q: want NAME=PATH", spec)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("--file %s: %w", n, err)
+		}
+		st, _ := os.Stat(p)
+		files = append(files, sandbox.File{Name: n, Content: b, Executable: st != nil && st.Mode()&0o111 != 0})
+	}
+	return files, nil
+}
+
+// startRuntime builds the native runtime from --rootfs, --image and
+// --store; adjust, if set, completes its options. The error is the
+// command's exit: a usage error for bad flags, a platform error when the
+// host cannot run sandboxes.
+func startRuntime(rootfs, imageName, store string, adjust func(*linux.Options)) (*linux.Runtime, error) {
+	opts, err := runtimeOptions(rootfs, imageName, store)
+	if err != nil {
+		return nil, usageError(err)
+	}
+	if adjust != nil {
+		adjust(&opts)
+	}
+	rt, err := linux.New(opts)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "crucible:", err)
+		return nil, exitCodeError(exitInternal)
+	}
+	return rt, nil
+}
