@@ -187,6 +187,10 @@ func (r *run) execute(ctx context.Context, code string) (res sandbox.Result, rep
 		return res, fmt.Sprintf("You already ran exactly this code (attempt %d). Running it again would give the same result: change the code.", n), true, nil
 	}
 	r.ran[digest] = r.trace.Budget.Attempts + 1
+	remaining := time.Duration(r.trace.Budget.MaxExecMS-r.trace.Budget.ExecMS) * time.Millisecond
+	if remaining <= 0 {
+		return res, "", false, &errBudget{"execution time"}
+	}
 	if r.cfg.Approve != nil {
 		ok, aerr := r.cfg.Approve(ctx, code)
 		if aerr != nil {
@@ -195,10 +199,6 @@ func (r *run) execute(ctx context.Context, code string) (res sandbox.Result, rep
 		if !ok {
 			return res, "", false, errDenied
 		}
-	}
-	remaining := time.Duration(r.trace.Budget.MaxExecMS-r.trace.Budget.ExecMS) * time.Millisecond
-	if remaining <= 0 {
-		return res, "", false, &errBudget{"execution time"}
 	}
 	timeout := min(r.cfg.CellTimeout, remaining)
 	r.emit(StepExecute, "running the code")

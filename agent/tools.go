@@ -142,8 +142,8 @@ const finalMarker = "FINAL ANSWER:"
 func (r *run) textTurn(ctx context.Context, reply llm.Reply) error {
 	r.messages = append(r.messages, llm.Message{Role: llm.Assistant, Content: reply.Text})
 	say := func(note string) { r.messages = append(r.messages, llm.Message{Role: llm.User, Content: note}) }
-	if i := strings.Index(reply.Text, finalMarker); i >= 0 {
-		note, err := r.answer(ctx, reply.Text[i+len(finalMarker):])
+	if answer, ok := finalAnswer(reply.Text); ok {
+		note, err := r.answer(ctx, answer)
 		if note != "" {
 			r.feedback(note)
 			say(note)
@@ -168,4 +168,32 @@ func (r *run) textTurn(ctx context.Context, reply llm.Reply) error {
 	}
 	say("The code ran:\n" + report + "\n\nIf this answers the task, reply with " + finalMarker + " and the answer; otherwise send the next code block.")
 	return nil
+}
+
+// finalAnswer finds a line starting with finalMarker outside fenced code
+// blocks and returns the text after the marker (the rest of the reply).
+// A program that prints the marker is code to run, not an answer.
+func finalAnswer(reply string) (string, bool) {
+	lines := strings.Split(strings.ReplaceAll(reply, "\r\n", "\n"), "\n")
+	fence := ""
+	for i, line := range lines {
+		trimmed := strings.TrimSpace(line)
+		if fence != "" {
+			if strings.HasPrefix(trimmed, fence) && strings.Trim(trimmed, fence[:1]) == "" {
+				fence = ""
+			}
+			continue
+		}
+		if strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~") {
+			fence = trimmed[:3]
+			for strings.HasPrefix(trimmed[len(fence):], fence[:1]) {
+				fence += fence[:1]
+			}
+			continue
+		}
+		if rest, ok := strings.CutPrefix(trimmed, finalMarker); ok {
+			return strings.TrimSpace(rest + "\n" + strings.Join(lines[i+1:], "\n")), true
+		}
+	}
+	return "", false
 }

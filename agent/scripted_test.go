@@ -1,0 +1,707 @@
+package agent_test
+
+// The harness of the end-to-end agent tests (agent_test.go). No language
+// model can run here, so the model is SCRIPTED: a local httptest server
+// speaks a provider's real wire format (OpenAI chat completions or
+// Anthropic messages) and answers each request from a script, while the
+// real llm provider clients (llm.New) talk to it and the real native
+// sandbox (linux.New) runs the code the script makes the agent run.
+//
+// The server tells the agent's roles apart by their system prompt: the
+// planner's starts "You decide whether", the verifier's "You check an
+// agent's work", and anything else is the coder. A script therefore
+// scripts the coder's turns (each a function of the request the model
+// received, so a test can assert what the model was shown) and just sets
+// the planner's and the verifier's answers. Every request is recorded,
+// normalised to one shape for both wire formats, with its raw body.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/crucible-sandbox/crucible/agent"
+	"github.com/crucible-sandbox/crucible/llm"
+	"github.com/crucible-sandbox/crucible/sandbox"
+	"github.com/crucible-sandbox/crucible/sandbox/linux"
+)
+
+// The wire formats the scripted server speaks.
+const (
+	wireOpenAI    = llm.ProviderOpenAI
+	wireAnthropic = llm.ProviderAnthropic
+)
+
+// The roles a request is sent for, told apart by the system prompt.
+const (
+	rolePlan   = "plan"
+	roleVerify = "verify"
+	roleCoder  = "coder"
+)
+
+// Default usage the scripted model reports for every reply.
+const (
+	defaultIn  = 10
+	defaultOut = 5
+)
+
+// okVerdict is the verifier's answer when the script sets none.
+const okVerdict = `{"ok": true, "reason": "the output answers the task"}`
+
+// call is one tool call in a scripted reply. An empty ID is filled in by
+// the server ("call_N" for OpenAI, "toolu_N" for Anthropic, N counting
+// from 1 over the server's life).
+type call struct {
+	ID, Name string
+	// Args is the arguments JSON as the model writes it; on the OpenAI
+	// wire it may be malformed (it travels as a string).
+	Args string
+}
+
+// answer is what the scripted server sends back for one request.
+type answer struct {
+	// Status, if set and not 200, is an HTTP error status sent with Header
+	// and the provider's error body (or Raw).
+	Status int
+	Header map[string]string
+	// Raw, if set, is sent verbatim as the body (a garbage reply).
+	Raw string
+	// Text and Calls make a normal reply.
+	Text  string
+	Calls []call
+	// In and Out are the usage reported; zero means defaultIn/defaultOut.
+	In, Out int
+}
+
+// message is a conversation message as the model received it, the same
+// shape for both wire formats. Anthropic tool_result blocks become
+// messages of role "tool", one per block.
+type message struct {
+	Role       string
+	Text       string
+	ToolCallID string
+	ToolCalls  []call
+}
+
+// request is one request the server received, and what it answered.
+type request struct {
+	Role     string // rolePlan, roleVerify or roleCoder
+	Body     []byte // the raw request body
+	System   string
+	Messages []message // without the system prompt
+	Tools    []string  // names of the tools offered
+	Status   int       // the HTTP status answered
+}
+
+// last returns the last message of the conversation.
+func (r *request) last() message {
+	if len(r.Messages) == 0 {
+		return message{}
+	}
+	return r.Messages[len(r.Messages)-1]
+}
+
+// turn is one scripted coder request: it sees what the model received
+// and returns the reply. It may assert with t.Errorf (never t.Fatal: it
+// runs on the server's goroutine).
+type turn func(t *testing.T, req *request) answer
+
+// script drives a scripted model.
+type script struct {
+	// Plan is the planner's reply; empty means "CODE".
+	Plan string
+	// Verdicts are the verifier's replies in order; once used up, every
+	// verdict is okVerdict.
+	Verdicts []string
+	// Coder are the coder's requests in order (one per HTTP request, so a
+	// 429 and its retry are two). A coder request past the end fails the
+	// test and is answered 400, which ends the run.
+	Coder []turn
+}
+
+// Turn constructors.
+
+// reply answers with a as it is.
+func reply(a answer) turn { return func(*testing.T, *request) answer { return a } }
+
+// execute answers with one execute_code call running code.
+func execute(code string) turn {
+	return toolCall("execute_code", mustJSON(map[string]string{"code": code}))
+}
+
+// final answers with one final_answer call.
+func final(ans string) turn {
+	return toolCall("final_answer", mustJSON(map[string]string{"answer": ans}))
+}
+
+// toolCall answers with one call of name with the raw arguments args.
+func toolCall(name, args string) turn {
+	return reply(answer{Calls: []call{{Name: name, Args: args}}})
+}
+
+// text answers with plain text and no tool call.
+func text(s string) turn { return reply(answer{Text: s}) }
+
+// httpError answers with an HTTP error status and, if retryAfter is not
+// empty, a Retry-After header.
+func httpError(status int, retryAfter string) turn {
+	a := answer{Status: status}
+	if retryAfter != "" {
+		a.Header = map[string]string{"Retry-After": retryAfter}
+	}
+	return reply(a)
+}
+
+// checked runs check on the request, then answers as next does.
+func checked(check func(t *testing.T, req *request), next turn) turn {
+	return func(t *testing.T, req *request) answer {
+		check(t, req)
+		return next(t, req)
+	}
+}
+
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+// scriptedModel is the local server playing the model.
+type scriptedModel struct {
+	t      *testing.T
+	wire   string
+	srv    *httptest.Server
+	script script
+
+	mu       sync.Mutex
+	requests []*request
+	coderN   int // coder requests answered
+	verifyN  int // verifier requests answered
+	ids      int // tool-call IDs handed out
+}
+
+// newScriptedModel starts a server speaking wire, closed when t ends.
+func newScriptedModel(t *testing.T, wire string, s script) *scriptedModel {
+	t.Helper()
+	m := &scriptedModel{t: t, wire: wire, script: s}
+	m.srv = httptest.NewServer(http.HandlerFunc(m.serve))
+	t.Cleanup(m.srv.Close)
+	return m
+}
+
+// provider returns the real llm client for the server's wire format.
+func (m *scriptedModel) provider() llm.Provider {
+	m.t.Helper()
+	cfg := llm.Config{Provider: m.wire, Model: "scripted-model", APIKey: "test-key", Timeout: 10 * time.Second, MaxRetries: 2}
+	if m.wire == wireOpenAI {
+		cfg.BaseURL = m.srv.URL + "/v1"
+	} else {
+		cfg.BaseURL = m.srv.URL
+	}
+	p, err := llm.New(cfg)
+	if err != nil {
+		m.t.Fatalf("llm.New: %v", err)
+	}
+	return p
+}
+
+// all returns every request received, in order.
+func (m *scriptedModel) all() []*request {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]*request(nil), m.requests...)
+}
+
+// of returns the requests received for role, in order.
+func (m *scriptedModel) of(role string) []*request {
+	var out []*request
+	for _, r := range m.all() {
+		if r.Role == role {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func (m *scriptedModel) serve(w http.ResponseWriter, r *http.Request) {
+	t := m.t
+	path := "/v1/chat/completions"
+	if m.wire == wireAnthropic {
+		path = "/v1/messages"
+	}
+	if r.Method != http.MethodPost || r.URL.Path != path {
+		t.Errorf("scripted %s server: got %s %s, want POST %s", m.wire, r.Method, r.URL.Path, path)
+		http.Error(w, "not found", http.StatusNotFound)
+		return
+	}
+	if got := r.Header.Get("Authorization"); got != "Bearer test-key" {
+		t.Errorf("scripted %s server: Authorization = %q, want Bearer test-key", m.wire, got)
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		t.Errorf("scripted server: reading body: %v", err)
+		return
+	}
+	req, err := m.parse(body)
+	if err != nil {
+		t.Errorf("scripted %s server: request body %s: %v", m.wire, body, err)
+		m.write(w, req, answer{Status: http.StatusBadRequest})
+		return
+	}
+	m.mu.Lock()
+	m.requests = append(m.requests, req)
+	var next turn
+	switch req.Role {
+	case rolePlan:
+		next = text(cmpOr(m.script.Plan, "CODE"))
+	case roleVerify:
+		verdict := okVerdict
+		if m.verifyN < len(m.script.Verdicts) {
+			verdict = m.script.Verdicts[m.verifyN]
+		}
+		m.verifyN++
+		next = text(verdict)
+	default:
+		if m.coderN < len(m.script.Coder) {
+			next = m.script.Coder[m.coderN]
+		}
+		m.coderN++
+	}
+	n := m.coderN
+	m.mu.Unlock()
+	if next == nil {
+		t.Errorf("scripted model: coder request %d is not in the script (%d turns); last message: %q", n, len(m.script.Coder), req.last().Text)
+		m.write(w, req, answer{Status: http.StatusBadRequest})
+		return
+	}
+	m.write(w, req, next(t, req))
+}
+
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// write sends a in the server's wire format and records the status.
+func (m *scriptedModel) write(w http.ResponseWriter, req *request, a answer) {
+	status := a.Status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	if req != nil {
+		m.mu.Lock()
+		req.Status = status
+		m.mu.Unlock()
+	}
+	for k, v := range a.Header {
+		w.Header().Set(k, v)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	var body string
+	switch {
+	case a.Raw != "":
+		body = a.Raw
+	case status != http.StatusOK && m.wire == wireOpenAI:
+		body = fmt.Sprintf(`{"error":{"message":"scripted HTTP %d","type":"scripted_error","param":null,"code":null}}`, status)
+	case status != http.StatusOK:
+		body = fmt.Sprintf(`{"type":"error","error":{"type":"scripted_error","message":"scripted HTTP %d"}}`, status)
+	case m.wire == wireOpenAI:
+		body = m.openAIBody(a)
+	default:
+		body = m.anthropicBody(a)
+	}
+	w.WriteHeader(status)
+	_, _ = io.WriteString(w, body)
+}
+
+// nextID returns a fresh tool-call ID.
+func (m *scriptedModel) nextID() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.ids++
+	if m.wire == wireOpenAI {
+		return fmt.Sprintf("call_%d", m.ids)
+	}
+	return fmt.Sprintf("toolu_%d", m.ids)
+}
+
+func usage(a answer) (int, int) {
+	in, out := a.In, a.Out
+	if in == 0 {
+		in = defaultIn
+	}
+	if out == 0 {
+		out = defaultOut
+	}
+	return in, out
+}
+
+// openAIBody is a chat.completion object.
+func (m *scriptedModel) openAIBody(a answer) string {
+	type fn struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	}
+	type toolCall struct {
+		ID       string `json:"id"`
+		Type     string `json:"type"`
+		Function fn     `json:"function"`
+	}
+	msg := map[string]any{"role": "assistant", "content": nil}
+	if a.Text != "" {
+		msg["content"] = a.Text
+	}
+	finish := "stop"
+	if len(a.Calls) > 0 {
+		var calls []toolCall
+		for _, c := range a.Calls {
+			id := c.ID
+			if id == "" {
+				id = m.nextID()
+			}
+			calls = append(calls, toolCall{ID: id, Type: "function", Function: fn{Name: c.Name, Arguments: c.Args}})
+		}
+		msg["tool_calls"] = calls
+		finish = "tool_calls"
+	}
+	in, out := usage(a)
+	return mustJSON(map[string]any{
+		"id": "chatcmpl-scripted", "object": "chat.completion", "created": 1700000000, "model": "scripted-model",
+		"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish, "logprobs": nil}},
+		"usage":   map[string]int{"prompt_tokens": in, "completion_tokens": out, "total_tokens": in + out},
+	})
+}
+
+// anthropicBody is a messages API Message with text and tool_use blocks.
+func (m *scriptedModel) anthropicBody(a answer) string {
+	content := []any{}
+	if a.Text != "" {
+		content = append(content, map[string]any{"type": "text", "text": a.Text})
+	}
+	stop := "end_turn"
+	for _, c := range a.Calls {
+		id := c.ID
+		if id == "" {
+			id = m.nextID()
+		}
+		content = append(content, map[string]any{"type": "tool_use", "id": id, "name": c.Name, "input": json.RawMessage(c.Args)})
+		stop = "tool_use"
+	}
+	in, out := usage(a)
+	return mustJSON(map[string]any{
+		"id": "msg_scripted", "type": "message", "role": "assistant", "model": "scripted-model",
+		"content": content, "stop_reason": stop, "stop_sequence": nil,
+		"usage": map[string]int{"input_tokens": in, "output_tokens": out},
+	})
+}
+
+// parse decodes a request body of the server's wire format.
+func (m *scriptedModel) parse(body []byte) (*request, error) {
+	req := &request{Body: body}
+	var err error
+	if m.wire == wireOpenAI {
+		err = parseOpenAI(body, req)
+	} else {
+		err = parseAnthropic(body, req)
+	}
+	switch {
+	case strings.HasPrefix(req.System, "You decide whether"):
+		req.Role = rolePlan
+	case strings.HasPrefix(req.System, "You check an agent's work"):
+		req.Role = roleVerify
+	default:
+		req.Role = roleCoder
+	}
+	return req, err
+}
+
+// contentText reads OpenAI content: a string or an array of text parts.
+func contentText(raw json.RawMessage) string {
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var parts []struct{ Type, Text string }
+	_ = json.Unmarshal(raw, &parts)
+	var b strings.Builder
+	for _, p := range parts {
+		b.WriteString(p.Text)
+	}
+	return b.String()
+}
+
+func parseOpenAI(body []byte, req *request) error {
+	var in struct {
+		Messages []struct {
+			Role       string          `json:"role"`
+			Content    json.RawMessage `json:"content"`
+			ToolCallID string          `json:"tool_call_id"`
+			ToolCalls  []struct {
+				ID       string `json:"id"`
+				Function struct {
+					Name      string `json:"name"`
+					Arguments string `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
+		} `json:"messages"`
+		Tools []struct {
+			Function struct {
+				Name string `json:"name"`
+			} `json:"function"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(body, &in); err != nil {
+		return err
+	}
+	for _, msg := range in.Messages {
+		if msg.Role == "system" {
+			req.System += contentText(msg.Content)
+			continue
+		}
+		out := message{Role: msg.Role, Text: contentText(msg.Content), ToolCallID: msg.ToolCallID}
+		for _, tc := range msg.ToolCalls {
+			out.ToolCalls = append(out.ToolCalls, call{ID: tc.ID, Name: tc.Function.Name, Args: tc.Function.Arguments})
+		}
+		req.Messages = append(req.Messages, out)
+	}
+	for _, t := range in.Tools {
+		req.Tools = append(req.Tools, t.Function.Name)
+	}
+	return nil
+}
+
+func parseAnthropic(body []byte, req *request) error {
+	var in struct {
+		System   []struct{ Text string } `json:"system"`
+		Messages []struct {
+			Role    string `json:"role"`
+			Content []struct {
+				Type      string          `json:"type"`
+				Text      string          `json:"text"`
+				ID        string          `json:"id"`
+				Name      string          `json:"name"`
+				Input     json.RawMessage `json:"input"`
+				ToolUseID string          `json:"tool_use_id"`
+				Content   []struct {
+					Text string `json:"text"`
+				} `json:"content"`
+			} `json:"content"`
+		} `json:"messages"`
+		Tools []struct {
+			Name string `json:"name"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(body, &in); err != nil {
+		return err
+	}
+	for _, s := range in.System {
+		req.System += s.Text
+	}
+	for _, msg := range in.Messages {
+		cur := message{Role: msg.Role}
+		flush := func() {
+			if cur.Text != "" || len(cur.ToolCalls) > 0 {
+				req.Messages = append(req.Messages, cur)
+			}
+			cur = message{Role: msg.Role}
+		}
+		for _, b := range msg.Content {
+			switch b.Type {
+			case "text":
+				cur.Text += b.Text
+			case "tool_use":
+				cur.ToolCalls = append(cur.ToolCalls, call{ID: b.ID, Name: b.Name, Args: string(b.Input)})
+			case "tool_result":
+				flush()
+				var text strings.Builder
+				for _, c := range b.Content {
+					text.WriteString(c.Text)
+				}
+				req.Messages = append(req.Messages, message{Role: "tool", ToolCallID: b.ToolUseID, Text: text.String()})
+			}
+		}
+		flush()
+	}
+	for _, t := range in.Tools {
+		req.Tools = append(req.Tools, t.Name)
+	}
+	return nil
+}
+
+// The native sandbox, shared by the tests of this package.
+
+var (
+	nativeOnce sync.Once
+	native     *linux.Runtime
+	nativeErr  error
+)
+
+// TestMain closes the shared native runtime after the tests.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if native != nil {
+		_ = native.Close()
+	}
+	os.Exit(code)
+}
+
+// nativeRuntime returns the shared native runtime, or skips t when this
+// process cannot run it (it needs root: cgroups, mount namespaces).
+func nativeRuntime(t *testing.T) *linux.Runtime {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("skipping: the agent's end-to-end tests use the native sandbox, which needs root (cgroups, mount namespaces); run `go test` as root")
+	}
+	nativeOnce.Do(func() { native, nativeErr = linux.New(linux.Options{}) })
+	if nativeErr != nil {
+		t.Fatalf("linux.New: %v", nativeErr)
+	}
+	return native
+}
+
+// countingRuntime wraps a session runtime to count what the agent asked
+// of it, and to list each session's files just before it closes.
+type countingRuntime struct {
+	rt sandbox.SessionRuntime
+
+	mu       sync.Mutex
+	sessions int
+	execs    []string // the code of every Exec, in order
+	files    []sandbox.FileInfo
+}
+
+func (c *countingRuntime) NewSession(ctx context.Context, req sandbox.SessionRequest) (sandbox.Session, error) {
+	c.mu.Lock()
+	c.sessions++
+	c.mu.Unlock()
+	s, err := c.rt.NewSession(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return &countingSession{Session: s, c: c}, nil
+}
+
+// execCount returns how many cells the agent ran.
+func (c *countingRuntime) execCount() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.execs)
+}
+
+// closedFiles returns the file names the last session held when closed.
+func (c *countingRuntime) closedFiles() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var names []string
+	for _, f := range c.files {
+		names = append(names, f.Name)
+	}
+	return names
+}
+
+type countingSession struct {
+	sandbox.Session
+	c *countingRuntime
+}
+
+func (s *countingSession) Exec(ctx context.Context, cell sandbox.Cell) (sandbox.Result, error) {
+	s.c.mu.Lock()
+	s.c.execs = append(s.c.execs, cell.Code)
+	s.c.mu.Unlock()
+	return s.Session.Exec(ctx, cell)
+}
+
+func (s *countingSession) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	files, err := s.Session.ListFiles(ctx)
+	if err == nil {
+		s.c.mu.Lock()
+		s.c.files = files
+		s.c.mu.Unlock()
+	}
+	return s.Session.Close()
+}
+
+// harness is a scripted model and the native sandbox, ready for a run.
+type harness struct {
+	model   *scriptedModel
+	sandbox *countingRuntime
+}
+
+// newHarness starts a scripted model speaking wire and wraps the native
+// sandbox; it skips t without root.
+func newHarness(t *testing.T, wire string, s script) *harness {
+	t.Helper()
+	rt := nativeRuntime(t)
+	return &harness{model: newScriptedModel(t, wire, s), sandbox: &countingRuntime{rt: rt}}
+}
+
+// run runs the agent on task with cfg, its Model and Sandbox filled in
+// (and a 10 s cell timeout unless cfg sets one). A run that cannot be
+// carried out at all fails t.
+func (h *harness) run(t *testing.T, cfg agent.Config, task agent.Task) *agent.Trace {
+	t.Helper()
+	cfg.Model, cfg.Sandbox = h.model.provider(), h.sandbox
+	if cfg.CellTimeout == 0 {
+		cfg.CellTimeout = 10 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	defer cancel()
+	trace, err := agent.Run(ctx, cfg, task)
+	if err != nil {
+		t.Fatalf("agent.Run: %v", err)
+	}
+	return trace
+}
+
+// kinds lists the kinds of the trace's steps, in order.
+func kinds(trace *agent.Trace) string {
+	var out []string
+	for _, s := range trace.Steps {
+		out = append(out, string(s.Kind))
+	}
+	return strings.Join(out, " ")
+}
+
+// stepsOf returns the trace's steps of kind.
+func stepsOf(trace *agent.Trace, kind agent.StepKind) []agent.Step {
+	var out []agent.Step
+	for _, s := range trace.Steps {
+		if s.Kind == kind {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// dump shows a trace in a failure message.
+func dump(trace *agent.Trace) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "status=%s reason=%q answer=%q attempts=%d tokens=%d exec_ms=%.0f steps=[%s]",
+		trace.Status, trace.Reason, trace.Answer, trace.Budget.Attempts, trace.Budget.Tokens, trace.Budget.ExecMS, kinds(trace))
+	for i, s := range trace.Steps {
+		if s.Note != "" {
+			fmt.Fprintf(&b, "\n  step %d %s note: %.300s", i, s.Kind, s.Note)
+		}
+		if s.Result != nil {
+			fmt.Fprintf(&b, "\n  step %d %s result: %s %q stdout=%q", i, s.Kind, s.Result.Status, s.Result.Reason, s.Result.Stdout)
+		}
+	}
+	return b.String()
+}
