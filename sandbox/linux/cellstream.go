@@ -24,8 +24,13 @@ type cellStream struct {
 	onOver    func()
 	done      bool   // the marker was seen
 	rest      []byte // what followed the marker: the next cell's start
+	restCut   bool   // rest was cut at maxBetweenCells
 	eof       bool
 }
+
+// maxBetweenCells bounds what is kept of output written while no cell
+// runs (a background thread): it waits, in host memory, for the next cell.
+const maxBetweenCells = 1 << 20
 
 func newCellStream(r io.Reader) *cellStream {
 	s := &cellStream{}
@@ -56,6 +61,10 @@ func (s *cellStream) read(r io.Reader) {
 // add takes new bytes; s.mu is held.
 func (s *cellStream) add(b []byte) {
 	if s.done || s.marker == nil {
+		room := maxBetweenCells - len(s.rest)
+		if len(b) > room {
+			b, s.restCut = b[:max(room, 0)], true
+		}
 		s.rest = append(s.rest, b...)
 		return
 	}
@@ -95,11 +104,12 @@ func (s *cellStream) add(b []byte) {
 func (s *cellStream) begin(marker string, limit int64, onOver func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	carried := s.rest
-	s.pending, s.window, s.rest = nil, nil, nil
+	carried, cut := s.rest, s.restCut
+	s.pending, s.window, s.rest, s.restCut = nil, nil, nil, false
 	s.truncated, s.done = false, false
 	s.marker, s.limit, s.onOver = []byte(marker), limit, onOver
 	s.add(carried)
+	s.truncated = s.truncated || cut
 }
 
 // end waits until the marker or end-of-file, or until the deadline, and

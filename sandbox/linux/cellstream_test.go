@@ -54,3 +54,27 @@ func TestCellStream(t *testing.T) {
 		})
 	}
 }
+
+// Output written while no cell runs is bounded and marks the next cell's
+// output as truncated.
+func TestCellStreamBetweenCellsBounded(t *testing.T) {
+	r, w := io.Pipe()
+	s := newCellStream(r)
+	wrote := make(chan struct{})
+	go func() {
+		chunk := make([]byte, 64<<10)
+		for i := 0; i < 40; i++ { // 2.5 MiB with no cell running
+			w.Write(chunk)
+		}
+		close(wrote)
+	}()
+	<-wrote
+	time.Sleep(20 * time.Millisecond) // let the reader take the last chunk
+	s.begin("\x1eEND\x1e\n", 4<<20, nil)
+	go w.Write([]byte("\x1eEND\x1e\n")) // the kernel marks the end of the cell
+	out, truncated := s.end(time.Now().Add(5 * time.Second))
+	if len(out) != maxBetweenCells || !truncated {
+		t.Fatalf("kept %d bytes (truncated=%v), want %d and truncated", len(out), truncated, maxBetweenCells)
+	}
+	w.Close()
+}

@@ -98,11 +98,17 @@ func (r *Runtime) bootKernel(ctx context.Context, p *sandboxProc, lim sandbox.Li
 	return &k, nil
 }
 
+// maxReplyBytes bounds one kernel reply: four times the largest artifact
+// budget a default session has, in base64, and then some.
+const maxReplyBytes = 64 << 20
+
 // readReplies decodes the kernel's messages: the greeting, then replies.
 func readReplies(p *sandboxProc, ready chan<- kernel.Ready, replies chan<- kernel.Reply) {
 	defer close(replies)
 	sc := bufio.NewScanner(p.fromKernel)
-	sc.Buffer(make([]byte, 64<<10), 1<<30)
+	// The program shares the kernel's process and could write to the
+	// channel: a reply line is bounded (figures come base64 in it).
+	sc.Buffer(make([]byte, 64<<10), maxReplyBytes)
 	if !sc.Scan() {
 		close(ready)
 		return
