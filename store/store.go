@@ -1,0 +1,243 @@
+// Package store keeps run records: what a tenant asked to run, how it went,
+// and the result cache that maps a request's CacheKey to an earlier run.
+//
+// Two backends implement Store with the same behaviour and pass the same test
+// suite:
+//
+//   - SQLite, the default: embedded, through the pure-Go driver
+//     modernc.org/sqlite (no cgo), in WAL mode with a busy timeout so that
+//     concurrent writers wait for each other instead of failing with
+//     "database is locked".
+//   - PostgreSQL, when Open is given a postgres:// or postgresql:// URL,
+//     through github.com/jackc/pgx/v5's database/sql driver (pgx/v5/stdlib),
+//     so that both backends share one database/sql implementation.
+//
+// Open applies the schema migrations that the database lacks, in one
+// transaction that also records them in the schema_migrations table; opening
+// an up-to-date database changes nothing. Concurrent Opens of one database
+// apply them once: SQLite's transaction takes the write lock at its start and
+// PostgreSQL's takes an advisory lock.
+//
+// Timestamps are stored as microseconds since the Unix epoch (UTC) in both
+// backends, so a stored time reads back truncated to the microsecond, in UTC.
+// Stdout and stderr are stored as given: the caller redacts them first.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/crucible-sandbox/crucible/sandbox"
+)
+
+// Statuses a run has before it ends, and after the server lost it. A Run's
+// Status is one of these or one of the sandbox statuses (sandbox.StatusOK,
+// ...).
+const (
+	// StatusQueued: the run is waiting for a sandbox.
+	StatusQueued sandbox.Status = "queued"
+	// StatusRunning: the run is executing.
+	StatusRunning sandbox.Status = "running"
+	// StatusInterrupted: the server stopped while the run was queued or
+	// running; its result is lost (see Store.MarkInterrupted).
+	StatusInterrupted sandbox.Status = "interrupted"
+)
+
+// ValidStatus reports whether s is a status a Run may carry: a sandbox
+// status, StatusQueued, StatusRunning or StatusInterrupted.
+func ValidStatus(s sandbox.Status) bool {
+	switch s {
+	case StatusQueued, StatusRunning, StatusInterrupted,
+		sandbox.StatusOK, sandbox.StatusError, sandbox.StatusTimeout,
+		sandbox.StatusCPULimit, sandbox.StatusMemoryLimit, sandbox.StatusOutputLimit,
+		sandbox.StatusKilled, sandbox.StatusBlocked, sandbox.StatusInternal:
+		return true
+	}
+	return false
+}
+
+// Run is the record of one execution, from the moment it is queued to its
+// result.
+type Run struct {
+	// ID identifies the run across all tenants. Create fills in a random one
+	// when it is empty.
+	ID string `json:"id"`
+	// Tenant owns the run; no other tenant can read it.
+	Tenant string `json:"tenant"`
+	// Language is the language of the code.
+	Language sandbox.Language `json:"language"`
+	// CodeHash is the hex SHA-256 of Code.
+	CodeHash string `json:"code_hash"`
+	// Code is the program's source text.
+	Code string `json:"code"`
+	// ImageDigest identifies the root filesystem the code ran in.
+	ImageDigest string `json:"image_digest,omitempty"`
+	// Limits are the limits applied, defaults filled in.
+	Limits sandbox.Limits `json:"limits"`
+	// Status is where the run stands: StatusQueued, StatusRunning,
+	// StatusInterrupted, or the sandbox status it ended with. Create sets
+	// StatusQueued when it is empty.
+	Status sandbox.Status `json:"status"`
+	// ExitCode is the program's exit code, or -1 when it was ended by a
+	// signal or never started.
+	ExitCode int `json:"exit_code"`
+	// Signal names the signal that ended the program, if any.
+	Signal string `json:"signal,omitempty"`
+	// Reason explains a status other than ok or error.
+	Reason string `json:"reason,omitempty"`
+	// Metrics measure the run.
+	Metrics sandbox.Metrics `json:"metrics"`
+	// Stdout is the program's standard output, already redacted.
+	Stdout sandbox.Data `json:"stdout"`
+	// Stderr is the program's standard error, already redacted.
+	Stderr sandbox.Data `json:"stderr"`
+	// StdoutTruncated is set when stdout was cut at the output limit.
+	StdoutTruncated bool `json:"stdout_truncated,omitempty"`
+	// StderrTruncated is set when stderr was cut at the output limit.
+	StderrTruncated bool `json:"stderr_truncated,omitempty"`
+	// Error is the program's structured error, if it failed with one.
+	Error *sandbox.ExecError `json:"error,omitempty"`
+	// Artifacts describe the files the run produced; their contents are not
+	// stored.
+	Artifacts []ArtifactMeta `json:"artifacts,omitempty"`
+	// CacheHit is set when the result was served from the cache instead of
+	// running the code again.
+	CacheHit bool `json:"cache_hit"`
+	// Redactions counts the secrets the caller redacted from the output.
+	Redactions int `json:"redactions"`
+	// CreatedAt is when the run was accepted. Create sets the current time
+	// when it is zero.
+	CreatedAt time.Time `json:"created_at"`
+	// StartedAt is when the program started; nil before.
+	StartedAt *time.Time `json:"started_at,omitempty"`
+	// FinishedAt is when the run ended; nil before.
+	FinishedAt *time.Time `json:"finished_at,omitempty"`
+}
+
+// ArtifactMeta describes an artifact without its content.
+type ArtifactMeta struct {
+	// Name is the path relative to the working directory.
+	Name string `json:"name"`
+	// MIME is the media type, such as "image/png".
+	MIME string `json:"mime"`
+	// Size is the content length in bytes.
+	Size int64 `json:"size"`
+	// SHA256 is the hex SHA-256 of the content.
+	SHA256 string `json:"sha256"`
+}
+
+// ArtifactMetas returns the metadata of a result's artifacts, in the same
+// order, or nil when there are none.
+func ArtifactMetas(as []sandbox.Artifact) []ArtifactMeta {
+	if len(as) == 0 {
+		return nil
+	}
+	ms := make([]ArtifactMeta, len(as))
+	for i, a := range as {
+		ms[i] = ArtifactMeta{Name: a.Name, MIME: a.MIME, Size: a.Size, SHA256: a.SHA256}
+	}
+	return ms
+}
+
+// Filter selects the runs List returns. Zero fields select everything.
+type Filter struct {
+	// Status keeps only runs with this status.
+	Status sandbox.Status
+	// Language keeps only runs of this language.
+	Language sandbox.Language
+	// Since keeps only runs created at or after this time.
+	Since time.Time
+	// Limit is the page size: DefaultLimit when zero or negative, at most
+	// MaxLimit.
+	Limit int
+	// Cursor continues a listing: the next value of the previous page.
+	Cursor string
+}
+
+// Page sizes of List.
+const (
+	// DefaultLimit is the page size when Filter.Limit is not set.
+	DefaultLimit = 50
+	// MaxLimit is the largest page size; larger limits are lowered to it.
+	MaxLimit = 500
+)
+
+// Errors the stores return; test for them with errors.Is.
+var (
+	// ErrNotFound: no run has this ID for this tenant. Another tenant's run
+	// is reported the same way as a missing one.
+	ErrNotFound = errors.New("store: run not found")
+	// ErrBadCursor: Filter.Cursor is not a cursor List returned.
+	ErrBadCursor = errors.New("store: invalid cursor")
+)
+
+// Store keeps runs and the result cache. Every method is safe for concurrent
+// use.
+type Store interface {
+	// Create stores a new run. It fills in an empty ID, a zero CreatedAt and
+	// an empty Status (StatusQueued), and normalizes the run's timestamps to
+	// what is stored (UTC, microseconds).
+	Create(ctx context.Context, r *Run) error
+	// Update replaces the stored run with r's ID and tenant, all but its ID,
+	// Tenant and CreatedAt. It returns ErrNotFound when there is none.
+	Update(ctx context.Context, r *Run) error
+	// Get returns the tenant's run with this ID, or ErrNotFound.
+	Get(ctx context.Context, tenant, id string) (*Run, error)
+	// List returns the tenant's runs that match f, newest first (by
+	// creation time, then ID, both descending), one page at a time. next is
+	// the cursor of the following page, "" after the last. Paging is stable:
+	// runs created while paging never shift the pages that follow.
+	List(ctx context.Context, tenant string, f Filter) (runs []Run, next string, err error)
+	// MarkInterrupted ends every run still queued or running with
+	// StatusInterrupted and FinishedAt now, and returns how many it ended.
+	// A server calls it at start, before it accepts runs, to settle the
+	// runs a crash left behind.
+	MarkInterrupted(ctx context.Context) (int, error)
+	// CacheGet returns the run stored under the tenant's cache key, if the
+	// entry exists, has not expired, and its run still exists. Expired
+	// entries are misses and are deleted.
+	CacheGet(ctx context.Context, tenant, key string) (*Run, bool, error)
+	// CachePut stores runID under the tenant's cache key for ttl, replacing
+	// any earlier entry, and deletes expired entries.
+	CachePut(ctx context.Context, tenant, key, runID string, ttl time.Duration) error
+	// Close releases the database.
+	Close() error
+}
+
+// DefaultSQLitePath is the database Open uses when given an empty URL.
+const DefaultSQLitePath = "/var/lib/crucible/crucible.db"
+
+// schemeRE matches a URL scheme prefix such as "postgres:" or "mysql:".
+var schemeRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*:`)
+
+// Open opens the store that url names and brings its schema up to date:
+//
+//   - "" is SQLite at DefaultSQLitePath;
+//   - "sqlite:PATH" or a bare file path (one that does not start with a
+//     URL scheme) is SQLite at PATH; ":memory:" is a private in-memory
+//     database, for tests;
+//   - "postgres://..." or "postgresql://..." is PostgreSQL, the URL passed
+//     to pgx as it is.
+//
+// Any other scheme is an error. A SQLite database's directory is created when
+// missing; its path may not contain '?'.
+func Open(ctx context.Context, url string) (Store, error) {
+	switch {
+	case url == "":
+		return openSQLite(ctx, DefaultSQLitePath)
+	case strings.HasPrefix(url, "sqlite:"):
+		return openSQLite(ctx, strings.TrimPrefix(url, "sqlite:"))
+	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
+		return openPostgres(ctx, url)
+	case schemeRE.MatchString(url):
+		// Name only the scheme: the rest may hold a password.
+		scheme := strings.ToLower(strings.TrimSuffix(schemeRE.FindString(url), ":"))
+		return nil, fmt.Errorf(`store: unsupported database URL scheme %q: use "sqlite:PATH" or a file path for SQLite, or "postgres://..." / "postgresql://..." for PostgreSQL`, scheme)
+	default:
+		return openSQLite(ctx, url)
+	}
+}
