@@ -1,0 +1,97 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// admission bounds the runs in the server: at most cap(slots) execute at
+// once and at most cap(places)-cap(slots) wait for a slot. A run that finds
+// no place is refused at once, so the backlog never grows past the queue.
+type admission struct {
+	slots  chan struct{} // held while a run executes
+	places chan struct{} // held from admission to the run's end
+	depth  prometheus.Gauge
+
+	mu     sync.Mutex
+	closed bool
+	wg     sync.WaitGroup // one per admitted run
+}
+
+func newAdmission(maxConcurrent, maxQueue int, depth prometheus.Gauge) *admission {
+	return &admission{
+		slots:  make(chan struct{}, maxConcurrent),
+		places: make(chan struct{}, maxConcurrent+maxQueue),
+		depth:  depth,
+	}
+}
+
+var (
+	errQueueFull = newError(http.StatusTooManyRequests, codeTooManyRequests,
+		"too many runs are queued; retry later")
+	errShuttingDown = newError(http.StatusServiceUnavailable, codeUnavailable,
+		"the server is shutting down")
+)
+
+// ticket is an admitted run's place in the queue.
+type ticket struct {
+	a       *admission
+	running bool
+}
+
+// enter admits a run into the queue, or refuses it without waiting.
+func (a *admission) enter() (*ticket, *apiError) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed {
+		return nil, errShuttingDown
+	}
+	select {
+	case a.places <- struct{}{}:
+	default:
+		return nil, errQueueFull
+	}
+	a.wg.Add(1)
+	a.depth.Inc()
+	return &ticket{a: a}, nil
+}
+
+// wait blocks until the run may execute, or ctx ends.
+func (t *ticket) wait(ctx context.Context) error {
+	select {
+	case t.a.slots <- struct{}{}:
+		t.running = true
+		t.a.depth.Dec()
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// leave gives the run's place, and its slot if it had one, back.
+func (t *ticket) leave() {
+	if t.running {
+		<-t.a.slots
+	} else {
+		t.a.depth.Dec()
+	}
+	<-t.a.places
+	t.a.wg.Done()
+}
+
+// close stops admitting runs; drained is closed once every admitted run
+// has left.
+func (a *admission) close() (drained <-chan struct{}) {
+	a.mu.Lock()
+	a.closed = true
+	a.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		a.wg.Wait()
+		close(done)
+	}()
+	return done
+}

@@ -1,0 +1,203 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/crucible-sandbox/crucible/policy"
+	"github.com/crucible-sandbox/crucible/sandbox/linux"
+	"github.com/crucible-sandbox/crucible/server"
+	"github.com/crucible-sandbox/crucible/store"
+)
+
+// The end-to-end tests drive a real httptest.Server around Handler, with
+// the native runtime (they need root) and a SQLite store in a temporary
+// file.
+
+var (
+	runtimeOnce sync.Once
+	sharedRT    *linux.Runtime
+	runtimeErr  error
+)
+
+// nativeRuntime returns the native runtime the tests share, skipping tb
+// unless it runs as root.
+func nativeRuntime(tb testing.TB) *linux.Runtime {
+	tb.Helper()
+	if os.Geteuid() != 0 {
+		tb.Skip("skipping: the native sandbox needs root; run `go test` as root")
+	}
+	runtimeOnce.Do(func() { sharedRT, runtimeErr = linux.New(linux.Options{}) })
+	if runtimeErr != nil {
+		tb.Fatalf("linux.New: %v", runtimeErr)
+	}
+	return sharedRT
+}
+
+// openStore opens a SQLite store in a temporary file, closed when tb ends.
+func openStore(tb testing.TB) store.Store {
+	tb.Helper()
+	st, err := store.Open(context.Background(), filepath.Join(tb.TempDir(), "runs.db"))
+	if err != nil {
+		tb.Fatalf("store.Open: %v", err)
+	}
+	tb.Cleanup(func() { st.Close() })
+	return st
+}
+
+func newRedactor(tb testing.TB) *policy.Redactor {
+	tb.Helper()
+	r, err := policy.NewRedactor(policy.DefaultRedactConfig())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return r
+}
+
+// testServer is a running server and what it was built from.
+type testServer struct {
+	*testing.T
+	srv   *server.Server
+	http  *httptest.Server
+	store store.Store
+}
+
+// newTestServer starts a server on the native runtime; adjust, if set,
+// changes its Config.
+func newTestServer(t *testing.T, adjust func(*server.Config)) *testServer {
+	t.Helper()
+	cfg := server.Config{
+		Runtime:  nativeRuntime(t),
+		Store:    openStore(t),
+		Redactor: newRedactor(t),
+		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}
+	if adjust != nil {
+		adjust(&cfg)
+	}
+	srv, err := server.New(cfg)
+	if err != nil {
+		t.Fatalf("server.New: %v", err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(func() {
+		hs.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+	})
+	return &testServer{T: t, srv: srv, http: hs, store: cfg.Store}
+}
+
+// response is an HTTP answer, body read.
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// json decodes the body into v, failing the test if it is not JSON.
+func (r response) json(t *testing.T, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.body, v); err != nil {
+		t.Fatalf("body %q: %v", r.body, err)
+	}
+}
+
+// apiError is the error body every failure carries.
+type apiError struct {
+	Error struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+		Field   string `json:"field"`
+		Rule    string `json:"rule"`
+	} `json:"error"`
+}
+
+// wantError checks that r is an error with status and code, and returns
+// its body.
+func (r response) wantError(t *testing.T, status int, code string) apiError {
+	t.Helper()
+	var e apiError
+	if r.status != status {
+		t.Fatalf("status %d, want %d; body %s", r.status, status, r.body)
+	}
+	r.json(t, &e)
+	if e.Error.Code != code || e.Error.Message == "" {
+		t.Fatalf("error %+v, want code %q and a message", e.Error, code)
+	}
+	if ct := r.header.Get("Content-Type"); ct != "application/json" {
+		t.Errorf("Content-Type %q, want application/json", ct)
+	}
+	return e
+}
+
+// do sends a request; body is JSON-encoded unless it is []byte or nil.
+func (ts *testServer) do(method, path string, body any) response {
+	ts.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		j, err := json.Marshal(b)
+		if err != nil {
+			ts.Fatal(err)
+		}
+		rd = bytes.NewReader(j)
+	}
+	req, err := http.NewRequest(method, ts.http.URL+path, rd)
+	if err != nil {
+		ts.Fatal(err)
+	}
+	resp, err := ts.http.Client().Do(req)
+	if err != nil {
+		ts.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		ts.Fatal(err)
+	}
+	return response{status: resp.StatusCode, header: resp.Header, body: b}
+}
+
+// run posts a run and decodes its 200 answer.
+func (ts *testServer) run(path string, req map[string]any) server.RunResponse {
+	ts.Helper()
+	r := ts.do("POST", path, req)
+	if r.status != http.StatusOK {
+		ts.Fatalf("POST %s: status %d; body %s", path, r.status, r.body)
+	}
+	var rr server.RunResponse
+	r.json(ts.T, &rr)
+	if rr.ID == "" {
+		ts.Fatalf("POST %s: no id in %s", path, r.body)
+	}
+	return rr
+}
+
+// record reads a run record through the API.
+func (ts *testServer) record(id string) store.Run {
+	ts.Helper()
+	r := ts.do("GET", "/v1/runs/"+id, nil)
+	if r.status != http.StatusOK {
+		ts.Fatalf("GET run %s: status %d; body %s", id, r.status, r.body)
+	}
+	var rec store.Run
+	r.json(ts.T, &rec)
+	return rec
+}
+
+func python(code string) map[string]any { return map[string]any{"language": "python", "code": code} }

@@ -1,0 +1,290 @@
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/crucible-sandbox/crucible/sandbox"
+	"github.com/crucible-sandbox/crucible/store"
+)
+
+// RunResponse is the answer to POST /v1/runs: the run's Result, redacted,
+// with the ID of its record and whether it came from the cache.
+type RunResponse struct {
+	// ID names the run's record (GET /v1/runs/{id}).
+	ID string `json:"id"`
+	// CacheHit is set when an earlier identical run's result was returned
+	// instead of running the code again.
+	CacheHit bool `json:"cache_hit"`
+	sandbox.Result
+}
+
+// storeTimeout bounds the store writes that must happen even after the
+// client went away.
+const storeTimeout = 10 * time.Second
+
+// createRun serves POST /v1/runs. A cache hit is answered at once, also
+// with ?async=1 (202 with the new record's id and final status); a miss is
+// admitted (or refused with 429), recorded, run, and answered with its
+// result, or with 202 and status "queued" under ?async=1.
+func (s *Server) createRun(w http.ResponseWriter, r *http.Request) {
+	req, apiErr := decodeRunRequest(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+	if apiErr != nil {
+		writeError(w, apiErr)
+		return
+	}
+	q := r.URL.Query()
+	useCache, apiErr := boolParam(q.Get("cache"), "cache", true)
+	if apiErr != nil {
+		writeError(w, apiErr)
+		return
+	}
+	async, apiErr := boolParam(q.Get("async"), "async", false)
+	if apiErr != nil {
+		writeError(w, apiErr)
+		return
+	}
+	key := store.CacheKey(req, s.cfg.ImageDigest)
+	if useCache {
+		rec, err := s.fromCache(r.Context(), req, key)
+		if err != nil {
+			s.fail(w, "cache lookup", err)
+			return
+		}
+		if rec != nil {
+			if async {
+				writeJSON(w, http.StatusAccepted, map[string]any{"id": rec.ID, "status": rec.Status})
+				return
+			}
+			writeJSON(w, http.StatusOK, RunResponse{ID: rec.ID, CacheHit: true, Result: resultOf(rec)})
+			return
+		}
+	}
+	t, apiErr := s.adm.enter()
+	if apiErr != nil {
+		writeError(w, apiErr)
+		return
+	}
+	rec := newRecord(req, s.cfg.ImageDigest)
+	if err := s.cfg.Store.Create(r.Context(), rec); err != nil {
+		t.leave()
+		s.fail(w, "create run record", err)
+		return
+	}
+	if async {
+		id := rec.ID // rec is the background run's from now on
+		go s.execute(s.base, t, req, rec, key, useCache)
+		w.Header().Set("Location", "/v1/runs/"+id)
+		writeJSON(w, http.StatusAccepted, map[string]any{"id": id, "status": store.StatusQueued})
+		return
+	}
+	// The run ends when the client goes away or Shutdown gives up on it.
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	defer context.AfterFunc(s.base, cancel)()
+	res := s.execute(ctx, t, req, rec, key, useCache)
+	writeJSON(w, http.StatusOK, RunResponse{ID: rec.ID, Result: res})
+}
+
+// boolParam reads an optional "0"/"1" query parameter.
+func boolParam(v, name string, def bool) (bool, *apiError) {
+	switch v {
+	case "":
+		return def, nil
+	case "0", "false":
+		return false, nil
+	case "1", "true":
+		return true, nil
+	}
+	return false, badParam(name, `must be "0" or "1", got "`+v+`"`)
+}
+
+// fromCache looks req up in the cache. On a hit it stores and returns a new
+// record that carries the cached result and CacheHit; on a miss, nil.
+func (s *Server) fromCache(ctx context.Context, req sandbox.Request, key string) (*store.Run, error) {
+	cached, ok, err := s.cfg.Store.CacheGet(ctx, tenant, key)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		s.met.cacheMisses.Inc()
+		return nil, nil
+	}
+	s.met.cacheHits.Inc()
+	rec := *cached
+	now := time.Now()
+	rec.ID, rec.CreatedAt, rec.CacheHit = "", time.Time{}, true
+	rec.Code, rec.StartedAt, rec.FinishedAt = req.Code, nil, &now
+	if err := s.cfg.Store.Create(ctx, &rec); err != nil {
+		return nil, err
+	}
+	return &rec, nil
+}
+
+// newRecord returns the record of a run of req, queued.
+func newRecord(req sandbox.Request, imageDigest string) *store.Run {
+	sum := sha256.Sum256([]byte(req.Code))
+	return &store.Run{
+		Tenant:      tenant,
+		Language:    req.Language,
+		CodeHash:    hex.EncodeToString(sum[:]),
+		Code:        req.Code,
+		ImageDigest: imageDigest,
+		Limits:      req.Limits.WithDefaults(),
+		Status:      store.StatusQueued,
+		ExitCode:    -1,
+	}
+}
+
+// execute waits for t's slot, runs req, redacts the result, records it in
+// rec and, if cacheable, caches it; then it gives t's place back. It
+// returns the redacted result.
+func (s *Server) execute(ctx context.Context, t *ticket, req sandbox.Request, rec *store.Run, key string, cacheable bool) sandbox.Result {
+	defer t.leave()
+	// Records are written even when ctx ended: the run's end must be kept.
+	storeCtx := func() (context.Context, context.CancelFunc) {
+		return context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+	}
+	var res sandbox.Result
+	if err := t.wait(ctx); err != nil {
+		res = sandbox.Result{Status: sandbox.StatusKilled, Reason: "cancelled while queued", ExitCode: -1,
+			Language: req.Language, CodeHash: rec.CodeHash, Limits: rec.Limits, ImageDigest: rec.ImageDigest}
+	} else {
+		started := time.Now()
+		rec.Status, rec.StartedAt = store.StatusRunning, &started
+		sctx, cancel := storeCtx()
+		if err := s.cfg.Store.Update(sctx, rec); err != nil {
+			s.log.Error("mark run running", "run", rec.ID, "err", err)
+		}
+		cancel()
+		var err error
+		res, err = s.cfg.Runtime.Run(ctx, req)
+		if err != nil {
+			s.log.Error("run failed", "run", rec.ID, "err", err)
+			if res.Status == "" { // not a Result at all, such as an input error
+				res = sandbox.Result{Status: sandbox.StatusInternal, Reason: err.Error(), ExitCode: -1,
+					Language: req.Language, CodeHash: rec.CodeHash, Limits: rec.Limits, ImageDigest: rec.ImageDigest}
+			}
+		}
+		s.met.duration.Observe(time.Since(started).Seconds())
+		s.met.runs.WithLabelValues(string(res.Status), string(req.Language)).Inc()
+	}
+	redactions := s.cfg.Redactor.RedactResult(&res).Total()
+	recordResult(rec, res, redactions)
+	sctx, cancel := storeCtx()
+	defer cancel()
+	if err := s.cfg.Store.Update(sctx, rec); err != nil {
+		s.log.Error("record run result", "run", rec.ID, "err", err)
+		return res
+	}
+	// Only results the code determines are cached, and only whole ones:
+	// the store keeps no artifact contents.
+	if cacheable && (res.Status == sandbox.StatusOK || res.Status == sandbox.StatusError) && len(res.Artifacts) == 0 {
+		if err := s.cfg.Store.CachePut(sctx, tenant, key, rec.ID, s.cfg.CacheTTL); err != nil {
+			s.log.Error("cache run result", "run", rec.ID, "err", err)
+		}
+	}
+	return res
+}
+
+// recordResult copies res into rec, which ends now.
+func recordResult(rec *store.Run, res sandbox.Result, redactions int) {
+	finished := time.Now()
+	rec.Status, rec.Reason = res.Status, res.Reason
+	rec.ExitCode, rec.Signal = res.ExitCode, res.Signal
+	rec.Metrics = res.Metrics
+	rec.Stdout, rec.Stderr = res.Stdout, res.Stderr
+	rec.StdoutTruncated, rec.StderrTruncated = res.StdoutTruncated, res.StderrTruncated
+	rec.Error = res.Error
+	rec.Artifacts = store.ArtifactMetas(res.Artifacts)
+	rec.Redactions = redactions
+	if res.ImageDigest != "" {
+		rec.ImageDigest = res.ImageDigest
+	}
+	rec.Limits = res.Limits
+	rec.FinishedAt = &finished
+}
+
+// resultOf rebuilds the Result a finished record holds. Artifacts are
+// never part of it: cached runs have none.
+func resultOf(rec *store.Run) sandbox.Result {
+	return sandbox.Result{
+		Status: rec.Status, Reason: rec.Reason,
+		ExitCode: rec.ExitCode, Signal: rec.Signal,
+		Stdout: rec.Stdout, Stderr: rec.Stderr,
+		StdoutTruncated: rec.StdoutTruncated, StderrTruncated: rec.StderrTruncated,
+		Error:    rec.Error,
+		Metrics:  rec.Metrics,
+		Language: rec.Language, CodeHash: rec.CodeHash,
+		ImageDigest: rec.ImageDigest, Limits: rec.Limits,
+	}
+}
+
+// getRun serves GET /v1/runs/{id}.
+func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
+	rec, err := s.cfg.Store.Get(r.Context(), tenant, r.PathValue("id"))
+	if errors.Is(err, store.ErrNotFound) {
+		writeError(w, newError(http.StatusNotFound, codeNotFound, "no run %q", r.PathValue("id")))
+		return
+	}
+	if err != nil {
+		s.fail(w, "get run", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, rec)
+}
+
+// listRuns serves GET /v1/runs?status=&language=&since=&limit=&cursor=.
+func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	f := store.Filter{Status: sandbox.Status(q.Get("status")), Language: sandbox.Language(q.Get("language")), Cursor: q.Get("cursor")}
+	if f.Status != "" && !store.ValidStatus(f.Status) {
+		writeError(w, badParam("status", "is not a run status, got "+strconv.Quote(q.Get("status"))))
+		return
+	}
+	if f.Language != "" && !f.Language.Valid() {
+		writeError(w, badParam("language", "must be python, javascript or bash, got "+strconv.Quote(q.Get("language"))))
+		return
+	}
+	if v := q.Get("since"); v != "" {
+		t, err := time.Parse(time.RFC3339, v)
+		if err != nil {
+			writeError(w, badParam("since", "must be an RFC 3339 time such as 2025-01-02T15:04:05Z, got "+strconv.Quote(v)))
+			return
+		}
+		f.Since = t
+	}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			writeError(w, badParam("limit", "must be a positive integer, got "+strconv.Quote(v)))
+			return
+		}
+		f.Limit = n
+	}
+	runs, next, err := s.cfg.Store.List(r.Context(), tenant, f)
+	if errors.Is(err, store.ErrBadCursor) {
+		writeError(w, badParam("cursor", "is not a cursor a listing returned"))
+		return
+	}
+	if err != nil {
+		s.fail(w, "list runs", err)
+		return
+	}
+	if runs == nil {
+		runs = []store.Run{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"runs": runs, "next": next})
+}
+
+// fail logs err, a failure of the server while doing what, and answers a
+// 500 that does not reveal it.
+func (s *Server) fail(w http.ResponseWriter, what string, err error) {
+	s.log.Error(what, "err", err)
+	writeError(w, internalError)
+}
