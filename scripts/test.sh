@@ -51,6 +51,7 @@ if $bench; then
 	step "benchmarks" go test -run '^$' -bench . -benchtime 20x ./sandbox/linux/
 	step "eval benchmark" go test -run '^$' -bench Canonical -benchtime 2x ./eval/
 	step "agent benchmark" go test -run '^$' -bench LoopOverhead -benchtime 200x ./agent/
+	step "API benchmark" go test -run '^$' -bench APIOverhead -benchtime 40x ./server/
 fi
 
 echo

@@ -1,0 +1,99 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/crucible-sandbox/crucible/policy"
+	"github.com/crucible-sandbox/crucible/sandbox"
+	"github.com/crucible-sandbox/crucible/sandbox/linux"
+	"github.com/crucible-sandbox/crucible/server"
+	"github.com/crucible-sandbox/crucible/store"
+)
+
+// BenchmarkAPIOverhead measures what the HTTP service adds to a run:
+// `print(1)` through POST /v1/runs (cache bypassed: the run really
+// happens, is redacted and recorded in SQLite) against the same request
+// to the runtime directly, in the same process, alternating the two. Both
+// take a warm sandbox: before each timed pair the benchmark waits,
+// untimed, for the pool to be full. It reports the medians and
+// added_ms_p50, their difference (target ≤ 1 ms).
+func BenchmarkAPIOverhead(b *testing.B) {
+	if os.Geteuid() != 0 {
+		b.Skip("the native sandbox needs root")
+	}
+	rt, err := linux.New(linux.Options{Warm: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rt.Close()
+	st, err := store.Open(context.Background(), filepath.Join(b.TempDir(), "runs.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	red, err := policy.NewRedactor(policy.DefaultRedactConfig())
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv, err := server.New(server.Config{Runtime: rt, Store: st, Redactor: red, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		b.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	defer hs.Close()
+	req := sandbox.Request{Language: sandbox.Python, Code: "print(1)"}
+	body := []byte(`{"language":"python","code":"print(1)"}`)
+	waitFull := func() {
+		for s := rt.WarmStats(); s.Ready < s.Size; s = rt.WarmStats() {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	var direct, api []time.Duration
+	for b.Loop() {
+		b.StopTimer()
+		waitFull()
+		b.StartTimer()
+		t := time.Now()
+		res, err := rt.Run(context.Background(), req)
+		if err != nil || res.Status != sandbox.StatusOK {
+			b.Fatalf("direct: %v %s", err, res.Status)
+		}
+		direct = append(direct, time.Since(t))
+		b.StopTimer()
+		waitFull()
+		b.StartTimer()
+		t = time.Now()
+		resp, err := http.Post(hs.URL+"/v1/runs?cache=0", "application/json", bytes.NewReader(body))
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			b.Fatalf("api: HTTP %d", resp.StatusCode)
+		}
+		api = append(api, time.Since(t))
+	}
+	d, a := median(direct), median(api)
+	b.ReportMetric(ms(d), "direct_ms_p50")
+	b.ReportMetric(ms(a), "api_ms_p50")
+	b.ReportMetric(ms(a-d), "added_ms_p50")
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[len(s)/2]
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
