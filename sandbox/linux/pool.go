@@ -39,6 +39,9 @@ type PoolStats struct {
 	Misses uint64 `json:"misses"`
 }
 
+// refillDelay is how long a replacement waits before it is built.
+const refillDelay = 10 * time.Millisecond
+
 // newPool begins keeping size sandboxes made by build ready.
 func newPool(size int, build func() (*sandboxProc, error)) *prestartPool {
 	p := &prestartPool{
@@ -62,6 +65,14 @@ func (pool *prestartPool) refill() {
 	for {
 		select {
 		case <-pool.want:
+		case <-pool.done:
+			return
+		}
+		// Let the caller that just released a sandbox finish its work (the
+		// result, the record, the response) before building a replacement
+		// takes the CPU.
+		select {
+		case <-time.After(refillDelay):
 		case <-pool.done:
 			return
 		}
