@@ -135,6 +135,7 @@ func (s *Server) routes() {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	m.Handle("GET /metrics", promhttp.HandlerFor(s.met.reg, promhttp.HandlerOpts{}))
+	m.HandleFunc("GET /openapi.json", serveOpenAPI)
 	s.mux = m
 }
 
