@@ -1,0 +1,159 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/crucible-sandbox/crucible/sandbox"
+	"github.com/crucible-sandbox/crucible/store"
+)
+
+// RunResult is the answer to a synchronous run: the run's Result, redacted
+// by the server, with the ID of its record and whether it came from the
+// cache.
+type RunResult struct {
+	// ID names the run's record, for GetRun.
+	ID string `json:"id"`
+	// CacheHit is set when an earlier identical run's result was returned
+	// instead of running the code again.
+	CacheHit bool `json:"cache_hit"`
+	sandbox.Result
+}
+
+// RunOption adjusts one Run or RunAsync call.
+type RunOption func(url.Values)
+
+// NoCache makes the server run the code even when an identical earlier run
+// is cached, and keeps this run's result out of the cache (?cache=0).
+func NoCache() RunOption {
+	return func(q url.Values) { q.Set("cache", "0") }
+}
+
+func runQuery(opts []RunOption) url.Values {
+	q := url.Values{}
+	for _, opt := range opts {
+		opt(q)
+	}
+	return q
+}
+
+// Run runs req and waits for its result (POST /v1/runs). A program that
+// fails is not an error: it is a RunResult with Status "error", "timeout"
+// and so on. Errors are requests the server refused (an *APIError, such as
+// 400 with Field naming the invalid field, or 429 when its queue is full)
+// and transport failures.
+func (c *Client) Run(ctx context.Context, req sandbox.Request, opts ...RunOption) (*RunResult, error) {
+	var res RunResult
+	if err := c.call(ctx, request{method: "POST", path: "/v1/runs", query: runQuery(opts)}, req, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// RunAsync queues req and returns the ID of its record at once (POST
+// /v1/runs?async=1); follow it with GetRun or WaitRun. A cache hit's record
+// is already finished.
+func (c *Client) RunAsync(ctx context.Context, req sandbox.Request, opts ...RunOption) (id string, err error) {
+	q := runQuery(opts)
+	q.Set("async", "1")
+	var ans struct {
+		ID string `json:"id"`
+	}
+	if err := c.call(ctx, request{method: "POST", path: "/v1/runs", query: q}, req, &ans); err != nil {
+		return "", err
+	}
+	if ans.ID == "" {
+		return "", fmt.Errorf("client: POST /v1/runs: the answer has no run id")
+	}
+	return ans.ID, nil
+}
+
+// GetRun returns the record of run id (GET /v1/runs/{id}); IsNotFound
+// reports an unknown id.
+func (c *Client) GetRun(ctx context.Context, id string) (*store.Run, error) {
+	var run store.Run
+	if err := c.call(ctx, request{method: "GET", path: "/v1/runs/" + url.PathEscape(id)}, nil, &run); err != nil {
+		return nil, err
+	}
+	return &run, nil
+}
+
+// DefaultPoll is WaitRun's polling interval when it is given none.
+const DefaultPoll = 250 * time.Millisecond
+
+// WaitRun polls run id every poll (DefaultPoll when poll <= 0) until it
+// reaches a terminal status, and returns its record. Every status but
+// "queued" and "running" is terminal: ok, error, timeout, cpu_limit,
+// memory_limit, output_limit, killed, blocked, internal and interrupted.
+// It returns ctx's error if ctx ends first, and GetRun's error if a poll
+// fails.
+func (c *Client) WaitRun(ctx context.Context, id string, poll time.Duration) (*store.Run, error) {
+	if poll <= 0 {
+		poll = DefaultPoll
+	}
+	t := time.NewTicker(poll)
+	defer t.Stop()
+	for {
+		run, err := c.GetRun(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if run.Status != store.StatusQueued && run.Status != store.StatusRunning {
+			return run, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// ListOptions select the runs ListRuns returns. Zero fields select
+// everything.
+type ListOptions struct {
+	// Status keeps only runs with this status, such as "ok" or "queued".
+	Status string
+	// Language keeps only runs of this language.
+	Language string
+	// Since keeps only runs created at or after this time.
+	Since time.Time
+	// Limit is the page size; the server's default (50) when zero, at most
+	// its maximum (500).
+	Limit int
+	// Cursor continues a listing: the next value a previous call returned.
+	Cursor string
+}
+
+// ListRuns returns one page of runs, newest first (GET /v1/runs), and the
+// cursor of the next page, "" after the last one: pass it as
+// ListOptions.Cursor to continue.
+func (c *Client) ListRuns(ctx context.Context, opts ListOptions) (runs []store.Run, next string, err error) {
+	q := url.Values{}
+	if opts.Status != "" {
+		q.Set("status", opts.Status)
+	}
+	if opts.Language != "" {
+		q.Set("language", opts.Language)
+	}
+	if !opts.Since.IsZero() {
+		q.Set("since", opts.Since.UTC().Format(time.RFC3339Nano))
+	}
+	if opts.Limit != 0 {
+		q.Set("limit", strconv.Itoa(opts.Limit))
+	}
+	if opts.Cursor != "" {
+		q.Set("cursor", opts.Cursor)
+	}
+	var page struct {
+		Runs []store.Run `json:"runs"`
+		Next string      `json:"next"`
+	}
+	if err := c.call(ctx, request{method: "GET", path: "/v1/runs", query: q}, nil, &page); err != nil {
+		return nil, "", err
+	}
+	return page.Runs, page.Next, nil
+}
