@@ -9,6 +9,9 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -104,7 +107,9 @@ func serve(ctx context.Context, f *serveFlags) error {
 		return exitCodeError(exitInternal)
 	}
 	defer st.Close()
-	redactor, err := policy.NewRedactor(policy.DefaultRedactConfig())
+	redactCfg := policy.DefaultRedactConfig()
+	redactCfg.HostPaths = serverHostPaths(f.db, f.store)
+	redactor, err := policy.NewRedactor(redactCfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "crucible:", err)
 		return exitCodeError(exitInternal)
@@ -141,4 +146,38 @@ func serve(ctx context.Context, f *serveFlags) error {
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// sandboxTopDirs are paths every sandbox has of its own: a host directory
+// under one of them is not redacted, or a program's own paths (/work/...)
+// would be.
+var sandboxTopDirs = []string{"work", "tmp", "code", "dev", "proc", "usr", "etc", "bin", "sbin", "lib", "lib64"}
+
+// serverHostPaths are the host directories the server's own results must
+// not reveal (in platform errors, for example): the database's directory,
+// the image store, the working and home directories. "/", relative paths
+// and paths under sandboxTopDirs are left out.
+func serverHostPaths(db, imageStore string) []string {
+	var paths []string
+	add := func(p string) {
+		p = filepath.Clean(p)
+		top, _, _ := strings.Cut(strings.TrimPrefix(p, "/"), "/")
+		if filepath.IsAbs(p) && p != "/" && !slices.Contains(sandboxTopDirs, top) && !slices.Contains(paths, p) {
+			paths = append(paths, p)
+		}
+	}
+	switch {
+	case db == "":
+		add(filepath.Dir(store.DefaultSQLitePath))
+	case !strings.Contains(db, "://"):
+		add(filepath.Dir(strings.TrimPrefix(db, "sqlite:")))
+	}
+	add(imageStore)
+	if wd, err := os.Getwd(); err == nil {
+		add(wd)
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		add(home)
+	}
+	return paths
 }
