@@ -49,8 +49,11 @@ func (s *Server) createRun(w http.ResponseWriter, r *http.Request) {
 		writeError(w, apiErr)
 		return
 	}
-	key := store.CacheKey(req, s.cfg.ImageDigest)
+	// The key hashes the whole request (stdin may be 64 MiB): only when the
+	// cache is used.
+	var key string
 	if useCache {
+		key = store.CacheKey(req, s.cfg.ImageDigest)
 		rec, err := s.fromCache(r.Context(), req, key)
 		if err != nil {
 			s.fail(w, "cache lookup", err)
