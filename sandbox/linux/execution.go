@@ -195,11 +195,11 @@ func (x *execution) leaveCgroup() error {
 // private channel. The interpreter applies the rlimits to itself before
 // the program's first line.
 func (x *execution) startWarm() error {
-	usage, err := x.p.cg.usage()
+	cpu, err := x.p.cg.cpuTime()
 	if err != nil {
 		return err
 	}
-	x.cpuBase = usage.CPU
+	x.cpuBase = cpu
 	x.p.cg.resetPeak()
 	work, err := openWorkDir(x.p.cmd.Process.Pid)
 	if err != nil {

@@ -273,7 +273,7 @@ func (s *Session) runCell(ctx context.Context, cell sandbox.Cell, n int) (sandbo
 		case <-timer.C:
 			interrupt(sandbox.StatusTimeout, "wall-time limit of "+wall.String()+" reached; the cell was interrupted, the session kept")
 		case <-ticker.C:
-			if u, err := s.p.cg.usage(); err == nil && u.CPU-usage0.CPU >= s.lim.CPUTime() {
+			if cpu, err := s.p.cg.cpuTime(); err == nil && cpu-usage0.CPU >= s.lim.CPUTime() {
 				interrupt(sandbox.StatusCPULimit, "CPU-time limit of "+s.lim.CPUTime().String()+" reached; the cell was interrupted, the session kept")
 			}
 		case <-ctx.Done():
