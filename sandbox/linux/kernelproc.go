@@ -43,11 +43,8 @@ func (r *Runtime) bootKernel(ctx context.Context, p *sandboxProc, lim sandbox.Li
 		OpenFiles:     uint64(lim.OpenFiles),
 		Channel:       true,
 	}
-	contents := make([][]byte, len(files))
-	for i, f := range files {
-		cfg.Files = append(cfg.Files, sandboxinit.FileHeader{Name: f.Name, Size: int64(len(f.Content)), Executable: f.Executable})
-		contents[i] = f.Content
-	}
+	var contents [][]byte
+	cfg.Files, contents = inputFiles(files)
 	go func() {
 		_ = sandboxinit.WriteMessage(p.config, cfg, contents)
 		p.config.Close()

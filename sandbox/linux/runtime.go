@@ -196,10 +196,19 @@ func runConfigFor(req *sandbox.Request, lim sandbox.Limits, spec lang.Spec, env 
 		FileSizeBytes: uint64(lim.FileSizeBytes),
 		OpenFiles:     uint64(lim.OpenFiles),
 	}
-	contents := make([][]byte, len(req.Files))
-	for i, f := range req.Files {
-		cfg.Files = append(cfg.Files, sandboxinit.FileHeader{Name: f.Name, Size: int64(len(f.Content)), Executable: f.Executable})
+	var contents [][]byte
+	cfg.Files, contents = inputFiles(req.Files)
+	return cfg, contents
+}
+
+// inputFiles splits input files into the headers a run config carries and
+// the contents that follow it on the config pipe.
+func inputFiles(files []sandbox.File) ([]sandboxinit.FileHeader, [][]byte) {
+	headers := make([]sandboxinit.FileHeader, len(files))
+	contents := make([][]byte, len(files))
+	for i, f := range files {
+		headers[i] = sandboxinit.FileHeader{Name: f.Name, Size: int64(len(f.Content)), Executable: f.Executable}
 		contents[i] = f.Content
 	}
-	return cfg, contents
+	return headers, contents
 }
