@@ -21,7 +21,11 @@ func TestDefaultManifest(t *testing.T) {
 			t.Errorf("default manifest lacks %s", want)
 		}
 	}
-	if m.Digest() != m.Digest() || !strings.HasPrefix(m.Digest(), "sha256:") {
+	again, err := ParseManifest(DefaultManifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Digest() != again.Digest() || !strings.HasPrefix(m.Digest(), "sha256:") {
 		t.Errorf("digest %q", m.Digest())
 	}
 	m2 := *m

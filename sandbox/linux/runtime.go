@@ -79,6 +79,9 @@ func New(opts Options) (*Runtime, error) {
 			"namespaces and switches programs to an unprivileged user; run crucible as root " +
 			"(for example with sudo), or use the docker runtime")
 	}
+	if opts.Prestart < 0 || opts.Warm < 0 {
+		return nil, fmt.Errorf("linux.Options: Prestart and Warm must not be negative, got %d and %d", opts.Prestart, opts.Warm)
+	}
 	uid, gid := opts.UID, opts.GID
 	if uid == 0 {
 		uid = nobody
@@ -112,9 +115,6 @@ func New(opts Options) (*Runtime, error) {
 		return nil, fmt.Errorf("no cgroup filesystem at %s: the sandbox needs cgroups to limit memory and processes", cgroupRoot)
 	}
 	removeStaleCgroups()
-	if opts.Prestart < 0 {
-		return nil, fmt.Errorf("Prestart must not be negative, got %d", opts.Prestart)
-	}
 	if opts.Prestart > 0 {
 		r.pool = newPool(opts.Prestart, func() (*sandboxProc, error) { return r.launch(r.defaultCgroupLimits) })
 	}
