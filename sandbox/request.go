@@ -28,6 +28,10 @@ type Request struct {
 	// sandbox has its own network namespace whose only interface is its own
 	// loopback, so nothing outside the sandbox can be reached.
 	Network string `json:"network,omitempty"`
+	// OnOutput, when set, receives the output while the program runs. It is
+	// not part of the request's identity: results are the same with or
+	// without it.
+	OnOutput OutputFunc `json:"-"`
 }
 
 // File is an input file placed in the working directory.

@@ -37,6 +37,8 @@ type Cell struct {
 	Code string `json:"code"`
 	// TimeoutMS overrides the session's wall-time limit for this cell.
 	TimeoutMS int64 `json:"timeout_ms,omitempty"`
+	// OnOutput, when set, receives the cell's output while it runs.
+	OnOutput OutputFunc `json:"-"`
 }
 
 // Validate checks a cell against the session's limits.
