@@ -59,6 +59,30 @@ var migrations = []migration{
 			`CREATE INDEX run_cache_expires ON run_cache (expires_at)`,
 		},
 	},
+	{
+		version: 2,
+		name:    "api_keys and artifacts",
+		statements: []string{
+			`CREATE TABLE api_keys (
+				id TEXT PRIMARY KEY,
+				tenant TEXT NOT NULL,
+				name TEXT NOT NULL,
+				hash TEXT NOT NULL UNIQUE,
+				created_at BIGINT NOT NULL,
+				revoked_at BIGINT
+			)`,
+			`CREATE TABLE artifacts (
+				tenant TEXT NOT NULL,
+				run_id TEXT NOT NULL,
+				name TEXT NOT NULL,
+				mime TEXT NOT NULL,
+				size BIGINT NOT NULL,
+				sha256 TEXT NOT NULL,
+				content {bytes} NOT NULL,
+				PRIMARY KEY (tenant, run_id, name)
+			)`,
+		},
+	},
 }
 
 // migrate applies the migrations the database lacks, in one transaction.

@@ -168,8 +168,8 @@ const (
 
 // Errors the stores return; test for them with errors.Is.
 var (
-	// ErrNotFound: no run has this ID for this tenant. Another tenant's run
-	// is reported the same way as a missing one.
+	// ErrNotFound: no run (key, artifact) has this ID for this tenant.
+	// Another tenant's run is reported the same way as a missing one.
 	ErrNotFound = errors.New("store: run not found")
 	// ErrBadCursor: Filter.Cursor is not a cursor List returned.
 	ErrBadCursor = errors.New("store: invalid cursor")
@@ -204,6 +204,28 @@ type Store interface {
 	// CachePut stores runID under the tenant's cache key for ttl, replacing
 	// any earlier entry, and deletes expired entries.
 	CachePut(ctx context.Context, tenant, key, runID string, ttl time.Duration) error
+	// PutArtifacts stores the contents of a run's artifacts, all or none;
+	// artifacts whose content was omitted are skipped.
+	PutArtifacts(ctx context.Context, tenant, runID string, as []sandbox.Artifact) error
+	// GetArtifact returns the tenant's artifact called name of run runID,
+	// or ErrNotFound.
+	GetArtifact(ctx context.Context, tenant, runID, name string) (*ArtifactMeta, []byte, error)
+
+	// CreateKey stores a new API key (see NewAPIKey), filling in a zero
+	// CreatedAt.
+	CreateKey(ctx context.Context, k *APIKey) error
+	// KeyByHash returns the valid (not revoked) key with this hash, or
+	// ErrNotFound.
+	KeyByHash(ctx context.Context, hash string) (*APIKey, error)
+	// ListKeys returns every key, revoked ones included, oldest first.
+	ListKeys(ctx context.Context) ([]APIKey, error)
+	// RevokeKey revokes the key with this ID; revoking a revoked key keeps
+	// its first revocation time. It returns ErrNotFound when there is no
+	// such key.
+	RevokeKey(ctx context.Context, id string) error
+	// ActiveKeys counts the keys that are not revoked.
+	ActiveKeys(ctx context.Context) (int, error)
+
 	// Close releases the database.
 	Close() error
 }

@@ -72,6 +72,8 @@ func runSuite(t *testing.T, open func(t *testing.T) Store) {
 		{"mark interrupted", testMarkInterrupted},
 		{"cache", testCache},
 		{"concurrent creates", testConcurrentCreates},
+		{"keys", testKeys},
+		{"artifacts", testArtifacts},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })
