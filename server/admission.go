@@ -40,23 +40,27 @@ var (
 type ticket struct {
 	a       *admission
 	running bool
+	release func() // called when the run leaves
 }
 
 // enter admits a run into the queue, or refuses it without waiting.
-func (a *admission) enter() (*ticket, *apiError) {
+// release is called when the run leaves, or at once if it is refused.
+func (a *admission) enter(release func()) (*ticket, *apiError) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.closed {
+		release()
 		return nil, errShuttingDown
 	}
 	select {
 	case a.places <- struct{}{}:
 	default:
+		release()
 		return nil, errQueueFull
 	}
 	a.wg.Add(1)
 	a.depth.Inc()
-	return &ticket{a: a}, nil
+	return &ticket{a: a, release: release}, nil
 }
 
 // wait blocks until the run may execute, or ctx ends.
@@ -79,6 +83,7 @@ func (t *ticket) leave() {
 		t.a.depth.Dec()
 	}
 	<-t.a.places
+	t.release()
 	t.a.wg.Done()
 }
 

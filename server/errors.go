@@ -12,6 +12,7 @@ import (
 // The stable error codes of the API.
 const (
 	codeInvalidRequest   = "invalid_request"
+	codeUnauthorized     = "unauthorized"
 	codeNotFound         = "not_found"
 	codeMethodNotAllowed = "method_not_allowed"
 	codePayloadTooLarge  = "payload_too_large"

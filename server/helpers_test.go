@@ -70,15 +70,43 @@ type testServer struct {
 	srv   *server.Server
 	http  *httptest.Server
 	store store.Store
+	// key, when set, is sent as the request's API key.
+	key string
+}
+
+// as returns ts sending key as its API key.
+func (ts *testServer) as(key string) *testServer {
+	c := *ts
+	c.key = key
+	return &c
+}
+
+// newKey stores a new API key of tenant and returns its secret.
+func (ts *testServer) newKey(tenant string) string {
+	ts.Helper()
+	secret, k, err := store.NewAPIKey(tenant, "test")
+	if err != nil {
+		ts.Fatal(err)
+	}
+	if err := ts.store.CreateKey(context.Background(), k); err != nil {
+		ts.Fatal(err)
+	}
+	return secret
 }
 
 // newTestServer starts a server on the native runtime; adjust, if set,
 // changes its Config.
 func newTestServer(t *testing.T, adjust func(*server.Config)) *testServer {
 	t.Helper()
+	return newTestServerOn(t, openStore(t), adjust)
+}
+
+// newTestServerOn is newTestServer with the store st.
+func newTestServerOn(t *testing.T, st store.Store, adjust func(*server.Config)) *testServer {
+	t.Helper()
 	cfg := server.Config{
 		Runtime:  nativeRuntime(t),
-		Store:    openStore(t),
+		Store:    st,
 		Redactor: newRedactor(t),
 		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}
@@ -160,6 +188,9 @@ func (ts *testServer) do(method, path string, body any) response {
 	req, err := http.NewRequest(method, ts.http.URL+path, rd)
 	if err != nil {
 		ts.Fatal(err)
+	}
+	if ts.key != "" {
+		req.Header.Set("Authorization", "Bearer "+ts.key)
 	}
 	resp, err := ts.http.Client().Do(req)
 	if err != nil {

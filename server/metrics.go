@@ -16,12 +16,27 @@ type metrics struct {
 	cacheMisses prometheus.Counter
 }
 
-// newMetrics registers the metrics; activeSessions is read at each scrape.
-func newMetrics(activeSessions func() float64) *metrics {
+// namespace prefixes every metric of the server's own.
+const namespace = "crucible"
+
+// PoolStats describe one pool of ready sandboxes, for /metrics.
+type PoolStats struct {
+	// Size is how many sandboxes the pool keeps ready.
+	Size int
+	// Ready is how many are ready now.
+	Ready int
+	// Hits counts runs that took a ready sandbox; Misses those that found
+	// none.
+	Hits, Misses uint64
+}
+
+// newMetrics registers the metrics; activeSessions and pools (if not nil)
+// are read at each scrape.
+func newMetrics(activeSessions func() float64, pools func() map[string]PoolStats) *metrics {
 	m := &metrics{
 		reg: prometheus.NewRegistry(),
 		runs: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "runs_total",
+			Namespace: namespace, Name: "runs_total",
 			Help: "Runs executed in a sandbox, by final status and language (cache hits are not counted).",
 		}, []string{"status", "language"}),
 		duration: prometheus.NewHistogram(prometheus.HistogramOpts{
@@ -30,25 +45,65 @@ func newMetrics(activeSessions func() float64) *metrics {
 			Buckets: prometheus.ExponentialBuckets(0.01, 2, 14), // 10ms .. ~80s
 		}),
 		queueDepth: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "queue_depth",
+			Namespace: namespace, Name: "queue_depth",
 			Help: "Admitted runs waiting for an execution slot.",
 		}),
 		cacheHits: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "cache_hits_total",
+			Namespace: namespace, Name: "cache_hits_total",
 			Help: "Runs answered from the result cache.",
 		}),
 		cacheMisses: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "cache_misses_total",
+			Namespace: namespace, Name: "cache_misses_total",
 			Help: "Cache lookups that found no result.",
 		}),
 	}
 	m.reg.MustRegister(m.runs, m.duration, m.queueDepth, m.cacheHits, m.cacheMisses,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "active_sessions",
+			Namespace: namespace, Name: "active_sessions",
 			Help: "Sessions open in the runtime.",
 		}, activeSessions),
+		poolCollector{pools},
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
 	return m
+}
+
+var (
+	poolSizeDesc = prometheus.NewDesc(namespace+"_pool_size",
+		"Sandboxes the pool keeps ready.", []string{"pool"}, nil)
+	poolReadyDesc = prometheus.NewDesc(namespace+"_pool_ready",
+		"Sandboxes ready in the pool now.", []string{"pool"}, nil)
+	poolHitsDesc = prometheus.NewDesc(namespace+"_pool_hits_total",
+		"Runs that took a ready sandbox from the pool.", []string{"pool"}, nil)
+	poolMissesDesc = prometheus.NewDesc(namespace+"_pool_misses_total",
+		"Runs that found the pool empty and built their own sandbox.", []string{"pool"}, nil)
+	poolHitRatioDesc = prometheus.NewDesc(namespace+"_pool_hit_ratio",
+		"Hits over hits plus misses since start (0 before any run).", []string{"pool"}, nil)
+)
+
+// poolCollector reports the runtime's pools at each scrape.
+type poolCollector struct{ pools func() map[string]PoolStats }
+
+func (c poolCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{poolSizeDesc, poolReadyDesc, poolHitsDesc, poolMissesDesc, poolHitRatioDesc} {
+		ch <- d
+	}
+}
+
+func (c poolCollector) Collect(ch chan<- prometheus.Metric) {
+	if c.pools == nil {
+		return
+	}
+	for name, p := range c.pools() {
+		ratio := 0.0
+		if p.Hits+p.Misses > 0 {
+			ratio = float64(p.Hits) / float64(p.Hits+p.Misses)
+		}
+		ch <- prometheus.MustNewConstMetric(poolSizeDesc, prometheus.GaugeValue, float64(p.Size), name)
+		ch <- prometheus.MustNewConstMetric(poolReadyDesc, prometheus.GaugeValue, float64(p.Ready), name)
+		ch <- prometheus.MustNewConstMetric(poolHitsDesc, prometheus.CounterValue, float64(p.Hits), name)
+		ch <- prometheus.MustNewConstMetric(poolMissesDesc, prometheus.CounterValue, float64(p.Misses), name)
+		ch <- prometheus.MustNewConstMetric(poolHitRatioDesc, prometheus.GaugeValue, ratio, name)
+	}
 }

@@ -33,7 +33,8 @@ const storeTimeout = 10 * time.Second
 // admitted (or refused with 429), recorded, run, and answered with its
 // result, or with 202 and status "queued" under ?async=1.
 func (s *Server) createRun(w http.ResponseWriter, r *http.Request) {
-	req, apiErr := decodeRunRequest(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+	tenant := tenantOf(r)
+	req, apiErr := decodeRunRequest(http.MaxBytesReader(w, r.Body, s.bodyLimit(tenant)))
 	if apiErr != nil {
 		writeError(w, apiErr)
 		return
@@ -54,7 +55,7 @@ func (s *Server) createRun(w http.ResponseWriter, r *http.Request) {
 	var key string
 	if useCache {
 		key = store.CacheKey(req, s.cfg.ImageDigest)
-		rec, err := s.fromCache(r.Context(), req, key)
+		rec, err := s.fromCache(r.Context(), tenant, req, key)
 		if err != nil {
 			s.fail(w, "cache lookup", err)
 			return
@@ -68,12 +69,17 @@ func (s *Server) createRun(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	t, apiErr := s.adm.enter()
+	release, apiErr := s.tenantRuns.acquire(tenant, s.limitsFor(tenant).MaxConcurrentRuns)
 	if apiErr != nil {
 		writeError(w, apiErr)
 		return
 	}
-	rec := newRecord(req, s.cfg.ImageDigest)
+	t, apiErr := s.adm.enter(release)
+	if apiErr != nil {
+		writeError(w, apiErr)
+		return
+	}
+	rec := newRecord(tenant, req, s.cfg.ImageDigest)
 	if err := s.cfg.Store.Create(r.Context(), rec); err != nil {
 		t.leave()
 		s.fail(w, "create run record", err)
@@ -109,7 +115,7 @@ func boolParam(v, name string, def bool) (bool, *apiError) {
 
 // fromCache looks req up in the cache. On a hit it stores and returns a new
 // record that carries the cached result and CacheHit; on a miss, nil.
-func (s *Server) fromCache(ctx context.Context, req sandbox.Request, key string) (*store.Run, error) {
+func (s *Server) fromCache(ctx context.Context, tenant string, req sandbox.Request, key string) (*store.Run, error) {
 	cached, ok, err := s.cfg.Store.CacheGet(ctx, tenant, key)
 	if err != nil {
 		return nil, err
@@ -129,8 +135,8 @@ func (s *Server) fromCache(ctx context.Context, req sandbox.Request, key string)
 	return &rec, nil
 }
 
-// newRecord returns the record of a run of req, queued.
-func newRecord(req sandbox.Request, imageDigest string) *store.Run {
+// newRecord returns the record of tenant's run of req, queued.
+func newRecord(tenant string, req sandbox.Request, imageDigest string) *store.Run {
 	sum := sha256.Sum256([]byte(req.Code))
 	return &store.Run{
 		Tenant:      tenant,
@@ -181,14 +187,21 @@ func (s *Server) execute(ctx context.Context, t *ticket, req sandbox.Request, re
 	recordResult(rec, res, redactions)
 	sctx, cancel := storeCtx()
 	defer cancel()
+	// The artifacts are stored before the record ends, so that a client who
+	// sees the run finished can download them.
+	if err := s.cfg.Store.PutArtifacts(sctx, rec.Tenant, rec.ID, res.Artifacts); err != nil {
+		s.log.Error("store run artifacts", "run", rec.ID, "err", err)
+		res.Status, res.Reason = sandbox.StatusInternal, "the run's artifacts could not be stored"
+		recordResult(rec, res, redactions)
+	}
 	if err := s.cfg.Store.Update(sctx, rec); err != nil {
 		s.log.Error("record run result", "run", rec.ID, "err", err)
 		return res
 	}
-	// Only results the code determines are cached, and only whole ones:
-	// the store keeps no artifact contents.
+	// Only results the code determines are cached, and only those without
+	// artifacts: a hit answers from the record, which holds no contents.
 	if cacheable && (res.Status == sandbox.StatusOK || res.Status == sandbox.StatusError) && len(res.Artifacts) == 0 {
-		if err := s.cfg.Store.CachePut(sctx, tenant, key, rec.ID, s.cfg.CacheTTL); err != nil {
+		if err := s.cfg.Store.CachePut(sctx, rec.Tenant, key, rec.ID, s.cfg.CacheTTL); err != nil {
 			s.log.Error("cache run result", "run", rec.ID, "err", err)
 		}
 	}
@@ -230,7 +243,7 @@ func resultOf(rec *store.Run) sandbox.Result {
 
 // getRun serves GET /v1/runs/{id}.
 func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
-	rec, err := s.cfg.Store.Get(r.Context(), tenant, r.PathValue("id"))
+	rec, err := s.cfg.Store.Get(r.Context(), tenantOf(r), r.PathValue("id"))
 	if errors.Is(err, store.ErrNotFound) {
 		writeError(w, newError(http.StatusNotFound, codeNotFound, "no run %q", r.PathValue("id")))
 		return
@@ -270,7 +283,7 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 		}
 		f.Limit = n
 	}
-	runs, next, err := s.cfg.Store.List(r.Context(), tenant, f)
+	runs, next, err := s.cfg.Store.List(r.Context(), tenantOf(r), f)
 	if errors.Is(err, store.ErrBadCursor) {
 		writeError(w, badParam("cursor", "is not a cursor a listing returned"))
 		return
@@ -290,4 +303,27 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 func (s *Server) fail(w http.ResponseWriter, what string, err error) {
 	s.log.Error(what, "err", err)
 	writeError(w, internalError)
+}
+
+// getArtifact serves GET /v1/runs/{id}/artifacts/{name...}: the artifact's
+// bytes, with its media type and its SHA-256 as the ETag.
+func (s *Server) getArtifact(w http.ResponseWriter, r *http.Request) {
+	id, name := r.PathValue("id"), r.PathValue("name")
+	meta, content, err := s.cfg.Store.GetArtifact(r.Context(), tenantOf(r), id, name)
+	if errors.Is(err, store.ErrNotFound) {
+		writeError(w, newError(http.StatusNotFound, codeNotFound, "run %q has no stored artifact %q", id, name))
+		return
+	}
+	if err != nil {
+		s.fail(w, "get artifact", err)
+		return
+	}
+	w.Header().Set("Content-Type", meta.MIME)
+	w.Header().Set("ETag", `"`+meta.SHA256+`"`)
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	// Artifacts are untrusted program output: never rendered inline as a
+	// page of the API's origin.
+	w.Header().Set("Content-Security-Policy", "sandbox")
+	w.Header().Set("Content-Length", strconv.Itoa(len(content)))
+	_, _ = w.Write(content)
 }

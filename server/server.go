@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -51,6 +52,20 @@ type Config struct {
 	CacheTTL time.Duration
 	// Logger receives the server's logs (default slog.Default()).
 	Logger *slog.Logger
+	// RequireKeys makes an API key mandatory on every /v1/ request even
+	// while no key exists. Without it, a server with no valid key serves
+	// DefaultTenant to anyone who can reach it: set it whenever the server
+	// listens beyond loopback.
+	RequireKeys bool
+	// TenantDefaults are the limits of every tenant without an entry in
+	// Tenants.
+	TenantDefaults TenantLimits
+	// Tenants are the limits of particular tenants; an entry replaces
+	// TenantDefaults as a whole.
+	Tenants map[string]TenantLimits
+	// Pools, when set, reports the runtime's pools of ready sandboxes by
+	// name, for /metrics.
+	Pools func() map[string]PoolStats
 }
 
 // Defaults of Config's zero fields (MaxConcurrent defaults to NumCPU).
@@ -63,16 +78,15 @@ const (
 	DefaultCacheTTL = 10 * time.Minute
 )
 
-// tenant owns every record in this slice, which has no API keys yet.
-const tenant = "default"
-
 // Server serves Crucible's HTTP API. Create it with New.
 type Server struct {
-	cfg      Config
-	log      *slog.Logger
-	adm      *admission
-	met      *metrics
-	sessions *sessionTracker
+	cfg        Config
+	log        *slog.Logger
+	auth       *authenticator
+	tenantRuns runCounter
+	adm        *admission
+	met        *metrics
+	sessions   *sessionTracker
 	// base is the context of background runs; cancelling it kills every
 	// run still executing when Shutdown gives up waiting.
 	base   context.Context
@@ -88,6 +102,17 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.MaxConcurrent < 0 || cfg.MaxQueue < 0 || cfg.MaxBodyBytes < 0 || cfg.CacheTTL < 0 {
 		return nil, errors.New("server: Config limits must not be negative")
+	}
+	if err := checkTenantLimits("TenantDefaults", cfg.TenantDefaults); err != nil {
+		return nil, err
+	}
+	for name, l := range cfg.Tenants {
+		if !store.ValidTenant(name) {
+			return nil, fmt.Errorf("server: Config.Tenants: %q is not a valid tenant name (1-63 characters of a-z, 0-9, '_', '-')", name)
+		}
+		if err := checkTenantLimits("Tenants["+name+"]", l); err != nil {
+			return nil, err
+		}
 	}
 	if cfg.MaxConcurrent == 0 {
 		cfg.MaxConcurrent = runtime.NumCPU()
@@ -112,8 +137,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	cfg.Logger.Info("marked runs left by a previous server as interrupted", "count", n)
 
-	s := &Server{cfg: cfg, log: cfg.Logger, sessions: newSessionTracker(cfg.Runtime)}
-	s.met = newMetrics(s.sessions.active)
+	s := &Server{cfg: cfg, log: cfg.Logger, sessions: newSessionTracker(cfg.Runtime),
+		auth: newAuthenticator(cfg.Store, cfg.RequireKeys)}
+	s.met = newMetrics(s.sessions.active, cfg.Pools)
 	s.adm = newAdmission(cfg.MaxConcurrent, cfg.MaxQueue, s.met.queueDepth)
 	s.base, s.cancel = context.WithCancel(context.Background())
 	s.routes()
@@ -125,6 +151,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /v1/runs", s.createRun)
 	m.HandleFunc("GET /v1/runs", s.listRuns)
 	m.HandleFunc("GET /v1/runs/{id}", s.getRun)
+	m.HandleFunc("GET /v1/runs/{id}/artifacts/{name...}", s.getArtifact)
 	m.HandleFunc("POST /v1/sessions", s.createSession)
 	m.HandleFunc("POST /v1/sessions/{id}/exec", s.execCell)
 	m.HandleFunc("GET /v1/sessions/{id}/files", s.listFiles)
@@ -139,16 +166,45 @@ func (s *Server) routes() {
 	s.mux = m
 }
 
-// Handler returns the HTTP handler of the API.
+// Handler returns the HTTP handler of the API. Every /v1/ request is
+// authenticated first (see Config.RequireKeys); /healthz, /metrics and
+// /openapi.json are open.
 func (s *Server) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if h, pattern := s.mux.Handler(r); pattern == "" {
+		h, pattern := s.mux.Handler(r)
+		if pattern == "" {
 			// The mux refuses it (404 or 405): answer in JSON.
 			h.ServeHTTP(&jsonFallback{ResponseWriter: w}, r)
 			return
 		}
+		if strings.HasPrefix(r.URL.Path, "/v1/") {
+			tenant, apiErr, err := s.auth.tenant(r)
+			if err != nil {
+				s.fail(w, "authenticate", err)
+				return
+			}
+			if apiErr != nil {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="crucible"`)
+				writeError(w, apiErr)
+				return
+			}
+			r = r.WithContext(context.WithValue(r.Context(), tenantKey{}, tenant))
+		}
 		s.mux.ServeHTTP(w, r) // which sets the path values
 	})
+}
+
+// checkTenantLimits refuses negative limits, naming the field.
+func checkTenantLimits(field string, l TenantLimits) error {
+	switch {
+	case l.MaxConcurrentRuns < 0:
+		return fmt.Errorf("server: Config.%s.MaxConcurrentRuns must not be negative, got %d", field, l.MaxConcurrentRuns)
+	case l.MaxSessions < 0:
+		return fmt.Errorf("server: Config.%s.MaxSessions must not be negative, got %d", field, l.MaxSessions)
+	case l.MaxRequestBytes < 0:
+		return fmt.Errorf("server: Config.%s.MaxRequestBytes must not be negative, got %d", field, l.MaxRequestBytes)
+	}
+	return nil
 }
 
 // Shutdown stops admitting runs and waits for the admitted ones, queued or

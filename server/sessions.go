@@ -16,25 +16,68 @@ import (
 // answer 410 instead of 404.
 const maxClosedSessions = 4096
 
-// sessionTracker remembers the sessions this server opened, to count the
-// open ones and to tell a closed session (410) from an unknown one (404).
+// sessionTracker remembers the sessions this server opened and their
+// tenants: to count the open ones, to refuse a tenant more than its limit,
+// to hide a session from every other tenant, and to tell a closed session
+// (410) from an unknown one (404).
 type sessionTracker struct {
 	rt Runtime
 
 	mu          sync.Mutex
-	open        map[string]bool
-	closed      map[string]bool
-	closedOrder []string // oldest first
+	open        map[string]string // session ID → tenant
+	opening     map[string]int    // tenant → sessions being created
+	closed      map[string]string // session ID → tenant
+	closedOrder []string          // oldest first
 }
 
 func newSessionTracker(rt Runtime) *sessionTracker {
-	return &sessionTracker{rt: rt, open: map[string]bool{}, closed: map[string]bool{}}
+	return &sessionTracker{rt: rt, open: map[string]string{}, opening: map[string]int{}, closed: map[string]string{}}
 }
 
-func (t *sessionTracker) add(id string) {
+// reserve counts a session tenant is about to open, unless it already has
+// max (0: no bound). The caller then calls opened or cancel.
+func (t *sessionTracker) reserve(tenant string, max int) bool {
 	t.mu.Lock()
-	t.open[id] = true
-	t.mu.Unlock()
+	defer t.mu.Unlock()
+	if max > 0 {
+		n := t.opening[tenant]
+		for id, owner := range t.open {
+			if owner != tenant {
+				continue
+			}
+			if _, ok := t.rt.Session(id); !ok { // closed by the runtime (idle)
+				t.markClosedLocked(id)
+				continue
+			}
+			n++
+		}
+		if n >= max {
+			return false
+		}
+	}
+	t.opening[tenant]++
+	return true
+}
+
+// cancel gives back a reservation that did not open a session.
+func (t *sessionTracker) cancel(tenant string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.unreserveLocked(tenant)
+}
+
+func (t *sessionTracker) unreserveLocked(tenant string) {
+	if t.opening[tenant]--; t.opening[tenant] <= 0 {
+		delete(t.opening, tenant)
+	}
+}
+
+// opened turns tenant's reservation into the open session id.
+func (t *sessionTracker) opened(tenant, id string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.unreserveLocked(tenant)
+	t.open[id] = tenant
 }
 
 // markClosed moves id from the open sessions to the closed ones.
@@ -45,11 +88,12 @@ func (t *sessionTracker) markClosed(id string) {
 }
 
 func (t *sessionTracker) markClosedLocked(id string) {
-	delete(t.open, id)
-	if t.closed[id] {
+	tenant, ok := t.open[id]
+	if !ok {
 		return
 	}
-	t.closed[id] = true
+	delete(t.open, id)
+	t.closed[id] = tenant
 	t.closedOrder = append(t.closedOrder, id)
 	if len(t.closedOrder) > maxClosedSessions {
 		delete(t.closed, t.closedOrder[0])
@@ -57,16 +101,25 @@ func (t *sessionTracker) markClosedLocked(id string) {
 	}
 }
 
-// gone reports whether id, which the runtime no longer holds, was a session
-// of this server, and remembers it as closed.
-func (t *sessionTracker) gone(id string) bool {
+// owner returns the tenant of the open session id, if this server opened
+// it.
+func (t *sessionTracker) owner(id string) (string, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.open[id] { // closed by the runtime itself, such as when idle
-		t.markClosedLocked(id)
-		return true
+	tenant, ok := t.open[id]
+	return tenant, ok
+}
+
+// gone reports whether id, which the runtime no longer holds, was a session
+// of tenant, and remembers it as closed.
+func (t *sessionTracker) gone(tenant, id string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, ok := t.rt.Session(id); !ok {
+		t.markClosedLocked(id) // the runtime closed it itself, such as when idle
 	}
-	return t.closed[id]
+	owner, ok := t.closed[id]
+	return ok && owner == tenant
 }
 
 // active counts the open sessions, forgetting those the runtime closed on
@@ -83,13 +136,17 @@ func (t *sessionTracker) active() float64 {
 }
 
 // session returns the session the request's {id} names, or answers 404
-// (never existed) or 410 (closed) and returns nil.
+// (never existed, or another tenant's) or 410 (closed) and returns nil.
+// Another tenant's session is a 404 like a missing one, so that IDs
+// reveal nothing across tenants.
 func (s *Server) session(w http.ResponseWriter, r *http.Request) sandbox.Session {
-	id := r.PathValue("id")
-	if sess, ok := s.cfg.Runtime.Session(id); ok {
-		return sess
+	id, tenant := r.PathValue("id"), tenantOf(r)
+	if owner, ok := s.sessions.owner(id); ok && owner == tenant {
+		if sess, ok := s.cfg.Runtime.Session(id); ok {
+			return sess
+		}
 	}
-	if s.sessions.gone(id) {
+	if s.sessions.gone(tenant, id) {
 		writeError(w, errSessionClosed(id))
 	} else {
 		writeError(w, newError(http.StatusNotFound, codeNotFound, "no session %q", id))
@@ -120,8 +177,9 @@ func (s *Server) sessionFailed(w http.ResponseWriter, id string, err error) {
 
 // createSession serves POST /v1/sessions.
 func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
+	tenant := tenantOf(r)
 	var req sandbox.SessionRequest
-	if e := decodeJSON(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes), &req); e != nil {
+	if e := decodeJSON(http.MaxBytesReader(w, r.Body, s.bodyLimit(tenant)), &req); e != nil {
 		writeError(w, e)
 		return
 	}
@@ -129,23 +187,30 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 		s.sessionFailed(w, "", err)
 		return
 	}
+	if max := s.limitsFor(tenant).MaxSessions; !s.sessions.reserve(tenant, max) {
+		writeError(w, newError(http.StatusTooManyRequests, codeTooManyRequests,
+			"tenant %q already has %d open sessions, its limit; close one or retry later", tenant, max))
+		return
+	}
 	sess, err := s.cfg.Runtime.NewSession(r.Context(), req)
 	switch {
 	case errors.Is(err, sandbox.ErrTooManySessions):
+		s.sessions.cancel(tenant)
 		writeError(w, newError(http.StatusTooManyRequests, codeTooManyRequests, "too many open sessions; close one or retry later"))
 		return
 	case err != nil:
+		s.sessions.cancel(tenant)
 		s.sessionFailed(w, "", err)
 		return
 	}
-	s.sessions.add(sess.ID())
+	s.sessions.opened(tenant, sess.ID())
 	writeJSON(w, http.StatusCreated, map[string]string{"id": sess.ID()})
 }
 
 // execCell serves POST /v1/sessions/{id}/exec.
 func (s *Server) execCell(w http.ResponseWriter, r *http.Request) {
 	var cell sandbox.Cell
-	if e := decodeJSON(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes), &cell); e != nil {
+	if e := decodeJSON(http.MaxBytesReader(w, r.Body, s.bodyLimit(tenantOf(r))), &cell); e != nil {
 		writeError(w, e)
 		return
 	}
@@ -175,7 +240,7 @@ func (s *Server) writeFile(w http.ResponseWriter, r *http.Request) {
 	if sess == nil {
 		return
 	}
-	content, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+	content, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.bodyLimit(tenantOf(r))))
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {
 		writeError(w, newError(http.StatusRequestEntityTooLarge, codePayloadTooLarge, "the body exceeds the limit of %d bytes", tooLarge.Limit))

@@ -18,7 +18,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crucible-sandbox/crucible/image"
-	"github.com/crucible-sandbox/crucible/policy"
 	"github.com/crucible-sandbox/crucible/sandbox/linux"
 	"github.com/crucible-sandbox/crucible/server"
 	"github.com/crucible-sandbox/crucible/store"
@@ -33,6 +32,7 @@ type serveFlags struct {
 	rootfs   string
 	image    string
 	store    string
+	config   string
 }
 
 // shutdownGrace is how long a stopping server waits for runs in progress
@@ -51,14 +51,30 @@ Run records and the result cache are kept in --db: a SQLite file path (the
 default is ` + store.DefaultSQLitePath + `) or a postgres:// URL. Runs a
 previous server left unfinished are marked interrupted at start.
 
-There are no API keys yet, so the server only listens on a loopback address.
+Without API keys (` + "`crucible key create`" + `) the server serves one tenant,
+"default", and only listens on a loopback address. Once a key exists it may
+listen on any address, and then every /v1/ request needs a key, even if all
+keys are later revoked.
+
+--config FILE is a JSON object of server limits, redaction and per-tenant
+limits; every field is optional and unknown ones are refused:
+
+  {"max_concurrent": 2, "max_queue": 64, "max_body_bytes": 67108864,
+   "cache_ttl": "10m",
+   "redact": {"patterns": true, "secrets": ["value-to-hide"],
+              "host_paths": ["/srv/data"], "extra": ["token=(\\w+)"]},
+   "tenant_defaults": {"max_concurrent_runs": 4, "max_sessions": 2,
+                       "max_request_bytes": 1048576},
+   "tenants": {"acme": {"max_concurrent_runs": 16}}}
+
 SIGINT or SIGTERM stops it: no new runs are admitted and those in progress
 get ` + shutdownGrace.String() + ` to finish.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return serve(cmd.Context(), &f) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.addr, "addr", "127.0.0.1:8080", "listen address; must be loopback (127.0.0.1, ::1 or localhost)")
+	fl.StringVar(&f.addr, "addr", "127.0.0.1:8080", "listen address; beyond loopback only once an API key exists")
+	fl.StringVar(&f.config, "config", "", "JSON file of server, redaction and tenant limits (see above)")
 	fl.StringVar(&f.db, "db", "", "run store: SQLite file path or postgres:// URL (default "+store.DefaultSQLitePath+")")
 	fl.IntVar(&f.warm, "warm", 0, "Python sandboxes kept running with the interpreter started")
 	fl.IntVar(&f.prestart, "prestart", 2, "sandboxes kept built ahead of requests")
@@ -68,29 +84,52 @@ get ` + shutdownGrace.String() + ` to finish.`,
 	return cmd
 }
 
-// checkLoopback refuses a listen address that is not on loopback: without
-// API keys, anyone who can reach the server can run code on this host.
-func checkLoopback(addr string) error {
+// isLoopback reports whether the listen address addr is on loopback.
+func isLoopback(addr string) (bool, error) {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return fmt.Errorf("--addr %q: %w", addr, err)
+		return false, fmt.Errorf("--addr %q: %w", addr, err)
 	}
-	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return fmt.Errorf("--addr %q: no API keys exist yet: listen on 127.0.0.1/::1/localhost", addr)
-	}
-	return nil
+	ip := net.ParseIP(host)
+	return host == "localhost" || (ip != nil && ip.IsLoopback()), nil
 }
 
 func serve(ctx context.Context, f *serveFlags) error {
-	if err := checkLoopback(f.addr); err != nil {
+	loopback, err := isLoopback(f.addr)
+	if err != nil {
 		return usageError(err)
 	}
 	if f.warm < 0 || f.prestart < 0 {
 		return usageError(errors.New("--warm and --prestart must not be negative"))
 	}
+	conf, err := loadServeConfig(f.config)
+	if err != nil {
+		return usageError(err)
+	}
+	redactor, err := conf.redactor(serverHostPaths(f.db, f.store))
+	if err != nil {
+		return usageError(err)
+	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+
+	st, err := store.Open(ctx, f.db)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "crucible:", err)
+		return exitCodeError(exitInternal)
+	}
+	defer st.Close()
+	keys, err := st.ActiveKeys(ctx)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "crucible:", err)
+		return exitCodeError(exitInternal)
+	}
+	// Without a key, anyone who can reach the server could run code on
+	// this host: only loopback is allowed then.
+	if !loopback && keys == 0 {
+		return usageError(fmt.Errorf("--addr %q: no API key exists: create one with `crucible key create --tenant NAME`, or listen on 127.0.0.1/::1/localhost", f.addr))
+	}
 
 	var imageDigest string
 	rt, err := startRuntime(f.rootfs, f.image, f.store, func(o *linux.Options) {
@@ -101,20 +140,10 @@ func serve(ctx context.Context, f *serveFlags) error {
 		return err
 	}
 	defer rt.Close()
-	st, err := store.Open(ctx, f.db)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "crucible:", err)
-		return exitCodeError(exitInternal)
-	}
-	defer st.Close()
-	redactCfg := policy.DefaultRedactConfig()
-	redactCfg.HostPaths = serverHostPaths(f.db, f.store)
-	redactor, err := policy.NewRedactor(redactCfg)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "crucible:", err)
-		return exitCodeError(exitInternal)
-	}
-	srv, err := server.New(server.Config{Runtime: rt, ImageDigest: imageDigest, Store: st, Redactor: redactor, Logger: log})
+	cfg := server.Config{Runtime: rt, ImageDigest: imageDigest, Store: st, Redactor: redactor, Logger: log,
+		RequireKeys: !loopback, Pools: poolsOf(rt)}
+	conf.apply(&cfg)
+	srv, err := server.New(cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "crucible:", err)
 		return exitCodeError(exitInternal)
@@ -127,7 +156,12 @@ func serve(ctx context.Context, f *serveFlags) error {
 	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
-	log.Info("serving the Crucible API on loopback only (no API keys exist yet)", "addr", ln.Addr().String())
+	switch {
+	case keys == 0:
+		log.Info("serving the Crucible API on loopback only: no API keys exist, so every caller is tenant \"default\"", "addr", ln.Addr().String())
+	default:
+		log.Info("serving the Crucible API; API keys are required", "addr", ln.Addr().String(), "active_keys", keys)
+	}
 
 	select {
 	case err := <-served:
@@ -146,6 +180,16 @@ func serve(ctx context.Context, f *serveFlags) error {
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// poolsOf reports rt's pools of ready sandboxes for /metrics.
+func poolsOf(rt *linux.Runtime) func() map[string]server.PoolStats {
+	conv := func(p linux.PoolStats) server.PoolStats {
+		return server.PoolStats{Size: p.Size, Ready: p.Ready, Hits: p.Hits, Misses: p.Misses}
+	}
+	return func() map[string]server.PoolStats {
+		return map[string]server.PoolStats{"prestart": conv(rt.PoolStats()), "warm": conv(rt.WarmStats())}
+	}
 }
 
 // sandboxTopDirs are paths every sandbox has of its own: a host directory

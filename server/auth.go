@@ -1,0 +1,136 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/crucible-sandbox/crucible/store"
+)
+
+// DefaultTenant owns every run and session while no API key exists: a
+// server without keys serves one tenant, on loopback only (the CLI
+// enforces that).
+const DefaultTenant = "default"
+
+// keyCacheTTL is how long a key lookup is trusted. It bounds the store
+// reads per request and is the delay before a revocation takes effect.
+const keyCacheTTL = 5 * time.Second
+
+// maxCachedKeys bounds the key cache; when it is full it is emptied, so a
+// flood of invalid keys cannot grow memory.
+const maxCachedKeys = 10_000
+
+var (
+	errKeyRequired = newError(http.StatusUnauthorized, codeUnauthorized,
+		"an API key is required: send it as \"Authorization: Bearer crk_...\" (create one with `crucible key create`)")
+	errKeyInvalid = newError(http.StatusUnauthorized, codeUnauthorized, "the API key is invalid or revoked")
+)
+
+// authenticator maps API keys to tenants.
+type authenticator struct {
+	store store.Store
+	// required makes a key mandatory even when none exists, for a server
+	// listening beyond loopback: revoking the last key must not open it.
+	required bool
+	// ttl is how long answers of the store are trusted (keyCacheTTL).
+	ttl time.Duration
+
+	mu       sync.Mutex
+	keys     map[string]cachedKey // by hash
+	active   int                  // valid keys in the store, as of activeAt
+	activeAt time.Time
+}
+
+type cachedKey struct {
+	tenant  string // "" when the key is unknown or revoked
+	expires time.Time
+}
+
+func newAuthenticator(st store.Store, required bool) *authenticator {
+	return &authenticator{store: st, required: required, ttl: keyCacheTTL, keys: map[string]cachedKey{}}
+}
+
+// tenant returns the tenant r acts as. Without an Authorization header it
+// is DefaultTenant as long as keys are neither required nor present.
+func (a *authenticator) tenant(r *http.Request) (string, *apiError, error) {
+	h := r.Header.Get("Authorization")
+	if h == "" {
+		n, err := a.activeKeys(r.Context())
+		if err != nil {
+			return "", nil, err
+		}
+		if a.required || n > 0 {
+			return "", errKeyRequired, nil
+		}
+		return DefaultTenant, nil, nil
+	}
+	scheme, secret, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || secret == "" {
+		return "", newError(http.StatusUnauthorized, codeUnauthorized, "the Authorization header must be \"Bearer <API key>\""), nil
+	}
+	tenant, err := a.lookup(r.Context(), store.HashAPIKey(strings.TrimSpace(secret)))
+	if err != nil {
+		return "", nil, err
+	}
+	if tenant == "" {
+		return "", errKeyInvalid, nil
+	}
+	return tenant, nil, nil
+}
+
+// lookup returns the tenant of the key with this hash, "" if it is not a
+// valid key; answers are cached for keyCacheTTL, misses included.
+func (a *authenticator) lookup(ctx context.Context, hash string) (string, error) {
+	now := time.Now()
+	a.mu.Lock()
+	c, ok := a.keys[hash]
+	a.mu.Unlock()
+	if ok && now.Before(c.expires) {
+		return c.tenant, nil
+	}
+	k, err := a.store.KeyByHash(ctx, hash)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		c = cachedKey{expires: now.Add(a.ttl)}
+	case err != nil:
+		return "", err
+	default:
+		c = cachedKey{tenant: k.Tenant, expires: now.Add(a.ttl)}
+	}
+	a.mu.Lock()
+	if len(a.keys) >= maxCachedKeys {
+		clear(a.keys)
+	}
+	a.keys[hash] = c
+	a.mu.Unlock()
+	return c.tenant, nil
+}
+
+// activeKeys counts the valid keys, re-reading the store at most every
+// keyCacheTTL.
+func (a *authenticator) activeKeys(ctx context.Context) (int, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if time.Since(a.activeAt) < a.ttl {
+		return a.active, nil
+	}
+	n, err := a.store.ActiveKeys(ctx)
+	if err != nil {
+		return 0, err
+	}
+	a.active, a.activeAt = n, time.Now()
+	return n, nil
+}
+
+// tenantKey is the context key of the request's tenant.
+type tenantKey struct{}
+
+// tenantOf returns the tenant the authenticated request r acts as.
+func tenantOf(r *http.Request) string {
+	t, _ := r.Context().Value(tenantKey{}).(string)
+	return t
+}
