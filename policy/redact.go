@@ -136,6 +136,10 @@ type span struct {
 	start, end int
 	prio       int // lower wins between spans with the same bounds
 	kind       string
+	// from and to bound the whole match, context included: a key name
+	// before the secret, the '@' after a URL's password. A StreamRedactor
+	// must not split the output between them, or neither side would match.
+	from, to int
 }
 
 // Redact returns b with every secret and host path replaced, and how many
@@ -203,14 +207,14 @@ func (r *Redactor) find(b []byte) []span {
 			if j < 0 {
 				break
 			}
-			spans = append(spans, span{start: i + j, end: i + j + len(s), prio: prio, kind: KindSecret})
+			spans = append(spans, span{start: i + j, end: i + j + len(s), prio: prio, kind: KindSecret, from: i + j, to: i + j + len(s)})
 			i += j + len(s)
 		}
 	}
 	prio++
 	if r.keys {
 		for _, k := range privateKeys(b) {
-			spans = append(spans, span{start: k[0], end: k[1], prio: prio, kind: "private_key"})
+			spans = append(spans, span{start: k[0], end: k[1], prio: prio, kind: "private_key", from: k[0], to: k[1]})
 		}
 	}
 	var lower []byte
@@ -228,7 +232,7 @@ func (r *Redactor) find(b []byte) []span {
 			if p.valid != nil && !p.valid(b[start:end]) {
 				continue
 			}
-			spans = append(spans, span{start: start, end: end, prio: prio, kind: p.kind})
+			spans = append(spans, span{start: start, end: end, prio: prio, kind: p.kind, from: m[0], to: m[1]})
 		}
 	}
 	prio++
@@ -240,7 +244,7 @@ func (r *Redactor) find(b []byte) []span {
 			}
 			start, end := i+j, i+j+len(h)
 			if (start == 0 || !isPathByte(b[start-1])) && (end == len(b) || b[end] == '/' || !isPathByte(b[end])) {
-				spans = append(spans, span{start: start, end: end, prio: prio, kind: KindHostPath})
+				spans = append(spans, span{start: start, end: end, prio: prio, kind: KindHostPath, from: start, to: end})
 			}
 			i = end
 		}
