@@ -20,7 +20,7 @@ func main() {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newRunCommand(), newEvalCommand(), newImageCommand(), newSessionCommand(), newAgentCommand(), newServeCommand())
+	root.AddCommand(newRunCommand(), newEvalCommand(), newImageCommand(), newSessionCommand(), newAgentCommand(), newServeCommand(), newKeyCommand(), newBenchCommand())
 	if err := root.Execute(); err != nil {
 		var ec exitCodeError
 		if asExitCode(err, &ec) {

@@ -1,0 +1,582 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/crucible-sandbox/crucible/client"
+	"github.com/crucible-sandbox/crucible/policy"
+	"github.com/crucible-sandbox/crucible/sandbox"
+	"github.com/crucible-sandbox/crucible/sandbox/linux"
+	"github.com/crucible-sandbox/crucible/server"
+	"github.com/crucible-sandbox/crucible/store"
+)
+
+// benchAPIFlags are the flags of `crucible bench api`.
+type benchAPIFlags struct {
+	duration      time.Duration
+	levels        []int
+	warm          int
+	prestart      int
+	code          string
+	language      string
+	db            string
+	maxConcurrent int
+	maxQueue      int
+	jsonOut       bool
+}
+
+// Bounds of the load `crucible bench api` generates.
+const (
+	// benchRequestTimeout fails a request, API or direct, that takes
+	// longer: a hang must show as an error, not stall the benchmark.
+	benchRequestTimeout = 2 * time.Minute
+	// benchBackoff is a client's wait after a 429 without Retry-After;
+	// benchMaxBackoff caps the wait a Retry-After asks for.
+	benchBackoff    = 50 * time.Millisecond
+	benchMaxBackoff = 250 * time.Millisecond
+	// benchPoolWait bounds the wait for the sandbox pools to refill
+	// before each phase.
+	benchPoolWait = 30 * time.Second
+	// benchErrorSamples is how many distinct errors a phase lists.
+	benchErrorSamples = 5
+)
+
+func newBenchAPICommand() *cobra.Command {
+	var f benchAPIFlags
+	cmd := &cobra.Command{
+		Use:   "api",
+		Short: "Measure the HTTP API's throughput and latency under load",
+		Long: `Measure the HTTP API's throughput and latency under load, against the runtime
+it serves as a baseline measured in the same run.
+
+One runtime (keeping --warm and --prestart sandboxes ready) and one API server
+(run records in --db, by default a temporary SQLite file removed afterwards)
+start in this process; the server listens on a loopback port the kernel picks.
+For each --concurrency level, that many clients of the Go SDK, over real HTTP
+connections, send POST /v1/runs?cache=0 back to back for --duration, so every
+request really runs --code (which must succeed); then, as the baseline, as
+many goroutines call the same runtime directly for as long. The sandbox pools
+are refilled before each phase. The defaults take 3 minutes: 30s for each of
+concurrency 2, 8 and 32, over the API and direct.
+
+For each level and path (api, direct) it reports the requests sent; ok,
+answered 200 with status ok; 429s; errors: any other HTTP status, transport
+failures and results whose status is not ok, the first few distinct ones
+listed; throughput, ok runs per second; and the latency of the ok requests
+(p50, p90, p99, max). Then the api/direct throughput ratio and what the API
+adds to p50 and p99. Warnings and errors the server logs (a run record the
+store failed to write, say) are counted and listed too.
+
+A 429 is admission control working, not an error: before its next request,
+the client waits as the Retry-After header says, at most ` + benchMaxBackoff.String() + `
+(` + benchBackoff.String() + ` without one). The server executes --max-concurrent runs at once
+and queues --max-queue more; the direct baseline has no admission, so all its
+runs execute at once.
+
+--json prints one JSON document instead of the table. Progress goes to stderr.
+
+Exit code: 0 when no level had errors other than 429 (nor server log
+warnings), 70 when one had, 2 for bad flags, 130 when interrupted.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return runBenchAPI(cmd.Context(), &f) },
+	}
+	fl := cmd.Flags()
+	fl.DurationVar(&f.duration, "duration", 30*time.Second, "how long each path (api, direct) is loaded at each level")
+	fl.IntSliceVar(&f.levels, "concurrency", []int{2, 8, 32}, "comma-separated concurrency levels: clients sending requests at once")
+	fl.IntVar(&f.warm, "warm", 2, "Python sandboxes kept running with the interpreter started")
+	fl.IntVar(&f.prestart, "prestart", 2, "sandboxes kept built ahead of requests")
+	fl.StringVar(&f.code, "code", "print(1)", "program every request runs; it must succeed")
+	fl.StringVar(&f.language, "language", "python", "language of --code: python, javascript or bash")
+	fl.StringVar(&f.db, "db", "", "run store: SQLite file path or postgres:// URL (default: a temporary SQLite file, removed afterwards)")
+	fl.IntVar(&f.maxConcurrent, "max-concurrent", 0, "runs the server executes at once (default: the number of CPUs)")
+	fl.IntVar(&f.maxQueue, "max-queue", 0, fmt.Sprintf("runs the server queues beyond those; more get 429 (default %d)", server.DefaultMaxQueue))
+	fl.BoolVar(&f.jsonOut, "json", false, "print the results as one JSON document instead of the table")
+	return cmd
+}
+
+// apiBenchReport is the result of `crucible bench api`, as --json prints it.
+type apiBenchReport struct {
+	Language      sandbox.Language `json:"language"`
+	Code          string           `json:"code"`
+	DurationS     float64          `json:"duration_s"`
+	Warm          int              `json:"warm"`
+	Prestart      int              `json:"prestart"`
+	MaxConcurrent int              `json:"max_concurrent"`
+	MaxQueue      int              `json:"max_queue"`
+	CPUs          int              `json:"cpus"`
+	Levels        []benchLevel     `json:"levels"`
+	// Passed is set when no level had errors other than 429, nor server
+	// log warnings.
+	Passed bool `json:"passed"`
+}
+
+// benchLevel is one concurrency level: the API, the runtime directly, and
+// how they compare.
+type benchLevel struct {
+	Concurrency int        `json:"concurrency"`
+	API         benchPhase `json:"api"`
+	Direct      benchPhase `json:"direct"`
+	// ThroughputRatio is API throughput over direct throughput.
+	ThroughputRatio float64 `json:"throughput_ratio"`
+	// AddedP50MS and AddedP99MS are the API's latency percentiles minus
+	// the direct ones.
+	AddedP50MS float64 `json:"added_p50_ms"`
+	AddedP99MS float64 `json:"added_p99_ms"`
+	// ServerLogErrors counts the warnings and errors the server logged
+	// during the API phase; ServerLogSamples lists the first few distinct
+	// ones.
+	ServerLogErrors  int           `json:"server_log_errors"`
+	ServerLogSamples []errorSample `json:"server_log_samples"`
+}
+
+// benchPhase is one path loaded at one level.
+type benchPhase struct {
+	Requests int `json:"requests"`
+	OK       int `json:"ok"`
+	Rejected int `json:"rejected_429"`
+	// Errors counts the requests that failed otherwise; ErrorSamples lists
+	// the first few distinct errors.
+	Errors        int           `json:"errors"`
+	ErrorSamples  []errorSample `json:"error_samples"`
+	ElapsedS      float64       `json:"elapsed_s"`
+	ThroughputRPS float64       `json:"throughput_rps"`
+	// LatencyMS describes the ok requests only.
+	LatencyMS latencyMS `json:"latency_ms"`
+}
+
+// latencyMS are latency percentiles (nearest rank) in milliseconds.
+type latencyMS struct {
+	P50 float64 `json:"p50"`
+	P90 float64 `json:"p90"`
+	P99 float64 `json:"p99"`
+	Max float64 `json:"max"`
+}
+
+// errorSample is one distinct error and how often it happened.
+type errorSample struct {
+	Error string `json:"error"`
+	Count int    `json:"count"`
+}
+
+func runBenchAPI(ctx context.Context, f *benchAPIFlags) error {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	rep, err := benchAPI(ctx, f, os.Stderr)
+	if rep == nil {
+		return err
+	}
+	if f.jsonOut {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(rep); err != nil {
+			return err
+		}
+	} else {
+		printBenchAPI(os.Stdout, rep)
+	}
+	switch {
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "crucible: interrupted; the results cover the levels completed")
+		return exitCodeError(exitSignalOffset + int(syscall.SIGINT))
+	case !rep.Passed:
+		fmt.Fprintln(os.Stderr, "crucible: bench api: errors other than 429 under load (listed above)")
+		return exitCodeError(exitInternal)
+	}
+	return nil
+}
+
+// benchAPI runs `crucible bench api`, writing its progress to progress.
+// When ctx ends it returns the levels completed with ctx's error. Other
+// errors are exit codes, already reported on stderr, with no report.
+func benchAPI(ctx context.Context, f *benchAPIFlags, progress io.Writer) (*apiBenchReport, error) {
+	req, err := f.check()
+	if err != nil {
+		return nil, usageError(err)
+	}
+	db := f.db
+	if db == "" {
+		dir, err := os.MkdirTemp("", "crucible-bench-")
+		if err != nil {
+			return nil, platformError(err)
+		}
+		defer os.RemoveAll(dir)
+		db = filepath.Join(dir, "runs.db")
+	}
+	rt, err := startRuntime("", "", "", func(o *linux.Options) { o.Warm, o.Prestart = f.warm, f.prestart })
+	if err != nil {
+		return nil, err
+	}
+	defer rt.Close()
+	st, err := store.Open(ctx, db)
+	if err != nil {
+		return nil, platformError(err)
+	}
+	defer st.Close()
+	redactCfg := policy.DefaultRedactConfig()
+	redactCfg.HostPaths = serverHostPaths(db, "")
+	redactor, err := policy.NewRedactor(redactCfg)
+	if err != nil {
+		return nil, platformError(err)
+	}
+	logs := newServerLog()
+	srv, err := server.New(server.Config{Runtime: rt, Store: st, Redactor: redactor,
+		MaxConcurrent: f.maxConcurrent, MaxQueue: f.maxQueue, Logger: logs.logger()})
+	if err != nil {
+		return nil, platformError(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, platformError(err)
+	}
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = hs.Serve(ln) }()
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+		defer cancel()
+		_ = hs.Shutdown(sctx)
+		_ = srv.Shutdown(sctx)
+	}()
+	// Every client keeps its connection: net/http's default of 2 idle
+	// connections per host would make the others reconnect each time.
+	tr := &http.Transport{MaxIdleConnsPerHost: slices.Max(f.levels)}
+	defer tr.CloseIdleConnections()
+	c, err := client.New("http://"+ln.Addr().String(), client.WithHTTPClient(&http.Client{Transport: tr}))
+	if err != nil {
+		return nil, platformError(err)
+	}
+
+	rep := &apiBenchReport{
+		Language: req.Language, Code: req.Code, DurationS: f.duration.Seconds(),
+		Warm: f.warm, Prestart: f.prestart, MaxConcurrent: f.maxConcurrent, MaxQueue: f.maxQueue,
+		CPUs: runtime.NumCPU(), Levels: []benchLevel{}, Passed: true,
+	}
+	if rep.MaxConcurrent == 0 {
+		rep.MaxConcurrent = runtime.NumCPU()
+	}
+	if rep.MaxQueue == 0 {
+		rep.MaxQueue = server.DefaultMaxQueue
+	}
+	api, direct := apiCall(c, req), directCall(rt, req)
+	for _, n := range f.levels {
+		lv := benchLevel{Concurrency: n}
+		fmt.Fprintf(progress, "concurrency %d: API for %s\n", n, f.duration)
+		waitForPools(ctx, rt)
+		lv.API = drive(ctx, n, f.duration, api)
+		lv.ServerLogErrors, lv.ServerLogSamples = logs.take().summary()
+		fmt.Fprintf(progress, "concurrency %d: direct for %s\n", n, f.duration)
+		waitForPools(ctx, rt)
+		lv.Direct = drive(ctx, n, f.duration, direct)
+		if ctx.Err() != nil {
+			return rep, ctx.Err()
+		}
+		if lv.Direct.ThroughputRPS > 0 {
+			lv.ThroughputRatio = lv.API.ThroughputRPS / lv.Direct.ThroughputRPS
+		}
+		lv.AddedP50MS = lv.API.LatencyMS.P50 - lv.Direct.LatencyMS.P50
+		lv.AddedP99MS = lv.API.LatencyMS.P99 - lv.Direct.LatencyMS.P99
+		if lv.API.Errors > 0 || lv.Direct.Errors > 0 || lv.ServerLogErrors > 0 {
+			rep.Passed = false
+		}
+		rep.Levels = append(rep.Levels, lv)
+	}
+	return rep, nil
+}
+
+// check validates the flags and returns the request every run sends.
+func (f *benchAPIFlags) check() (sandbox.Request, error) {
+	if f.duration <= 0 {
+		return sandbox.Request{}, fmt.Errorf("--duration %s: must be positive", f.duration)
+	}
+	if len(f.levels) == 0 || slices.Min(f.levels) < 1 {
+		return sandbox.Request{}, fmt.Errorf("--concurrency %v: want comma-separated positive integers such as 2,8,32", f.levels)
+	}
+	if f.warm < 0 || f.prestart < 0 || f.maxConcurrent < 0 || f.maxQueue < 0 {
+		return sandbox.Request{}, errors.New("--warm, --prestart, --max-concurrent and --max-queue must not be negative")
+	}
+	l, ok := sandbox.ParseLanguage(f.language)
+	if !ok {
+		return sandbox.Request{}, fmt.Errorf("--language %q: want python, javascript or bash", f.language)
+	}
+	req := sandbox.Request{Language: l, Code: f.code}
+	return req, req.Validate()
+}
+
+// platformError reports err, a failure of this host or of Crucible, and
+// returns the platform-failure exit code.
+func platformError(err error) error {
+	fmt.Fprintln(os.Stderr, "crucible:", err)
+	return exitCodeError(exitInternal)
+}
+
+// outcome is how one request ended: ok, refused with 429, or failed.
+type outcome struct {
+	err        error
+	rejected   bool
+	retryAfter time.Duration // what a 429's Retry-After asked for
+}
+
+// apiCall returns a call that runs req through the API, bypassing its
+// cache.
+func apiCall(c *client.Client, req sandbox.Request) func(context.Context) outcome {
+	return func(ctx context.Context) outcome {
+		ctx, cancel := context.WithTimeout(ctx, benchRequestTimeout)
+		defer cancel()
+		res, err := c.Run(ctx, req, client.NoCache())
+		var apiErr *client.APIError
+		switch {
+		case errors.As(err, &apiErr) && apiErr.Status == http.StatusTooManyRequests:
+			return outcome{rejected: true, retryAfter: apiErr.RetryAfter}
+		case err != nil:
+			return outcome{err: err}
+		case res.CacheHit:
+			return outcome{err: errors.New("cache hit despite ?cache=0")}
+		}
+		return resultOutcome(res.Result)
+	}
+}
+
+// directCall returns a call that runs req on rt directly.
+func directCall(rt *linux.Runtime, req sandbox.Request) func(context.Context) outcome {
+	return func(ctx context.Context) outcome {
+		ctx, cancel := context.WithTimeout(ctx, benchRequestTimeout)
+		defer cancel()
+		res, err := rt.Run(ctx, req)
+		if err != nil {
+			return outcome{err: err}
+		}
+		return resultOutcome(res)
+	}
+}
+
+// resultOutcome fails a run whose status is not ok.
+func resultOutcome(res sandbox.Result) outcome {
+	if res.Status == sandbox.StatusOK {
+		return outcome{}
+	}
+	msg := fmt.Sprintf("run ended %s, exit code %d", res.Status, res.ExitCode)
+	if res.Reason != "" {
+		msg += ": " + res.Reason
+	}
+	return outcome{err: errors.New(msg)}
+}
+
+// waitForPools waits, at most benchPoolWait, until rt's pools are full, so
+// that every phase starts with the sandboxes a resting server has.
+func waitForPools(ctx context.Context, rt *linux.Runtime) {
+	deadline := time.Now().Add(benchPoolWait)
+	for ctx.Err() == nil && time.Now().Before(deadline) {
+		p, w := rt.PoolStats(), rt.WarmStats()
+		if p.Ready >= p.Size && w.Ready >= w.Size {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// drive makes n workers send requests with call back to back for d, and
+// measures them. A worker whose request was refused waits as the refusal
+// asked, within bounds. Requests still going at d finish and count.
+func drive(ctx context.Context, n int, d time.Duration, call func(context.Context) outcome) benchPhase {
+	var (
+		mu    sync.Mutex
+		p     benchPhase
+		lats  []time.Duration
+		errs  errorTally
+		wg    sync.WaitGroup
+		start = time.Now()
+	)
+	deadline := start.Add(d)
+	for range n {
+		wg.Go(func() {
+			for ctx.Err() == nil && time.Now().Before(deadline) {
+				t := time.Now()
+				o := call(ctx)
+				lat := time.Since(t)
+				mu.Lock()
+				p.Requests++
+				switch {
+				case o.rejected:
+					p.Rejected++
+				case o.err != nil:
+					errs.add(o.err.Error())
+				default:
+					p.OK++
+					lats = append(lats, lat)
+				}
+				mu.Unlock()
+				if o.rejected {
+					backoff(ctx, o.retryAfter, deadline)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	p.Errors, p.ErrorSamples = errs.summary()
+	p.ElapsedS = elapsed.Seconds()
+	p.ThroughputRPS = float64(p.OK) / elapsed.Seconds()
+	p.LatencyMS = percentiles(lats)
+	return p
+}
+
+// backoff waits after a 429: as long as its Retry-After asked, within
+// benchMaxBackoff, or benchBackoff when it did not say; never past
+// deadline.
+func backoff(ctx context.Context, retryAfter time.Duration, deadline time.Time) {
+	wait := retryAfter
+	if wait <= 0 {
+		wait = benchBackoff
+	}
+	wait = min(wait, benchMaxBackoff, time.Until(deadline))
+	if wait <= 0 {
+		return
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+// percentiles returns the nearest-rank percentiles of ds, which it sorts.
+func percentiles(ds []time.Duration) latencyMS {
+	if len(ds) == 0 {
+		return latencyMS{}
+	}
+	slices.Sort(ds)
+	at := func(q float64) float64 {
+		return millis(ds[max(int(math.Ceil(q*float64(len(ds))))-1, 0)])
+	}
+	return latencyMS{P50: at(0.50), P90: at(0.90), P99: at(0.99), Max: millis(ds[len(ds)-1])}
+}
+
+// millis returns d in milliseconds, to the microsecond.
+func millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// errorTally counts errors and keeps the first few distinct ones. It is
+// safe for concurrent use.
+type errorTally struct {
+	mu      sync.Mutex
+	count   int
+	samples []errorSample
+}
+
+func (t *errorTally) add(msg string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.count++
+	for i := range t.samples {
+		if t.samples[i].Error == msg {
+			t.samples[i].Count++
+			return
+		}
+	}
+	if len(t.samples) < benchErrorSamples {
+		t.samples = append(t.samples, errorSample{Error: msg, Count: 1})
+	}
+}
+
+// summary returns the count and the samples, never nil.
+func (t *errorTally) summary() (int, []errorSample) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.count, append([]errorSample{}, t.samples...)
+}
+
+// serverLog collects the warnings and errors the server logs: each is one
+// Write of its text handler.
+type serverLog struct {
+	mu  sync.Mutex
+	cur *errorTally
+}
+
+func newServerLog() *serverLog { return &serverLog{cur: &errorTally{}} }
+
+// logger returns a logger of warnings and errors into l, without the time
+// and the run or session ID, so that repeats of an error look alike.
+func (l *serverLog) logger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(l, &slog.HandlerOptions{
+		Level: slog.LevelWarn,
+		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			if len(groups) == 0 && (a.Key == slog.TimeKey || a.Key == "run" || a.Key == "session") {
+				return slog.Attr{}
+			}
+			return a
+		},
+	}))
+}
+
+func (l *serverLog) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	t := l.cur
+	l.mu.Unlock()
+	t.add(strings.TrimSpace(string(b)))
+	return len(b), nil
+}
+
+// take returns what was logged since the last take.
+func (l *serverLog) take() *errorTally {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	t := l.cur
+	l.cur = &errorTally{}
+	return t
+}
+
+// printBenchAPI prints rep as a table, then the comparisons and the errors.
+func printBenchAPI(w io.Writer, rep *apiBenchReport) {
+	fmt.Fprintf(w, "crucible bench api: %s %q, %s per path and level; warm %d, prestart %d; server max-concurrent %d, max-queue %d; %d CPUs\n\n",
+		rep.Language, rep.Code, time.Duration(rep.DurationS*float64(time.Second)), rep.Warm, rep.Prestart, rep.MaxConcurrent, rep.MaxQueue, rep.CPUs)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "concurrency\tpath\trequests\tok\t429\terrors\truns/s\tp50 ms\tp90 ms\tp99 ms\tmax ms\t")
+	row := func(n int, path string, p benchPhase) {
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%d\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t\n", n, path, p.Requests, p.OK, p.Rejected,
+			p.Errors, p.ThroughputRPS, p.LatencyMS.P50, p.LatencyMS.P90, p.LatencyMS.P99, p.LatencyMS.Max)
+	}
+	for _, lv := range rep.Levels {
+		row(lv.Concurrency, "api", lv.API)
+		row(lv.Concurrency, "direct", lv.Direct)
+	}
+	_ = tw.Flush()
+	fmt.Fprintln(w)
+	for _, lv := range rep.Levels {
+		fmt.Fprintf(w, "concurrency %d: api/direct throughput %.3f; the API adds %+.2f ms at p50, %+.2f ms at p99\n",
+			lv.Concurrency, lv.ThroughputRatio, lv.AddedP50MS, lv.AddedP99MS)
+	}
+	list := func(n int, what string, count int, samples []errorSample) {
+		if count == 0 {
+			return
+		}
+		fmt.Fprintf(w, "\nconcurrency %d, %s: %d\n", n, what, count)
+		for _, s := range samples {
+			fmt.Fprintf(w, "  %d× %s\n", s.Count, s.Error)
+		}
+	}
+	for _, lv := range rep.Levels {
+		list(lv.Concurrency, "API errors", lv.API.Errors, lv.API.ErrorSamples)
+		list(lv.Concurrency, "direct errors", lv.Direct.Errors, lv.Direct.ErrorSamples)
+		list(lv.Concurrency, "server log warnings and errors", lv.ServerLogErrors, lv.ServerLogSamples)
+	}
+}

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"testing"
+	"time"
+)
+
+func TestBenchAPI(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the native sandbox needs root")
+	}
+	f := benchAPIFlags{duration: time.Second, levels: []int{2}, warm: 1, prestart: 1, code: "print(1)", language: "python"}
+	rep, err := benchAPI(context.Background(), &f, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Levels) != 1 {
+		t.Fatalf("%d levels, want 1", len(rep.Levels))
+	}
+	lv := rep.Levels[0]
+	for path, p := range map[string]benchPhase{"api": lv.API, "direct": lv.Direct} {
+		if p.Requests == 0 || p.OK == 0 {
+			t.Errorf("%s: %d requests, %d ok; want some", path, p.Requests, p.OK)
+		}
+		if p.Errors != 0 {
+			t.Errorf("%s: %d errors other than 429: %v", path, p.Errors, p.ErrorSamples)
+		}
+	}
+	if lv.ServerLogErrors != 0 || !rep.Passed {
+		t.Errorf("server logged %d warnings (%v); passed %v", lv.ServerLogErrors, lv.ServerLogSamples, rep.Passed)
+	}
+
+	b, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Levels []map[string]json.RawMessage `json:"levels"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil || len(doc.Levels) != 1 {
+		t.Fatalf("JSON %s: %v", b, err)
+	}
+	for _, k := range []string{"concurrency", "api", "direct", "throughput_ratio", "added_p50_ms", "added_p99_ms", "server_log_errors"} {
+		if _, ok := doc.Levels[0][k]; !ok {
+			t.Errorf("JSON level lacks %q: %s", k, b)
+		}
+	}
+	var phase map[string]json.RawMessage
+	if err := json.Unmarshal(doc.Levels[0]["api"], &phase); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"requests", "ok", "rejected_429", "errors", "error_samples", "throughput_rps", "latency_ms"} {
+		if _, ok := phase[k]; !ok {
+			t.Errorf("JSON phase lacks %q: %s", k, doc.Levels[0]["api"])
+		}
+	}
+	var lat map[string]float64
+	if err := json.Unmarshal(phase["latency_ms"], &lat); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"p50", "p90", "p99", "max"} {
+		if lat[k] <= 0 {
+			t.Errorf("latency_ms.%s = %v, want > 0", k, lat[k])
+		}
+	}
+}
