@@ -87,13 +87,13 @@ func (x *execution) run(ctx context.Context) (err error) {
 		_, _ = p.stdin.Write(x.req.Stdin)
 		p.stdin.Close()
 	})
-	capture := &outputCap{remaining: x.lim.OutputBytes}
+	capture := &outputCap{remaining: x.lim.OutputBytes, out: newSerialOutput(x.req.OnOutput)}
 	capture.onLimit = func() {
 		x.stopWith(sandbox.StatusOutputLimit, "output limit of "+units.BytesSize(float64(x.lim.OutputBytes))+" reached")
 	}
 	var outs [2]capturedStream
-	workers.Go(func() { capture.drain(p.stdout, &outs[0]) })
-	workers.Go(func() { capture.drain(p.stderr, &outs[1]) })
+	workers.Go(func() { capture.drain(p.stdout, sandbox.StreamStdout, &outs[0]) })
+	workers.Go(func() { capture.drain(p.stderr, sandbox.StreamStderr, &outs[1]) })
 
 	started, last := x.supervise(ctx, started)
 	ended := time.Now()

@@ -1,6 +1,7 @@
 package linux
 
 import (
+	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/sandbox/lang"
 	"github.com/crucible-sandbox/crucible/sandbox/linux/sandboxinit"
 	"os"
@@ -42,8 +43,8 @@ func TestOutputCap(t *testing.T) {
 			hit := 0
 			c := &outputCap{remaining: tt.limit, onLimit: func() { hit++ }}
 			var o, e capturedStream
-			c.drain(strings.NewReader(tt.out), &o)
-			c.drain(strings.NewReader(tt.err), &e)
+			c.drain(strings.NewReader(tt.out), sandbox.StreamStdout, &o)
+			c.drain(strings.NewReader(tt.err), sandbox.StreamStderr, &e)
 			total := int64(o.buf.Len() + e.buf.Len())
 			if tt.truncated != (o.truncated || e.truncated) || (hit == 1) != tt.truncated {
 				t.Fatalf("truncated=%v/%v hit=%d", o.truncated, e.truncated, hit)

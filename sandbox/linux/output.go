@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"io"
 	"sync"
+
+	"github.com/crucible-sandbox/crucible/sandbox"
 )
 
 // outputCap collects stdout and stderr up to one shared byte budget. When a
@@ -16,6 +18,7 @@ type outputCap struct {
 	remaining int64
 	onLimit   func()
 	once      sync.Once
+	out       *serialOutput // the request's OutputFunc, nil without one
 }
 
 // capturedStream is one stream's bytes and whether it was cut.
@@ -24,14 +27,21 @@ type capturedStream struct {
 	truncated bool
 }
 
-// drain reads r to its end into s, respecting the shared budget.
-func (c *outputCap) drain(r io.Reader, s *capturedStream) {
+// drain reads r, the program's stream named name, to its end into s,
+// respecting the shared budget.
+func (c *outputCap) drain(r io.Reader, name sandbox.Stream, s *capturedStream) {
 	chunk := make([]byte, 64<<10)
 	for {
 		n, err := r.Read(chunk)
 		if n > 0 {
 			keep := c.take(int64(n))
 			s.buf.Write(chunk[:keep])
+			if keep > 0 && c.out != nil {
+				// Called before the next read: a slow OutputFunc holds the
+				// pipe full and the program waits, instead of output piling
+				// up in the host.
+				c.out.write(name, chunk[:keep])
+			}
 			if keep < int64(n) {
 				s.truncated = true
 				c.once.Do(c.onLimit)
@@ -53,4 +63,27 @@ func (c *outputCap) take(n int64) int64 {
 	}
 	c.remaining -= n
 	return n
+}
+
+// serialOutput hands chunks to an OutputFunc one at a time. stdout and
+// stderr are read by a goroutine each, and an OutputFunc is promised it is
+// never called concurrently with itself.
+type serialOutput struct {
+	mu sync.Mutex
+	fn sandbox.OutputFunc
+}
+
+// newSerialOutput returns nil for a nil fn, so that a run without an
+// OutputFunc costs nothing more than a nil check per read.
+func newSerialOutput(fn sandbox.OutputFunc) *serialOutput {
+	if fn == nil {
+		return nil
+	}
+	return &serialOutput{fn: fn}
+}
+
+func (o *serialOutput) write(name sandbox.Stream, chunk []byte) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.fn(name, chunk)
 }

@@ -94,7 +94,7 @@ func (s *Session) boot(ctx context.Context, req *sandbox.SessionRequest) error {
 	if s.work, err = openWorkDir(s.p.cmd.Process.Pid); err != nil {
 		return &sandbox.PlatformError{Op: "open working directory", Err: err}
 	}
-	s.stdout, s.stderr = newCellStream(s.p.stdout), newCellStream(s.p.stderr)
+	s.stdout, s.stderr = newCellStream(s.p.stdout, sandbox.StreamStdout), newCellStream(s.p.stderr, sandbox.StreamStderr)
 	return nil
 }
 
@@ -249,8 +249,9 @@ func (s *Session) runCell(ctx context.Context, cell sandbox.Cell, n int) (sandbo
 	outputOver := func() {
 		interrupt(sandbox.StatusOutputLimit, "output limit of "+units.BytesSize(float64(s.lim.OutputBytes))+" reached; the cell was interrupted")
 	}
-	s.stdout.begin(marker, s.lim.OutputBytes, outputOver)
-	s.stderr.begin(marker, s.lim.OutputBytes, outputOver)
+	out := newSerialOutput(cell.OnOutput)
+	s.stdout.begin(marker, s.lim.OutputBytes, outputOver, out)
+	s.stderr.begin(marker, s.lim.OutputBytes, outputOver, out)
 	req, _ := json.Marshal(kernel.Request{ID: n, Code: cell.Code, Marker: marker})
 	start := time.Now()
 	if _, err := s.p.toKernel.Write(append(req, '\n')); err != nil {

@@ -15,6 +15,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -810,4 +812,141 @@ func TestSessionCloseEndsRunningCell(t *testing.T) {
 	if _, err := s.Exec(context.Background(), sandbox.Cell{Code: "1"}); !errors.Is(err, sandbox.ErrSessionClosed) {
 		t.Fatalf("Exec after Close: %v, want ErrSessionClosed", err)
 	}
+}
+
+// cellRecorder is a cell's OutputFunc that keeps what it is given and
+// counts the calls that broke the contract: made while another call was in
+// progress, or after Exec returned.
+type cellRecorder struct {
+	inCall     atomic.Bool
+	overlapped atomic.Int32
+
+	mu             sync.Mutex
+	stdout, stderr bytes.Buffer
+	first          time.Time // when the first chunk arrived
+	returned       bool      // Exec has returned
+	late           int
+}
+
+func (r *cellRecorder) record(stream sandbox.Stream, chunk []byte) {
+	if r.inCall.CompareAndSwap(false, true) {
+		defer r.inCall.Store(false)
+	} else {
+		r.overlapped.Add(1)
+	}
+	time.Sleep(time.Millisecond) // a window for an overlapping call
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.first.IsZero() {
+		r.first = time.Now()
+	}
+	if r.returned {
+		r.late++
+	}
+	if stream == sandbox.StreamStderr {
+		r.stderr.Write(chunk)
+	} else {
+		r.stdout.Write(chunk)
+	}
+}
+
+// execRecorded runs code as a cell with a recorder as its OnOutput, and
+// fails tb unless the recorder was given exactly the Result's output, one
+// call at a time, before Exec returned. It also returns how long before
+// Exec returned the first chunk arrived.
+func execRecorded(tb testing.TB, s sandbox.Session, code string) (sandbox.Result, time.Duration) {
+	tb.Helper()
+	rec := &cellRecorder{}
+	res := execCell(tb, s, sandbox.Cell{Code: code, OnOutput: rec.record})
+	ended := time.Now()
+	rec.mu.Lock()
+	rec.returned = true
+	rec.mu.Unlock()
+	time.Sleep(20 * time.Millisecond) // room for a late call to show
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if n := rec.overlapped.Load(); n > 0 || rec.late > 0 {
+		tb.Errorf("OnOutput was called %d times during another call and %d times after Exec returned", n, rec.late)
+	}
+	if !bytes.Equal(rec.stdout.Bytes(), res.Stdout) || !bytes.Equal(rec.stderr.Bytes(), res.Stderr) {
+		tb.Errorf("OnOutput got stdout %q and stderr %q; the Result has %s",
+			clipped(rec.stdout.Bytes()), clipped(rec.stderr.Bytes()), describe(res))
+	}
+	var ahead time.Duration
+	if !rec.first.IsZero() {
+		ahead = ended.Sub(rec.first)
+	}
+	return res, ahead
+}
+
+// TestSessionOnOutput proves a cell's OnOutput gets the cell's output
+// while it runs, and exactly the Result's: not the marker that ends the
+// cell nor output that merely looks like it, the output a background
+// thread wrote between cells at the start of the next cell, and nothing
+// past the output limit.
+func TestSessionOnOutput(t *testing.T) {
+	rt := newRuntime(t, linux.Options{})
+	s := newSession(t, rt, sandbox.Limits{})
+	t.Run("while running", func(t *testing.T) {
+		// 300ms of sleep follow the first line: it must arrive long
+		// before the cell ends.
+		res, ahead := execRecorded(t, s, "import sys, time\nprint('first', flush=True)\ntime.sleep(0.3)\n"+
+			"for i in range(3):\n    print('out', i, flush=True)\n    print('err', i, file=sys.stderr, flush=True)\n    time.sleep(0.02)")
+		wantOK(t, res)
+		if string(res.Stdout) != "first\nout 0\nout 1\nout 2\n" || string(res.Stderr) != "err 0\nerr 1\nerr 2\n" {
+			t.Errorf("unexpected output: %s", describe(res))
+		}
+		if ahead < 100*time.Millisecond {
+			t.Errorf("the first chunk arrived %s before Exec returned, want at least 100ms", ahead)
+		}
+	})
+	t.Run("one cell after another", func(t *testing.T) {
+		for i := range 3 {
+			res, _ := execRecorded(t, s, fmt.Sprintf("print('cell %d')\n%d", i, i))
+			if want := fmt.Sprintf("cell %d\n", i); res.Status != sandbox.StatusOK || string(res.Stdout) != want {
+				t.Errorf("cell %d: %s, want stdout %q", i, describe(res), want)
+			}
+		}
+	})
+	t.Run("marker-looking output", func(t *testing.T) {
+		// Each write is a possible start of the cell's marker, the last
+		// one right before it.
+		code := `import sys, time
+sys.stdout.write('a\x1eCRUCIBLE-END-OF-CELL-')
+sys.stdout.flush()
+time.sleep(0.05)
+sys.stdout.write('b\n\x1e')
+sys.stdout.flush()
+time.sleep(0.05)
+sys.stdout.write('\x1eCRUCIBLE-END-OF-CELL-')`
+		res, _ := execRecorded(t, s, code)
+		if want := "a\x1eCRUCIBLE-END-OF-CELL-b\n\x1e\x1eCRUCIBLE-END-OF-CELL-"; res.Status != sandbox.StatusOK || string(res.Stdout) != want {
+			t.Errorf("%s, want stdout %q", describe(res), want)
+		}
+	})
+	t.Run("written between cells", func(t *testing.T) {
+		res, _ := execRecorded(t, s, "import threading, time\n"+
+			"def later():\n    time.sleep(0.2)\n    print('from the background', flush=True)\n"+
+			"threading.Thread(target=later).start()")
+		wantOK(t, res)
+		time.Sleep(600 * time.Millisecond) // the thread writes while no cell runs
+		res, _ = execRecorded(t, s, "print('foreground')")
+		if want := "from the background\nforeground\n"; string(res.Stdout) != want {
+			t.Errorf("%s, want stdout %q", describe(res), want)
+		}
+	})
+	t.Run("output limit", func(t *testing.T) {
+		const limit = 1000
+		s := newSession(t, rt, sandbox.Limits{OutputBytes: limit})
+		// The cell ends on its own right after going over the limit: the
+		// marker may arrive in the same read as the excess.
+		res, _ := execRecorded(t, s, "import sys\nprint('x' * 5000)\nsys.stderr.write('e' * 3000)")
+		if len(res.Stdout) != limit || !res.StdoutTruncated || len(res.Stderr) != limit || !res.StderrTruncated {
+			t.Errorf("want %d bytes of each stream, truncated; got %s", limit, describe(res))
+		}
+		res, _ = execRecorded(t, s, "while True:\n    print('y' * 99, flush=True)")
+		if res.Status != sandbox.StatusOutputLimit || len(res.Stdout) != limit || !res.StdoutTruncated {
+			t.Errorf("want output_limit with %d bytes of stdout, truncated; got %s", limit, describe(res))
+		}
+	})
 }

@@ -86,6 +86,8 @@ func Run(t *testing.T, newRuntime func(t *testing.T) sandbox.Runtime) {
 		{"InputFiles", testInputFiles},
 		{"Artifacts", testArtifacts},
 		{"Env", testEnv},
+		// Output handed over while the program runs (output.go).
+		{"OnOutput", testOnOutput},
 		// Requests refused before anything runs (input.go).
 		{"InputRejected", testInputRejected},
 		// Many runs, and runs cut short (concurrency.go).
