@@ -67,3 +67,67 @@ func ExampleSession() {
 	// Output:
 	// 42
 }
+
+// Setting OnOutput streams the run: each chunk of output arrives while the
+// program still runs, then Run returns the whole result.
+func ExampleClient_Run_streaming() {
+	baseURL, stop, err := startServer(nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer stop()
+
+	c, err := client.New(baseURL)
+	if err != nil {
+		log.Fatal(err)
+	}
+	code := "import time\nfor i in range(3):\n    print('step', i, flush=True)\n    time.sleep(0.1)"
+	res, err := c.Run(context.Background(), sandbox.Request{
+		Language: sandbox.Python,
+		Code:     code,
+		OnOutput: func(stream sandbox.Stream, chunk []byte) {
+			fmt.Printf("%s: %s", stream, chunk) // printed as each step happens
+		},
+	}, client.NoCache())
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.Status)
+	// Output:
+	// stdout: step 0
+	// stdout: step 1
+	// stdout: step 2
+	// ok
+}
+
+// Files a run leaves in its working directory are its artifacts: listed in
+// the result and kept by the server for download.
+func ExampleClient_Artifact() {
+	baseURL, stop, err := startServer(nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer stop()
+
+	c, err := client.New(baseURL)
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+	res, err := c.Run(ctx, sandbox.Request{Language: sandbox.Python,
+		Code: "open('report.csv', 'w').write('n,square\\n3,9\\n')"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	a := res.Artifacts[0]
+	fmt.Println(a.Name, a.MIME, a.Size)
+	content, err := c.Artifact(ctx, res.ID, a.Name)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Print(string(content))
+	// Output:
+	// report.csv text/csv; charset=utf-8 13
+	// n,square
+	// 3,9
+}

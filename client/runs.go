@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/url"
 	"strconv"
 	"time"
@@ -45,12 +46,40 @@ func runQuery(opts []RunOption) url.Values {
 // and so on. Errors are requests the server refused (an *APIError, such as
 // 400 with Field naming the invalid field, or 429 when its queue is full)
 // and transport failures.
+//
+// When req.OnOutput is set, the run is streamed (?stream=1): OnOutput
+// receives the redacted output while the program runs, from the calling
+// goroutine, and the result is the same.
 func (c *Client) Run(ctx context.Context, req sandbox.Request, opts ...RunOption) (*RunResult, error) {
 	var res RunResult
-	if err := c.call(ctx, request{method: "POST", path: "/v1/runs", query: runQuery(opts)}, req, &res); err != nil {
+	r := request{method: "POST", path: "/v1/runs", query: runQuery(opts)}
+	var err error
+	if req.OnOutput != nil {
+		err = c.stream(ctx, r, req, req.OnOutput, &res)
+	} else {
+		err = c.call(ctx, r, req, &res)
+	}
+	if err != nil {
 		return nil, err
 	}
 	return &res, nil
+}
+
+// Artifact returns the content of the artifact called name of run id (GET
+// /v1/runs/{id}/artifacts/{name}), as listed in its record's Artifacts;
+// IsNotFound reports an unknown run or artifact, or one whose content was
+// omitted.
+func (c *Client) Artifact(ctx context.Context, id, name string) ([]byte, error) {
+	resp, err := c.send(ctx, request{method: "GET", path: "/v1/runs/" + url.PathEscape(id) + "/artifacts/" + escapePath(name)})
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("client: GET artifact %s of %s: %w", name, id, err)
+	}
+	return b, nil
 }
 
 // RunAsync queues req and returns the ID of its record at once (POST

@@ -39,10 +39,15 @@ func (s *Session) ID() string { return s.id }
 
 // Exec runs a cell (POST /v1/sessions/{id}/exec). As with Client.Run, code
 // that fails is a Result, not an error. Result.Value holds the repr of the
-// cell's last expression.
+// cell's last expression. When cell.OnOutput is set, the cell is streamed
+// as Client.Run streams a run.
 func (s *Session) Exec(ctx context.Context, cell sandbox.Cell) (sandbox.Result, error) {
 	var res sandbox.Result
-	err := s.c.call(ctx, request{method: "POST", path: s.path + "/exec"}, cell, &res)
+	r := request{method: "POST", path: s.path + "/exec"}
+	if cell.OnOutput != nil {
+		return res, s.c.stream(ctx, r, cell, cell.OnOutput, &res)
+	}
+	err := s.c.call(ctx, r, cell, &res)
 	return res, err
 }
 

@@ -40,7 +40,7 @@ func newMetrics(activeSessions func() float64, pools func() map[string]PoolStats
 			Help: "Runs executed in a sandbox, by final status and language (cache hits are not counted).",
 		}, []string{"status", "language"}),
 		duration: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name:    "run_duration_seconds",
+			Namespace: namespace, Name: "run_duration_seconds",
 			Help:    "Time from a run's start in a sandbox to its result, queueing excluded.",
 			Buckets: prometheus.ExponentialBuckets(0.01, 2, 14), // 10ms .. ~80s
 		}),

@@ -31,7 +31,8 @@ const storeTimeout = 10 * time.Second
 // createRun serves POST /v1/runs. A cache hit is answered at once, also
 // with ?async=1 (202 with the new record's id and final status); a miss is
 // admitted (or refused with 429), recorded, run, and answered with its
-// result, or with 202 and status "queued" under ?async=1.
+// result, or with 202 and status "queued" under ?async=1, or as an event
+// stream under ?stream=1 (see stream.go).
 func (s *Server) createRun(w http.ResponseWriter, r *http.Request) {
 	tenant := tenantOf(r)
 	req, apiErr := decodeRunRequest(http.MaxBytesReader(w, r.Body, s.bodyLimit(tenant)))
@@ -50,6 +51,15 @@ func (s *Server) createRun(w http.ResponseWriter, r *http.Request) {
 		writeError(w, apiErr)
 		return
 	}
+	stream, apiErr := boolParam(q.Get("stream"), "stream", false)
+	if apiErr != nil {
+		writeError(w, apiErr)
+		return
+	}
+	if stream && async {
+		writeError(w, badParam("stream", `cannot be combined with async=1: stream the run, or poll it`))
+		return
+	}
 	// The key hashes the whole request (stdin may be 64 MiB): only when the
 	// cache is used.
 	var key string
@@ -65,7 +75,12 @@ func (s *Server) createRun(w http.ResponseWriter, r *http.Request) {
 				writeJSON(w, http.StatusAccepted, map[string]any{"id": rec.ID, "status": rec.Status})
 				return
 			}
-			writeJSON(w, http.StatusOK, RunResponse{ID: rec.ID, CacheHit: true, Result: resultOf(rec)})
+			resp := RunResponse{ID: rec.ID, CacheHit: true, Result: resultOf(rec)}
+			if stream {
+				streamCached(w, resp)
+				return
+			}
+			writeJSON(w, http.StatusOK, resp)
 			return
 		}
 	}
@@ -96,8 +111,34 @@ func (s *Server) createRun(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	defer context.AfterFunc(s.base, cancel)()
+	if !stream {
+		res := s.execute(ctx, t, req, rec, key, useCache)
+		writeJSON(w, http.StatusOK, RunResponse{ID: rec.ID, Result: res})
+		return
+	}
+	es := startEventStream(w)
+	defer es.close()
+	es.send("run", map[string]any{"id": rec.ID, "status": store.StatusQueued})
+	out := newOutputRedactor(s.cfg.Redactor, es)
+	req.OnOutput = out.output
 	res := s.execute(ctx, t, req, rec, key, useCache)
-	writeJSON(w, http.StatusOK, RunResponse{ID: rec.ID, Result: res})
+	out.flush() // the runtime delivers no output after Run returns
+	es.send("result", RunResponse{ID: rec.ID, Result: res})
+}
+
+// streamCached answers a cache hit as an event stream: its output in one
+// event per stream, then the result.
+func streamCached(w http.ResponseWriter, resp RunResponse) {
+	es := startEventStream(w)
+	defer es.close()
+	es.send("run", map[string]any{"id": resp.ID, "status": resp.Status})
+	if len(resp.Stdout) > 0 {
+		es.send(string(sandbox.StreamStdout), resp.Stdout)
+	}
+	if len(resp.Stderr) > 0 {
+		es.send(string(sandbox.StreamStderr), resp.Stderr)
+	}
+	es.send("result", resp)
 }
 
 // boolParam reads an optional "0"/"1" query parameter.

@@ -351,7 +351,7 @@ func TestQueueFull(t *testing.T) {
 		t.Fatalf("statuses %v: want 1-2 runs and the rest refused", counts)
 	}
 	metrics := string(ts.do("GET", "/metrics", nil).body)
-	for _, want := range []string{`runs_total{language="python",status="ok"}`, "queue_depth 0", "run_duration_seconds_count"} {
+	for _, want := range []string{`crucible_runs_total{language="python",status="ok"}`, "crucible_queue_depth 0", "crucible_run_duration_seconds_count"} {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("/metrics lacks %q", want)
 		}

@@ -218,8 +218,17 @@ func (s *Server) execCell(w http.ResponseWriter, r *http.Request) {
 		s.sessionFailed(w, "", err)
 		return
 	}
+	stream, apiErr := boolParam(r.URL.Query().Get("stream"), "stream", false)
+	if apiErr != nil {
+		writeError(w, apiErr)
+		return
+	}
 	sess := s.session(w, r)
 	if sess == nil {
+		return
+	}
+	if stream {
+		s.streamCell(w, r, sess, cell)
 		return
 	}
 	res, err := sess.Exec(r.Context(), cell)
@@ -307,4 +316,34 @@ func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// streamCell runs cell in sess, answering with an event stream. Failures
+// found once the stream started are sent as an error event.
+func (s *Server) streamCell(w http.ResponseWriter, r *http.Request, sess sandbox.Session, cell sandbox.Cell) {
+	es := startEventStream(w)
+	defer es.close()
+	out := newOutputRedactor(s.cfg.Redactor, es)
+	cell.OnOutput = out.output
+	res, err := sess.Exec(r.Context(), cell)
+	out.flush()
+	if err != nil && res.Status == "" {
+		e := inputError(err)
+		switch {
+		case e != nil:
+		case errors.Is(err, sandbox.ErrSessionClosed):
+			s.sessions.markClosed(sess.ID())
+			e = errSessionClosed(sess.ID())
+		default:
+			s.log.Error("session cell failed", "session", sess.ID(), "err", err)
+			e = internalError
+		}
+		es.send("error", e)
+		return
+	}
+	if err != nil {
+		s.log.Error("session cell failed", "session", sess.ID(), "err", err)
+	}
+	s.cfg.Redactor.RedactResult(&res)
+	es.send("result", res)
 }

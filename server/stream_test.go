@@ -1,0 +1,170 @@
+package server_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/crucible-sandbox/crucible/sandbox"
+	"github.com/crucible-sandbox/crucible/server"
+)
+
+// event is one Server-Sent Event and when it arrived.
+type event struct {
+	name string
+	data []byte
+	at   time.Time
+}
+
+// stream posts body to path and reads the event stream to its end.
+func (ts *testServer) stream(path string, body any) []event {
+	ts.Helper()
+	j, _ := json.Marshal(body)
+	req, _ := http.NewRequest("POST", ts.http.URL+path, bytes.NewReader(j))
+	if ts.key != "" {
+		req.Header.Set("Authorization", "Bearer "+ts.key)
+	}
+	resp, err := ts.http.Client().Do(req)
+	if err != nil {
+		ts.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream" {
+		ts.Fatalf("POST %s: status %d, Content-Type %q", path, resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	var events []event
+	var cur event
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "":
+			if cur.name != "" {
+				cur.at = time.Now()
+				events = append(events, cur)
+			}
+			cur = event{}
+		case strings.HasPrefix(line, ":"): // a heartbeat comment
+		case strings.HasPrefix(line, "event: "):
+			cur.name = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: "):
+			cur.data = []byte(strings.TrimPrefix(line, "data: "))
+		default:
+			ts.Fatalf("unexpected line %q in the event stream", line)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		ts.Fatal(err)
+	}
+	return events
+}
+
+// joined concatenates the decoded data of the events called name.
+func joined(t *testing.T, events []event, name string) string {
+	t.Helper()
+	var b strings.Builder
+	for _, e := range events {
+		if e.name == name {
+			var d sandbox.Data
+			if err := json.Unmarshal(e.data, &d); err != nil {
+				t.Fatalf("%s event %s: %v", name, e.data, err)
+			}
+			b.Write(d)
+		}
+	}
+	return b.String()
+}
+
+// TestStreamRun: ?stream=1 sends the run's id, then its output while it
+// runs (redacted), then the same result a plain request gets.
+func TestStreamRun(t *testing.T) {
+	ts := newTestServer(t, nil)
+	code := `import sys, time
+print("first", flush=True)
+time.sleep(0.8)
+print("key AKIAIOSFODNN7EXAMPLE", flush=True)
+print("oops", file=sys.stderr, flush=True)
+print("no newline at the end", end="")`
+	events := ts.stream("/v1/runs?stream=1&cache=0", python(code))
+	if len(events) < 3 || events[0].name != "run" || events[len(events)-1].name != "result" {
+		t.Fatalf("events %v: want run first and result last", names(events))
+	}
+	var res server.RunResponse
+	if err := json.Unmarshal(events[len(events)-1].data, &res); err != nil {
+		t.Fatal(err)
+	}
+	var started struct{ ID, Status string }
+	_ = json.Unmarshal(events[0].data, &started)
+	if started.ID == "" || started.ID != res.ID || started.Status != "queued" {
+		t.Errorf("run event %s, result id %s", events[0].data, res.ID)
+	}
+	if res.Status != sandbox.StatusOK {
+		t.Fatalf("result %+v", res)
+	}
+	stdout, stderr := joined(t, events, "stdout"), joined(t, events, "stderr")
+	if stdout != string(res.Stdout) || stderr != string(res.Stderr) {
+		t.Errorf("streamed stdout %q / stderr %q differ from the result's %q / %q", stdout, stderr, res.Stdout, res.Stderr)
+	}
+	if strings.Contains(stdout, "AKIA") || !strings.Contains(stdout, "[REDACTED:") {
+		t.Errorf("streamed stdout not redacted: %q", stdout)
+	}
+	// The first line arrived while the program still slept.
+	var first time.Time
+	for _, e := range events {
+		if e.name == "stdout" {
+			first = e.at
+			break
+		}
+	}
+	if gap := events[len(events)-1].at.Sub(first); gap < 400*time.Millisecond {
+		t.Errorf("first output only %v before the result: not streamed while running", gap)
+	}
+	if rec := ts.record(res.ID); rec.Status != sandbox.StatusOK || string(rec.Stdout) != stdout {
+		t.Errorf("record %+v", rec)
+	}
+	// A cache hit streams its stored output too.
+	ts.run("/v1/runs", python("print('cached')"))
+	hit := ts.stream("/v1/runs?stream=1", python("print('cached')"))
+	if joined(t, hit, "stdout") != "cached\n" || hit[len(hit)-1].name != "result" {
+		t.Errorf("cached stream %v", names(hit))
+	}
+
+	ts.do("POST", "/v1/runs?stream=1&async=1", python("1")).wantError(t, http.StatusBadRequest, "invalid_request")
+	ts.do("POST", "/v1/runs?stream=2", python("1")).wantError(t, http.StatusBadRequest, "invalid_request")
+	ts.do("POST", "/v1/runs?stream=1", map[string]any{"language": "cobol"}).wantError(t, http.StatusBadRequest, "invalid_request")
+}
+
+// TestStreamCell: a session cell streams like a run, and variables persist
+// across streamed and plain cells.
+func TestStreamCell(t *testing.T) {
+	ts := newTestServer(t, nil)
+	r := ts.do("POST", "/v1/sessions", map[string]any{"language": "python"})
+	var sess struct{ ID string }
+	r.json(t, &sess)
+	exec := "/v1/sessions/" + sess.ID + "/exec"
+	ts.do("POST", exec, map[string]any{"code": "x = 6"})
+	events := ts.stream(exec+"?stream=1", map[string]any{"code": "import time\nprint(x, flush=True)\ntime.sleep(0.5)\nprint(x * 7)\nx * 7"})
+	if len(events) == 0 || events[len(events)-1].name != "result" {
+		t.Fatalf("events %v", names(events))
+	}
+	var res sandbox.Result
+	_ = json.Unmarshal(events[len(events)-1].data, &res)
+	if got := joined(t, events, "stdout"); got != "6\n42\n" || string(res.Stdout) != got || res.Value != "42" {
+		t.Errorf("streamed %q, result stdout %q value %q", got, res.Stdout, res.Value)
+	}
+	ts.do("DELETE", "/v1/sessions/"+sess.ID, nil)
+	ts.do("POST", exec+"?stream=1", map[string]any{"code": "1"}).wantError(t, http.StatusGone, "session_closed")
+}
+
+func names(events []event) []string {
+	var n []string
+	for _, e := range events {
+		n = append(n, e.name)
+	}
+	return n
+}
