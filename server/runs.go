@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/crucible-sandbox/crucible/sandbox"
@@ -95,24 +96,29 @@ func (s *Server) createRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rec := newRecord(tenant, req, s.cfg.ImageDigest)
-	if err := s.cfg.Store.Create(r.Context(), rec); err != nil {
-		t.leave()
-		s.fail(w, "create run record", err)
-		return
-	}
+	writes := &recordWrites{s: s}
 	if async {
+		// The record exists before its id is answered.
+		if err := s.cfg.Store.Create(r.Context(), rec); err != nil {
+			t.leave()
+			s.fail(w, "create run record", err)
+			return
+		}
 		id := rec.ID // rec is the background run's from now on
-		go s.execute(s.base, t, req, rec, key, useCache)
+		go s.execute(s.base, t, req, rec, key, useCache, writes)
 		w.Header().Set("Location", "/v1/runs/"+id)
 		writeJSON(w, http.StatusAccepted, map[string]any{"id": id, "status": store.StatusQueued})
 		return
 	}
+	// A waiting client learns the id with the result (or the stream's
+	// first event): the record is created while the run goes on.
+	writes.create(*rec)
 	// The run ends when the client goes away or Shutdown gives up on it.
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	defer context.AfterFunc(s.base, cancel)()
 	if !stream {
-		res := s.execute(ctx, t, req, rec, key, useCache)
+		res := s.execute(ctx, t, req, rec, key, useCache, writes)
 		writeJSON(w, http.StatusOK, RunResponse{ID: rec.ID, Result: res})
 		return
 	}
@@ -121,7 +127,7 @@ func (s *Server) createRun(w http.ResponseWriter, r *http.Request) {
 	es.send("run", map[string]any{"id": rec.ID, "status": store.StatusQueued})
 	out := newOutputRedactor(s.cfg.Redactor, es)
 	req.OnOutput = out.output
-	res := s.execute(ctx, t, req, rec, key, useCache)
+	res := s.execute(ctx, t, req, rec, key, useCache, writes)
 	out.flush() // the runtime delivers no output after Run returns
 	es.send("result", RunResponse{ID: rec.ID, Result: res})
 }
@@ -176,10 +182,13 @@ func (s *Server) fromCache(ctx context.Context, tenant string, req sandbox.Reque
 	return &rec, nil
 }
 
-// newRecord returns the record of tenant's run of req, queued.
+// newRecord returns the record of tenant's run of req, queued, with its
+// ID and creation time.
 func newRecord(tenant string, req sandbox.Request, imageDigest string) *store.Run {
 	sum := sha256.Sum256([]byte(req.Code))
 	return &store.Run{
+		ID:          store.NewID(),
+		CreatedAt:   time.Now(),
 		Tenant:      tenant,
 		Language:    req.Language,
 		CodeHash:    hex.EncodeToString(sum[:]),
@@ -192,14 +201,11 @@ func newRecord(tenant string, req sandbox.Request, imageDigest string) *store.Ru
 }
 
 // execute waits for t's slot, runs req, redacts the result, records it in
-// rec and, if cacheable, caches it; then it gives t's place back. It
-// returns the redacted result.
-func (s *Server) execute(ctx context.Context, t *ticket, req sandbox.Request, rec *store.Run, key string, cacheable bool) sandbox.Result {
+// rec (after the writes already queued in writes) and, if cacheable,
+// caches it; then it gives t's place back. It returns the redacted result
+// once the record holds it.
+func (s *Server) execute(ctx context.Context, t *ticket, req sandbox.Request, rec *store.Run, key string, cacheable bool, writes *recordWrites) sandbox.Result {
 	defer t.leave()
-	// Records are written even when ctx ended: the run's end must be kept.
-	storeCtx := func() (context.Context, context.CancelFunc) {
-		return context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
-	}
 	var res sandbox.Result
 	if err := t.wait(ctx); err != nil {
 		res = sandbox.Result{Status: sandbox.StatusKilled, Reason: "cancelled while queued", ExitCode: -1,
@@ -207,11 +213,7 @@ func (s *Server) execute(ctx context.Context, t *ticket, req sandbox.Request, re
 	} else {
 		started := time.Now()
 		rec.Status, rec.StartedAt = store.StatusRunning, &started
-		sctx, cancel := storeCtx()
-		if err := s.cfg.Store.Update(sctx, rec); err != nil {
-			s.log.Error("mark run running", "run", rec.ID, "err", err)
-		}
-		cancel()
+		writes.update(*rec) // while the run goes on
 		var err error
 		res, err = s.cfg.Runtime.Run(ctx, req)
 		if err != nil {
@@ -226,14 +228,20 @@ func (s *Server) execute(ctx context.Context, t *ticket, req sandbox.Request, re
 	}
 	redactions := s.cfg.Redactor.RedactResult(&res).Total()
 	recordResult(rec, res, redactions)
-	sctx, cancel := storeCtx()
+	if !writes.wait() {
+		return res // logged; without a record there is nothing to end
+	}
+	// Records are written even when ctx ended: the run's end must be kept.
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
 	defer cancel()
 	// The artifacts are stored before the record ends, so that a client who
 	// sees the run finished can download them.
-	if err := s.cfg.Store.PutArtifacts(sctx, rec.Tenant, rec.ID, res.Artifacts); err != nil {
-		s.log.Error("store run artifacts", "run", rec.ID, "err", err)
-		res.Status, res.Reason = sandbox.StatusInternal, "the run's artifacts could not be stored"
-		recordResult(rec, res, redactions)
+	if len(res.Artifacts) > 0 {
+		if err := s.cfg.Store.PutArtifacts(sctx, rec.Tenant, rec.ID, res.Artifacts); err != nil {
+			s.log.Error("store run artifacts", "run", rec.ID, "err", err)
+			res.Status, res.Reason = sandbox.StatusInternal, "the run's artifacts could not be stored"
+			recordResult(rec, res, redactions)
+		}
 	}
 	if err := s.cfg.Store.Update(sctx, rec); err != nil {
 		s.log.Error("record run result", "run", rec.ID, "err", err)
@@ -367,4 +375,54 @@ func (s *Server) getArtifact(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Security-Policy", "sandbox")
 	w.Header().Set("Content-Length", strconv.Itoa(len(content)))
 	_, _ = w.Write(content)
+}
+
+// recordWrites applies one run's record writes in order, each on a
+// goroutine that waits for the previous one, so that the run need not wait
+// for the store: the record's creation and its "running" mark overlap the
+// sandbox's work. Each write gets a copy of the record, so the run may go
+// on changing its own.
+type recordWrites struct {
+	s      *Server
+	last   chan struct{} // closed when the latest write is done
+	failed atomic.Bool   // the record could not be created (logged)
+}
+
+func (w *recordWrites) create(rec store.Run) {
+	w.then("create run record", rec.ID, true, func(ctx context.Context) error { return w.s.cfg.Store.Create(ctx, &rec) })
+}
+
+func (w *recordWrites) update(rec store.Run) {
+	w.then("mark run running", rec.ID, false, func(ctx context.Context) error { return w.s.cfg.Store.Update(ctx, &rec) })
+}
+
+// then queues write; if it fails, the failure is logged and, when fatal,
+// the writes after it are skipped.
+func (w *recordWrites) then(what, id string, fatal bool, write func(context.Context) error) {
+	prev, done := w.last, make(chan struct{})
+	w.last = done
+	go func() {
+		defer close(done)
+		if prev != nil {
+			<-prev
+		}
+		if w.failed.Load() {
+			return // the record does not exist
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		defer cancel()
+		if err := write(ctx); err != nil {
+			w.s.log.Error(what, "run", id, "err", err)
+			w.failed.Store(fatal)
+		}
+	}()
+}
+
+// wait blocks until every write is done and reports whether the record
+// exists.
+func (w *recordWrites) wait() bool {
+	if w.last != nil {
+		<-w.last
+	}
+	return !w.failed.Load()
 }

@@ -316,6 +316,10 @@ func (s *sqlStore) deleteExpired(ctx context.Context, now int64) error {
 
 func (s *sqlStore) Close() error { return s.db.Close() }
 
+// NewID returns a new random run ID, for a caller that needs the ID before
+// Create: a 128-bit value in hex.
+func NewID() string { return newID() }
+
 // newID returns a random 128-bit run ID in hex.
 func newID() string {
 	var b [16]byte
