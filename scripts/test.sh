@@ -3,7 +3,7 @@
 # The sandbox tests need root; setup.sh refuses to go on without it.
 #
 #   scripts/test.sh           vet + tests
-#   scripts/test.sh --bench   vet + tests + the native runtime's benchmarks
+#   scripts/test.sh --bench   vet + tests + the benchmarks (about 15 minutes more)
 #
 # Exits non-zero if any step fails; every step runs regardless, so one
 # failure does not hide another.
@@ -52,6 +52,7 @@ if $bench; then
 	step "eval benchmark" go test -run '^$' -bench Canonical -benchtime 2x ./eval/
 	step "agent benchmark" go test -run '^$' -bench LoopOverhead -benchtime 200x ./agent/
 	step "API benchmark" go test -run '^$' -bench APIOverhead -benchtime 40x ./server/
+	step "API throughput" bin/crucible bench api --duration 30s --concurrency 2,8,32
 fi
 
 echo

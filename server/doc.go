@@ -1,28 +1,35 @@
-// Package server is Crucible's HTTP service (issue 7), first slice: one
-// process serving runs and sessions of one native runtime over JSON.
-//
-// What this slice provides:
+// Package server is Crucible's HTTP service: one process serving the runs
+// and sessions of one runtime over JSON, with run records in a store.Store.
 //
 //   - POST /v1/runs runs a sandbox.Request and answers its Result, with the
 //     run's "id" and "cache_hit"; ?async=1 answers 202 at once and the run
-//     proceeds in the background; ?cache=0 bypasses the result cache.
-//     GET /v1/runs/{id} and GET /v1/runs read the run records the store
-//     keeps.
-//   - /v1/sessions creates, drives and deletes live Python sessions and
-//     their working-directory files.
-//   - GET /healthz and GET /metrics (Prometheus).
+//     proceeds in the background; ?stream=1 answers Server-Sent Events of
+//     the output while the code runs, then the result (stream.go);
+//     ?cache=0 bypasses the result cache. GET /v1/runs/{id} and GET
+//     /v1/runs read the run records; GET /v1/runs/{id}/artifacts/{name}
+//     downloads an artifact.
+//   - /v1/sessions creates, drives (also streamed) and deletes live Python
+//     sessions and their working-directory files.
+//   - GET /healthz, GET /metrics (Prometheus) and GET /openapi.json are
+//     open; every /v1/ request is authenticated first (auth.go).
+//
+// Tenants: an API key (store.APIKey) maps a request to its tenant, which
+// owns the runs, artifacts, cache entries and sessions it creates; another
+// tenant's are answered 404, exactly like missing ones. While no key exists
+// and Config.RequireKeys is off, every request acts as DefaultTenant.
+// TenantLimits bound each tenant's concurrent runs, open sessions and
+// request size.
 //
 // Every run passes admission: at most Config.MaxConcurrent execute and at
 // most Config.MaxQueue wait; beyond that a run is refused with 429 and
 // Retry-After, so the backlog is always bounded. Outputs are redacted by a
-// policy.Redactor before they are stored, cached or answered.
+// policy.Redactor before they are stored, cached, streamed or answered.
 //
 // Errors are JSON, {"error": {"code", "message", "field", "rule"}}, with one
-// of the stable codes invalid_request, not_found, method_not_allowed,
-// payload_too_large, too_many_requests, session_closed, unavailable (the
-// server is shutting down) and internal.
+// of the stable codes invalid_request, unauthorized, not_found,
+// method_not_allowed, payload_too_large, too_many_requests, session_closed,
+// unavailable (the server is shutting down) and internal.
 //
-// Not in this slice: API keys and tenants (every record belongs to the
-// tenant "default" and the command refuses to listen beyond loopback),
-// session records in the store, streaming output, and per-tenant quotas.
+// Sessions live in the runtime, not in the store: they do not survive a
+// restart of the server.
 package server
