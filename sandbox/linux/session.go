@@ -331,6 +331,13 @@ func (s *Session) finishCell(res sandbox.Result, reply kernel.Reply, stop *cellS
 	if stop.status != "" {
 		res.Status, res.Reason = stop.status, stop.reason
 	}
+	// A cell whose output went past the limit ends as output_limit however
+	// the reads fell: when its last bytes and its end marker came in one
+	// read, it finished before the interrupt could be sent.
+	if stop.status == "" && (res.StdoutTruncated || res.StderrTruncated) {
+		res.Status = sandbox.StatusOutputLimit
+		res.Reason = "output limit of " + units.BytesSize(float64(s.lim.OutputBytes)) + " reached"
+	}
 	budget := s.lim.ArtifactBytes
 	for i, b64 := range reply.Figures {
 		png, err := base64.StdEncoding.DecodeString(b64)

@@ -442,6 +442,16 @@ func TestSessionOutputLimit(t *testing.T) {
 	if res.Status != sandbox.StatusOK || string(res.Stdout) != "clean\n" || res.Value != "7" || res.StdoutTruncated {
 		t.Fatalf("the next cell is not clean: %s", describe(res))
 	}
+	// A cell that writes past the limit once and ends at once is cut and
+	// marked alike every time, whether or not its end marker came in the
+	// same read as its last bytes.
+	for i := range 10 {
+		res = execCode(t, s, "import sys\nsys.stdout.write('y' * (64 * 1024 + 100))")
+		if res.Status != sandbox.StatusOutputLimit || int64(len(res.Stdout)) != limit || !res.StdoutTruncated {
+			t.Fatalf("try %d: want output_limit with %d bytes kept; got %d bytes, truncated=%v, %s",
+				i, limit, len(res.Stdout), res.StdoutTruncated, describe(res))
+		}
+	}
 }
 
 // TestSessionFiles proves WriteFile, ReadFile and ListFiles round-trip
