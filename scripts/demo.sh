@@ -10,7 +10,8 @@ bash scripts/setup.sh
 
 crucible=bin/crucible
 out=$(mktemp)
-trap 'rm -f "$out"' EXIT
+serve_pid=""
+trap 'rm -f "$out"; [[ -z $serve_pid ]] || kill "$serve_pid" 2>/dev/null || true' EXIT
 
 header() { printf '\n=== %s\n$ %s\n' "$1" "$2"; }
 
@@ -107,6 +108,45 @@ fi
 header "A Python session: cells share their variables" "crucible session < examples/session.py"
 "$crucible" session --out "$(mktemp -d)" <examples/session.py | tee "$out"
 grep -q 'Out\[3\]: 0.293' "$out" || { echo "demo: the session lost its state" >&2; exit 1; }
+
+# The HTTP service: a run streamed as Server-Sent Events, then its record.
+header "The HTTP API: a streamed run and its record" "crucible serve --addr 127.0.0.1:0"
+apidir=$(mktemp -d)
+"$crucible" serve --addr 127.0.0.1:0 --db "$apidir/runs.db" --prestart 1 2>"$apidir/serve.log" &
+serve_pid=$!
+port=""
+for _ in $(seq 1 300); do
+	port=$(grep -o 'addr=[^ ]*' "$apidir/serve.log" | head -1 | sed 's/.*://') || true
+	[[ -n $port ]] && break
+	sleep 0.1
+done
+[[ -n $port ]] || { cat "$apidir/serve.log"; echo "demo: the server did not start" >&2; exit 1; }
+/usr/bin/python3 - "$port" <<'EOF'
+import json, sys, time, urllib.request
+base = f"http://127.0.0.1:{sys.argv[1]}"
+code = "import time\nfor i in range(3):\n    print('tick', i, flush=True)\n    time.sleep(0.3)\nprint('AWS key AKIAIOSFODNN7EXAMPLE')"
+req = urllib.request.Request(base + "/v1/runs?stream=1", json.dumps({"language": "python", "code": code}).encode(),
+                             {"Content-Type": "application/json"})
+start, event, result = time.monotonic(), None, None
+with urllib.request.urlopen(req) as resp:
+    for raw in resp:
+        line = raw.decode().rstrip("\n")
+        if line.startswith("event: "):
+            event = line[7:]
+        elif line.startswith("data: "):
+            data = json.loads(line[6:])
+            if event in ("stdout", "stderr"):
+                print(f"  +{time.monotonic() - start:4.1f}s {event}: {data!r}")
+            elif event == "result":
+                result = data
+rec = json.load(urllib.request.urlopen(f"{base}/v1/runs/{result['id']}"))
+print(f"demo: run {rec['id'][:8]}... recorded with status {rec['status']}, {rec['redactions']} secret redacted")
+sys.exit(0 if rec["status"] == "ok" and rec["redactions"] == 1 and "AKIA" not in rec["stdout"] else 1)
+EOF
+kill -TERM "$serve_pid"
+wait "$serve_pid"
+serve_pid=""
+rm -rf "$apidir"
 
 echo
 echo "demo: all examples behaved as expected"
