@@ -131,3 +131,36 @@ func ExampleClient_Artifact() {
 	// n,square
 	// 3,9
 }
+
+// A run queued with RunAsync can be followed, live, from anywhere that has
+// its ID.
+func ExampleClient_FollowRun() {
+	baseURL, stop, err := startServer(nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer stop()
+
+	c, err := client.New(baseURL)
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+	id, err := c.RunAsync(ctx, sandbox.Request{Language: sandbox.Python,
+		Code: "import time\nfor i in range(3):\n    print('batch', i, 'done', flush=True)\n    time.sleep(0.1)"}, client.NoCache())
+	if err != nil {
+		log.Fatal(err)
+	}
+	res, err := c.FollowRun(ctx, id, func(stream sandbox.Stream, chunk []byte) {
+		fmt.Printf("%s", chunk)
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.Status)
+	// Output:
+	// batch 0 done
+	// batch 1 done
+	// batch 2 done
+	// ok
+}

@@ -65,6 +65,23 @@ func (c *Client) Run(ctx context.Context, req sandbox.Request, opts ...RunOption
 	return &res, nil
 }
 
+// FollowRun follows run id (GET /v1/runs/{id}/events) until it ends,
+// passing its output to onOutput as it comes, and returns its result. A
+// run started with RunAsync is followed live from its start, whenever
+// FollowRun is called; a run that already ended is replayed from its
+// record (its artifacts then come without contents: see Artifact).
+func (c *Client) FollowRun(ctx context.Context, id string, onOutput sandbox.OutputFunc) (*RunResult, error) {
+	if onOutput == nil {
+		onOutput = func(sandbox.Stream, []byte) {}
+	}
+	var res RunResult
+	r := request{method: "GET", path: "/v1/runs/" + url.PathEscape(id) + "/events"}
+	if err := c.readStream(ctx, r, onOutput, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
 // Artifact returns the content of the artifact called name of run id (GET
 // /v1/runs/{id}/artifacts/{name}), as listed in its record's Artifacts;
 // IsNotFound reports an unknown run or artifact, or one whose content was

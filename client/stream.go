@@ -30,6 +30,12 @@ func (c *Client) stream(ctx context.Context, r request, in any, onOutput sandbox
 		r.query = url.Values{}
 	}
 	r.query.Set("stream", "1")
+	return c.readStream(ctx, r, onOutput, out)
+}
+
+// readStream sends r, whose answer is an event stream, passes its output
+// events to onOutput and decodes its result event into out.
+func (c *Client) readStream(ctx context.Context, r request, onOutput sandbox.OutputFunc, out any) error {
 	resp, err := c.send(ctx, r)
 	if err != nil {
 		return err

@@ -6,8 +6,9 @@
 //     proceeds in the background; ?stream=1 answers Server-Sent Events of
 //     the output while the code runs, then the result (stream.go);
 //     ?cache=0 bypasses the result cache. GET /v1/runs/{id} and GET
-//     /v1/runs read the run records; GET /v1/runs/{id}/artifacts/{name}
-//     downloads an artifact.
+//     /v1/runs read the run records; GET /v1/runs/{id}/events follows a
+//     run (feed.go); GET /v1/runs/{id}/artifacts/{name} downloads an
+//     artifact.
 //   - /v1/sessions creates, drives (also streamed) and deletes live Python
 //     sessions and their working-directory files.
 //   - GET /healthz, GET /metrics (Prometheus) and GET /openapi.json are

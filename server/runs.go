@@ -105,7 +105,8 @@ func (s *Server) createRun(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		id := rec.ID // rec is the background run's from now on
-		go s.execute(s.base, t, req, rec, key, useCache, writes)
+		_, finish := s.withFeed(rec, &req)
+		go func() { finish(s.execute(s.base, t, req, rec, key, useCache, writes)) }()
 		w.Header().Set("Location", "/v1/runs/"+id)
 		writeJSON(w, http.StatusAccepted, map[string]any{"id": id, "status": store.StatusQueued})
 		return
@@ -122,14 +123,32 @@ func (s *Server) createRun(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, RunResponse{ID: rec.ID, Result: res})
 		return
 	}
+	f, finish := s.withFeed(rec, &req)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		finish(s.execute(ctx, t, req, rec, key, useCache, writes))
+	}()
 	es := startEventStream(w)
-	defer es.close()
-	es.send("run", map[string]any{"id": rec.ID, "status": store.StatusQueued})
-	out := newOutputRedactor(s.cfg.Redactor, es)
+	f.follow(r.Context(), es)
+	es.close()
+	<-done // the run was cancelled if this client went away
+}
+
+// withFeed opens the feed of the run rec records, to which req's output
+// will go, and publishes its first event. finish ends the feed with the
+// run's result.
+func (s *Server) withFeed(rec *store.Run, req *sandbox.Request) (f *feed, finish func(sandbox.Result)) {
+	f = s.feeds.open(rec.ID)
+	f.publish("run", map[string]any{"id": rec.ID, "status": store.StatusQueued})
+	out := newOutputRedactor(s.cfg.Redactor, f.publish)
 	req.OnOutput = out.output
-	res := s.execute(ctx, t, req, rec, key, useCache, writes)
-	out.flush() // the runtime delivers no output after Run returns
-	es.send("result", RunResponse{ID: rec.ID, Result: res})
+	id := rec.ID
+	return f, func(res sandbox.Result) {
+		out.flush() // the runtime delivers no output after Run returns
+		f.publish("result", RunResponse{ID: id, Result: res})
+		s.feeds.close(id)
+	}
 }
 
 // streamCached answers a cache hit as an event stream: its output in one
@@ -145,6 +164,57 @@ func streamCached(w http.ResponseWriter, resp RunResponse) {
 		es.send(string(sandbox.StreamStderr), resp.Stderr)
 	}
 	es.send("result", resp)
+}
+
+// runEvents serves GET /v1/runs/{id}/events: the run's events as a stream.
+// A run in progress that has a feed (started with ?async=1 or ?stream=1)
+// is followed live from its first event; any other run is followed by
+// polling its record until it ends, then answered like a cache hit.
+func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
+	tenant, id := tenantOf(r), r.PathValue("id")
+	rec, err := s.cfg.Store.Get(r.Context(), tenant, id)
+	if errors.Is(err, store.ErrNotFound) {
+		writeError(w, newError(http.StatusNotFound, codeNotFound, "no run %q", id))
+		return
+	}
+	if err != nil {
+		s.fail(w, "get run", err)
+		return
+	}
+	if f, ok := s.feeds.get(id); ok {
+		es := startEventStream(w)
+		defer es.close()
+		f.follow(r.Context(), es)
+		return
+	}
+	for rec.FinishedAt == nil { // a run of another server, or between its feed's end and its record's
+		select {
+		case <-r.Context().Done():
+			return
+		case <-time.After(eventsPollInterval):
+		}
+		if rec, err = s.cfg.Store.Get(r.Context(), tenant, id); err != nil {
+			s.fail(w, "get run", err)
+			return
+		}
+	}
+	res := resultOf(rec)
+	res.Artifacts = artifactsOf(rec.Artifacts)
+	streamCached(w, RunResponse{ID: rec.ID, CacheHit: rec.CacheHit, Result: res})
+}
+
+// eventsPollInterval is how often GET /v1/runs/{id}/events rereads the
+// record of a run it has no feed of.
+const eventsPollInterval = 200 * time.Millisecond
+
+// artifactsOf lists a record's artifacts without their contents, which
+// are downloaded from GET /v1/runs/{id}/artifacts/{name}.
+func artifactsOf(ms []store.ArtifactMeta) []sandbox.Artifact {
+	var as []sandbox.Artifact
+	for _, m := range ms {
+		as = append(as, sandbox.Artifact{Name: m.Name, MIME: m.MIME, Size: m.Size, SHA256: m.SHA256})
+	}
+	return as
 }
 
 // boolParam reads an optional "0"/"1" query parameter.

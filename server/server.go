@@ -84,6 +84,7 @@ type Server struct {
 	log        *slog.Logger
 	auth       *authenticator
 	tenantRuns runCounter
+	feeds      feeds
 	adm        *admission
 	met        *metrics
 	sessions   *sessionTracker
@@ -152,6 +153,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /v1/runs", s.listRuns)
 	m.HandleFunc("GET /v1/runs/{id}", s.getRun)
 	m.HandleFunc("GET /v1/runs/{id}/artifacts/{name...}", s.getArtifact)
+	m.HandleFunc("GET /v1/runs/{id}/events", s.runEvents)
 	m.HandleFunc("POST /v1/sessions", s.createSession)
 	m.HandleFunc("POST /v1/sessions/{id}/exec", s.execCell)
 	m.HandleFunc("GET /v1/sessions/{id}/files", s.listFiles)

@@ -323,7 +323,7 @@ func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) {
 func (s *Server) streamCell(w http.ResponseWriter, r *http.Request, sess sandbox.Session, cell sandbox.Cell) {
 	es := startEventStream(w)
 	defer es.close()
-	out := newOutputRedactor(s.cfg.Redactor, es)
+	out := newOutputRedactor(s.cfg.Redactor, es.send)
 	cell.OnOutput = out.output
 	res, err := sess.Exec(r.Context(), cell)
 	out.flush()

@@ -11,8 +11,9 @@ import (
 	"github.com/crucible-sandbox/crucible/sandbox"
 )
 
-// Streaming (?stream=1 on POST /v1/runs and POST /v1/sessions/{id}/exec)
-// answers with Server-Sent Events instead of one JSON document:
+// Streaming (?stream=1 on POST /v1/runs and POST /v1/sessions/{id}/exec,
+// and GET /v1/runs/{id}/events) answers with Server-Sent Events instead of
+// one JSON document:
 //
 //	event: run      {"id": ..., "status": "queued"}   (runs only, first)
 //	event: stdout   "text" or {"base64": "..."}       (a sandbox.Data)
@@ -80,6 +81,11 @@ func (es *eventStream) send(event string, v any) {
 		b = []byte(`{"code":"internal","message":"unencodable event"}`)
 		event = "error"
 	}
+	es.sendJSON(event, b)
+}
+
+// sendJSON writes one event whose data is the JSON document b.
+func (es *eventStream) sendJSON(event string, b []byte) {
 	msg := make([]byte, 0, len(event)+len(b)+16)
 	msg = append(msg, "event: "...)
 	msg = append(msg, event...)
@@ -87,6 +93,13 @@ func (es *eventStream) send(event string, v any) {
 	msg = append(msg, b...) // JSON has no raw newlines
 	msg = append(msg, "\n\n"...)
 	es.write(msg)
+}
+
+// broken reports whether a write failed: the client is gone or stalled.
+func (es *eventStream) broken() bool {
+	es.mu.Lock()
+	defer es.mu.Unlock()
+	return es.failed
 }
 
 func (es *eventStream) write(b []byte) {
@@ -124,10 +137,12 @@ type outputRedactor struct {
 	streams [2]*policy.StreamRedactor
 }
 
-func newOutputRedactor(r *policy.Redactor, es *eventStream) *outputRedactor {
+// newOutputRedactor returns an outputRedactor that passes each redacted
+// piece to emit, as the event "stdout" or "stderr" with a sandbox.Data.
+func newOutputRedactor(r *policy.Redactor, emit func(event string, v any)) *outputRedactor {
 	o := &outputRedactor{}
 	for i, name := range []sandbox.Stream{sandbox.StreamStdout, sandbox.StreamStderr} {
-		o.streams[i] = r.NewStream(func(b []byte) { es.send(string(name), sandbox.Data(b)) })
+		o.streams[i] = r.NewStream(func(b []byte) { emit(string(name), sandbox.Data(b)) })
 	}
 	return o
 }

@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -24,7 +26,13 @@ type event struct {
 func (ts *testServer) stream(path string, body any) []event {
 	ts.Helper()
 	j, _ := json.Marshal(body)
-	req, _ := http.NewRequest("POST", ts.http.URL+path, bytes.NewReader(j))
+	return ts.events("POST", path, bytes.NewReader(j))
+}
+
+// events sends a request and reads the event stream it answers to its end.
+func (ts *testServer) events(method, path string, body io.Reader) []event {
+	ts.Helper()
+	req, _ := http.NewRequest(method, ts.http.URL+path, body)
 	if ts.key != "" {
 		req.Header.Set("Authorization", "Bearer "+ts.key)
 	}
@@ -34,7 +42,7 @@ func (ts *testServer) stream(path string, body any) []event {
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream" {
-		ts.Fatalf("POST %s: status %d, Content-Type %q", path, resp.StatusCode, resp.Header.Get("Content-Type"))
+		ts.Fatalf("%s %s: status %d, Content-Type %q", method, path, resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
 	var events []event
 	var cur event
@@ -159,6 +167,54 @@ func TestStreamCell(t *testing.T) {
 	}
 	ts.do("DELETE", "/v1/sessions/"+sess.ID, nil)
 	ts.do("POST", exec+"?stream=1", map[string]any{"code": "1"}).wantError(t, http.StatusGone, "session_closed")
+}
+
+// TestFollowRun: GET /v1/runs/{id}/events follows an async run live from
+// its first event, for several clients at once; after the run it replays
+// the record; another tenant gets 404.
+func TestFollowRun(t *testing.T) {
+	base := newTestServer(t, nil)
+	ts := base.as(base.newKey("alice"))
+	code := "import time\nfor i in range(4):\n    print('line', i, flush=True)\n    time.sleep(0.25)"
+	r := ts.do("POST", "/v1/runs?async=1&cache=0", python(code))
+	var acc struct{ ID string }
+	r.json(t, &acc)
+	if r.status != http.StatusAccepted || acc.ID == "" {
+		t.Fatalf("async: %d %s", r.status, r.body)
+	}
+	var wg sync.WaitGroup
+	got := make([][]event, 2)
+	for i := range got {
+		wg.Go(func() { got[i] = ts.events("GET", "/v1/runs/"+acc.ID+"/events", nil) })
+	}
+	wg.Wait()
+	want := "line 0\nline 1\nline 2\nline 3\n"
+	for i, events := range got {
+		if len(events) < 3 || events[0].name != "run" || events[len(events)-1].name != "result" {
+			t.Fatalf("follower %d: events %v", i, names(events))
+		}
+		if out := joined(t, events, "stdout"); out != want {
+			t.Errorf("follower %d: stdout %q, want %q", i, out, want)
+		}
+		var chunks int
+		for _, e := range events {
+			if e.name == "stdout" {
+				chunks++
+			}
+		}
+		if chunks < 2 {
+			t.Errorf("follower %d: the output came in %d event(s), not live", i, chunks)
+		}
+	}
+	// After the end: the record, replayed.
+	late := ts.events("GET", "/v1/runs/"+acc.ID+"/events", nil)
+	var res server.RunResponse
+	_ = json.Unmarshal(late[len(late)-1].data, &res)
+	if joined(t, late, "stdout") != want || res.Status != sandbox.StatusOK || res.ID != acc.ID {
+		t.Errorf("late follower: %v, result %+v", names(late), res)
+	}
+	base.as(base.newKey("bob")).do("GET", "/v1/runs/"+acc.ID+"/events", nil).wantError(t, http.StatusNotFound, "not_found")
+	ts.do("GET", "/v1/runs/nope/events", nil).wantError(t, http.StatusNotFound, "not_found")
 }
 
 func names(events []event) []string {
