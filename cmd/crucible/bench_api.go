@@ -108,7 +108,7 @@ warnings), 70 when one had, 2 for bad flags, 130 when interrupted.`,
 	fl.StringVar(&f.code, "code", "print(1)", "program every request runs; it must succeed")
 	fl.StringVar(&f.language, "language", "python", "language of --code: python, javascript or bash")
 	fl.StringVar(&f.db, "db", "", "run store: SQLite file path or postgres:// URL (default: a temporary SQLite file, removed afterwards)")
-	fl.IntVar(&f.maxConcurrent, "max-concurrent", 0, "runs the server executes at once (default: the number of CPUs)")
+	fl.IntVar(&f.maxConcurrent, "max-concurrent", 0, "runs the server executes at once (default: twice the number of CPUs)")
 	fl.IntVar(&f.maxQueue, "max-queue", 0, fmt.Sprintf("runs the server queues beyond those; more get 429 (default %d)", server.DefaultMaxQueue))
 	fl.BoolVar(&f.jsonOut, "json", false, "print the results as one JSON document instead of the table")
 	return cmd
@@ -272,7 +272,7 @@ func benchAPI(ctx context.Context, f *benchAPIFlags, progress io.Writer) (*apiBe
 		CPUs: runtime.NumCPU(), Levels: []benchLevel{}, Passed: true,
 	}
 	if rep.MaxConcurrent == 0 {
-		rep.MaxConcurrent = runtime.NumCPU()
+		rep.MaxConcurrent = server.DefaultConcurrencyPerCPU * runtime.NumCPU()
 	}
 	if rep.MaxQueue == 0 {
 		rep.MaxQueue = server.DefaultMaxQueue

@@ -17,7 +17,8 @@ import (
 // field is optional; unknown fields are refused, so a misspelt limit is an
 // error instead of silently not applying.
 type serveConfig struct {
-	// MaxConcurrent is how many runs execute at once (default: CPUs).
+	// MaxConcurrent is how many runs execute at once (default: twice the
+	// CPUs).
 	MaxConcurrent int `json:"max_concurrent"`
 	// MaxQueue is how many admitted runs may wait (default 64).
 	MaxQueue int `json:"max_queue"`

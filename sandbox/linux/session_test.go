@@ -15,14 +15,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/crucible-sandbox/crucible/image"
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/sandbox/linux"
+	"github.com/crucible-sandbox/crucible/sandbox/sandboxtest"
 )
 
 // The tests in this file drive sessions of the native runtime: a live
@@ -824,67 +823,21 @@ func TestSessionCloseEndsRunningCell(t *testing.T) {
 	}
 }
 
-// cellRecorder is a cell's OutputFunc that keeps what it is given and
-// counts the calls that broke the contract: made while another call was in
-// progress, or after Exec returned.
-type cellRecorder struct {
-	inCall     atomic.Bool
-	overlapped atomic.Int32
-
-	mu             sync.Mutex
-	stdout, stderr bytes.Buffer
-	first          time.Time // when the first chunk arrived
-	returned       bool      // Exec has returned
-	late           int
-}
-
-func (r *cellRecorder) record(stream sandbox.Stream, chunk []byte) {
-	if r.inCall.CompareAndSwap(false, true) {
-		defer r.inCall.Store(false)
-	} else {
-		r.overlapped.Add(1)
-	}
-	time.Sleep(time.Millisecond) // a window for an overlapping call
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.first.IsZero() {
-		r.first = time.Now()
-	}
-	if r.returned {
-		r.late++
-	}
-	if stream == sandbox.StreamStderr {
-		r.stderr.Write(chunk)
-	} else {
-		r.stdout.Write(chunk)
-	}
-}
-
-// execRecorded runs code as a cell with a recorder as its OnOutput, and
-// fails tb unless the recorder was given exactly the Result's output, one
-// call at a time, before Exec returned. It also returns how long before
-// Exec returned the first chunk arrived.
+// execRecorded runs code as a cell with a sandboxtest.OutputRecorder as
+// its OnOutput, and fails tb unless the recorder was given exactly the
+// Result's output, one call at a time, before Exec returned. It also
+// returns how long before Exec returned the first chunk arrived.
 func execRecorded(tb testing.TB, s sandbox.Session, code string) (sandbox.Result, time.Duration) {
 	tb.Helper()
-	rec := &cellRecorder{}
-	res := execCell(tb, s, sandbox.Cell{Code: code, OnOutput: rec.record})
+	rec := &sandboxtest.OutputRecorder{}
+	res := execCell(tb, s, sandbox.Cell{Code: code, OnOutput: rec.Record})
 	ended := time.Now()
-	rec.mu.Lock()
-	rec.returned = true
-	rec.mu.Unlock()
+	rec.Returned()
 	time.Sleep(20 * time.Millisecond) // room for a late call to show
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	if n := rec.overlapped.Load(); n > 0 || rec.late > 0 {
-		tb.Errorf("OnOutput was called %d times during another call and %d times after Exec returned", n, rec.late)
-	}
-	if !bytes.Equal(rec.stdout.Bytes(), res.Stdout) || !bytes.Equal(rec.stderr.Bytes(), res.Stderr) {
-		tb.Errorf("OnOutput got stdout %q and stderr %q; the Result has %s",
-			clipped(rec.stdout.Bytes()), clipped(rec.stderr.Bytes()), describe(res))
-	}
+	rec.Check(tb, res)
 	var ahead time.Duration
-	if !rec.first.IsZero() {
-		ahead = ended.Sub(rec.first)
+	if first := rec.First(); !first.IsZero() {
+		ahead = ended.Sub(first)
 	}
 	return res, ahead
 }

@@ -13,9 +13,12 @@ import (
 
 // Output handed to Request.OnOutput while the program runs.
 
-// outputRecorder is an OutputFunc that keeps what it is given and notes
-// every breach of the contract it can see from inside the calls.
-type outputRecorder struct {
+// OutputRecorder is a sandbox.OutputFunc (its Record method) that keeps
+// what it is given and notes every breach of the OutputFunc contract it can
+// see: a call while another is in progress, a call after the run returned
+// (as Returned marks), an empty chunk, an unknown stream. Runtimes' own
+// tests use it for what the suite cannot reach, such as session cells.
+type OutputRecorder struct {
 	inCall     atomic.Bool
 	overlapped atomic.Int32 // calls made while another was in progress
 
@@ -23,12 +26,13 @@ type outputRecorder struct {
 	stdout   bytes.Buffer
 	stderr   bytes.Buffer
 	first    time.Time // when the first chunk arrived
-	returned bool      // Run has returned
-	late     int       // calls made after Run returned
+	returned bool      // the run has returned
+	late     int       // calls made after the run returned
 	bad      []string  // calls with an unknown stream or an empty chunk
 }
 
-func (r *outputRecorder) record(stream sandbox.Stream, chunk []byte) {
+// Record is the OutputFunc.
+func (r *OutputRecorder) Record(stream sandbox.Stream, chunk []byte) {
 	if r.inCall.CompareAndSwap(false, true) {
 		defer r.inCall.Store(false)
 	} else {
@@ -57,9 +61,24 @@ func (r *outputRecorder) record(stream sandbox.Stream, chunk []byte) {
 	}
 }
 
-// check fails t unless the recorder was called one call at a time, only
-// before Run returned, and was given exactly res's output.
-func (r *outputRecorder) check(t *testing.T, res sandbox.Result) {
+// Returned marks the run (Run or Exec) returned: calls after it are
+// breaches.
+func (r *OutputRecorder) Returned() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.returned = true
+}
+
+// First returns when the first chunk arrived; zero if none did.
+func (r *OutputRecorder) First() time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.first
+}
+
+// Check fails t unless the recorder was called one call at a time, only
+// before the run returned, and was given exactly res's output.
+func (r *OutputRecorder) Check(t testing.TB, res sandbox.Result) {
 	t.Helper()
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -82,16 +101,14 @@ func (r *outputRecorder) check(t *testing.T, res sandbox.Result) {
 
 // runRecorded runs req with a recorder as its OnOutput and checks the
 // recorder against the Result.
-func (s *suite) runRecorded(t *testing.T, req sandbox.Request) (sandbox.Result, *outputRecorder, time.Time) {
+func (s *suite) runRecorded(t *testing.T, req sandbox.Request) (sandbox.Result, *OutputRecorder, time.Time) {
 	t.Helper()
-	rec := &outputRecorder{}
-	req.OnOutput = rec.record
+	rec := &OutputRecorder{}
+	req.OnOutput = rec.Record
 	res, _ := s.run(t, req, watch{token: newToken()})
 	ended := time.Now()
-	rec.mu.Lock()
-	rec.returned = true
-	rec.mu.Unlock()
-	rec.check(t, res)
+	rec.Returned()
+	rec.Check(t, res)
 	return res, rec, ended
 }
 
@@ -116,8 +133,8 @@ for i in range(3):
 		if want := "err 0\nerr 1\nerr 2\n"; string(res.Stderr) != want {
 			t.Errorf("stderr = %q, want %q", res.Stderr, want)
 		}
-		switch ahead := ended.Sub(rec.first); {
-		case rec.first.IsZero():
+		switch ahead := ended.Sub(rec.First()); {
+		case rec.First().IsZero():
 			t.Errorf("OnOutput was never called")
 		case ahead < 100*time.Millisecond:
 			t.Errorf("the first chunk arrived %s before Run returned, want at least 100ms: the output was not streamed while the program slept", ahead)
