@@ -15,6 +15,8 @@ import (
 // A feed's history is bounded: its output events are the run's redacted
 // output, which the run's output limit bounds.
 type feed struct {
+	tenant string // owns the run
+
 	mu     sync.Mutex
 	events []feedEvent
 	done   bool
@@ -27,7 +29,7 @@ type feedEvent struct {
 	data []byte
 }
 
-func newFeed() *feed { return &feed{wake: make(chan struct{})} }
+func newFeed(tenant string) *feed { return &feed{tenant: tenant, wake: make(chan struct{})} }
 
 // publish appends an event whose data is v as JSON.
 func (f *feed) publish(name string, v any) {
@@ -80,9 +82,9 @@ type feeds struct {
 	m  map[string]*feed
 }
 
-// open creates the feed of run id.
-func (fs *feeds) open(id string) *feed {
-	f := newFeed()
+// open creates the feed of tenant's run id.
+func (fs *feeds) open(tenant, id string) *feed {
+	f := newFeed(tenant)
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	if fs.m == nil {
@@ -92,12 +94,16 @@ func (fs *feeds) open(id string) *feed {
 	return f
 }
 
-// get returns the feed of run id, if it is in progress.
-func (fs *feeds) get(id string) (*feed, bool) {
+// get returns the feed of tenant's run id, if it is in progress; another
+// tenant's run has none.
+func (fs *feeds) get(tenant, id string) (*feed, bool) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	f, ok := fs.m[id]
-	return f, ok
+	if !ok || f.tenant != tenant {
+		return nil, false
+	}
+	return f, true
 }
 
 // close ends run id's feed and forgets it: later followers read the

@@ -139,7 +139,7 @@ func (s *Server) createRun(w http.ResponseWriter, r *http.Request) {
 // will go, and publishes its first event. finish ends the feed with the
 // run's result.
 func (s *Server) withFeed(rec *store.Run, req *sandbox.Request) (f *feed, finish func(sandbox.Result)) {
-	f = s.feeds.open(rec.ID)
+	f = s.feeds.open(rec.Tenant, rec.ID)
 	f.publish("run", map[string]any{"id": rec.ID, "status": store.StatusQueued})
 	out := newOutputRedactor(s.cfg.Redactor, f.publish)
 	req.OnOutput = out.output
@@ -172,6 +172,13 @@ func streamCached(w http.ResponseWriter, resp RunResponse) {
 // polling its record until it ends, then answered like a cache hit.
 func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
 	tenant, id := tenantOf(r), r.PathValue("id")
+	// The feed first: a waiting run's record may not be written yet.
+	if f, ok := s.feeds.get(tenant, id); ok {
+		es := startEventStream(w)
+		defer es.close()
+		f.follow(r.Context(), es)
+		return
+	}
 	rec, err := s.cfg.Store.Get(r.Context(), tenant, id)
 	if errors.Is(err, store.ErrNotFound) {
 		writeError(w, newError(http.StatusNotFound, codeNotFound, "no run %q", id))
@@ -181,13 +188,7 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, "get run", err)
 		return
 	}
-	if f, ok := s.feeds.get(id); ok {
-		es := startEventStream(w)
-		defer es.close()
-		f.follow(r.Context(), es)
-		return
-	}
-	for rec.FinishedAt == nil { // a run of another server, or between its feed's end and its record's
+	for rec.FinishedAt == nil { // a plain synchronous run: no feed
 		select {
 		case <-r.Context().Done():
 			return
