@@ -16,11 +16,14 @@ const (
 // runtime calls it with each chunk as it is read, in the order the stream
 // was written, and never concurrently with itself: chunks of stdout and
 // stderr are delivered one at a time. Only bytes within the output limit
-// are delivered, so the concatenated chunks of a stream equal the
-// Result's field for it; the Result
-// still carries the whole output. Every call is made before Run (or Exec)
-// returns. A session may hold back the last few bytes read while they
-// could still be the start of its end-of-cell marker, until the next read
-// tells. chunk is only valid during the call.
-// A slow OutputFunc slows the program's output down, never loses it.
+// are delivered, so the concatenated chunks of a stream equal the Result's
+// field for it; the Result still carries the whole output. Every call is
+// made before Run (or Exec) returns. A session may hold back the last few
+// bytes read while they could still be the start of its end-of-cell
+// marker, until the next read tells. chunk is only valid during the call.
+//
+// A slow OutputFunc slows the program's output down, never loses it; one
+// that blocks forever keeps Run (or Exec) from returning, even past the
+// run's limits, so it must not wait on anything unbounded, such as a
+// network client: buffer instead, as the HTTP server's feeds do.
 type OutputFunc func(stream Stream, chunk []byte)
