@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"sync"
 )
 
@@ -33,10 +32,7 @@ func newFeed(tenant string) *feed { return &feed{tenant: tenant, wake: make(chan
 
 // publish appends an event whose data is v as JSON.
 func (f *feed) publish(name string, v any) {
-	b, err := json.Marshal(v)
-	if err != nil { // our own types always marshal
-		name, b = "error", []byte(`{"code":"internal","message":"unencodable event"}`)
-	}
+	name, b := eventData(name, v)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.events = append(f.events, feedEvent{name, b})

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"io"
 	"io/fs"
@@ -160,19 +161,38 @@ func errSessionClosed(id string) *apiError {
 
 // sessionFailed answers err, returned by an operation on session id.
 func (s *Server) sessionFailed(w http.ResponseWriter, id string, err error) {
+	writeError(w, s.sessionError(id, err))
+}
+
+// sessionError is the answer to err, returned by an operation on session
+// id; a failure of the server itself is logged and answered as internal.
+func (s *Server) sessionError(id string, err error) *apiError {
 	if e := inputError(err); e != nil {
-		writeError(w, e)
-		return
+		return e
 	}
 	switch {
 	case errors.Is(err, sandbox.ErrSessionClosed):
 		s.sessions.markClosed(id)
-		writeError(w, errSessionClosed(id))
+		return errSessionClosed(id)
 	case errors.Is(err, fs.ErrNotExist):
-		writeError(w, newError(http.StatusNotFound, codeNotFound, "%v", err))
-	default:
-		s.fail(w, "session "+id, err)
+		return newError(http.StatusNotFound, codeNotFound, "%v", err)
 	}
+	s.log.Error("session "+id, "err", err)
+	return internalError
+}
+
+// exec runs cell in sess and returns its redacted Result, or the error to
+// answer when there is no Result.
+func (s *Server) exec(ctx context.Context, sess sandbox.Session, cell sandbox.Cell) (sandbox.Result, *apiError) {
+	res, err := sess.Exec(ctx, cell)
+	if err != nil && res.Status == "" {
+		return res, s.sessionError(sess.ID(), err)
+	}
+	if err != nil { // a platform failure that still has a Result
+		s.log.Error("session cell failed", "session", sess.ID(), "err", err)
+	}
+	s.cfg.Redactor.RedactResult(&res)
+	return res, nil
 }
 
 // createSession serves POST /v1/sessions.
@@ -231,15 +251,11 @@ func (s *Server) execCell(w http.ResponseWriter, r *http.Request) {
 		s.streamCell(w, r, sess, cell)
 		return
 	}
-	res, err := sess.Exec(r.Context(), cell)
-	if err != nil && res.Status == "" {
-		s.sessionFailed(w, sess.ID(), err)
+	res, apiErr := s.exec(r.Context(), sess, cell)
+	if apiErr != nil {
+		writeError(w, apiErr)
 		return
 	}
-	if err != nil { // a platform failure that still has a Result
-		s.log.Error("session cell failed", "session", sess.ID(), "err", err)
-	}
-	s.cfg.Redactor.RedactResult(&res)
 	writeJSON(w, http.StatusOK, res)
 }
 
@@ -325,25 +341,11 @@ func (s *Server) streamCell(w http.ResponseWriter, r *http.Request, sess sandbox
 	defer es.close()
 	out := newOutputRedactor(s.cfg.Redactor, es.send)
 	cell.OnOutput = out.output
-	res, err := sess.Exec(r.Context(), cell)
-	out.flush()
-	if err != nil && res.Status == "" {
-		e := inputError(err)
-		switch {
-		case e != nil:
-		case errors.Is(err, sandbox.ErrSessionClosed):
-			s.sessions.markClosed(sess.ID())
-			e = errSessionClosed(sess.ID())
-		default:
-			s.log.Error("session cell failed", "session", sess.ID(), "err", err)
-			e = internalError
-		}
-		es.send("error", e)
+	res, apiErr := s.exec(r.Context(), sess, cell)
+	out.flush() // the runtime delivers no output after Exec returns
+	if apiErr != nil {
+		es.send("error", apiErr)
 		return
 	}
-	if err != nil {
-		s.log.Error("session cell failed", "session", sess.ID(), "err", err)
-	}
-	s.cfg.Redactor.RedactResult(&res)
 	es.send("result", res)
 }

@@ -74,14 +74,19 @@ func startEventStream(w http.ResponseWriter) *eventStream {
 	return es
 }
 
+// eventData encodes v as the data of the event called name. Our own types
+// always marshal; were one not to, the event becomes an internal error.
+func eventData(name string, v any) (string, []byte) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "error", []byte(`{"code":"internal","message":"unencodable event"}`)
+	}
+	return name, b
+}
+
 // send writes one event whose data is v as JSON.
 func (es *eventStream) send(event string, v any) {
-	b, err := json.Marshal(v)
-	if err != nil { // our own types always marshal
-		b = []byte(`{"code":"internal","message":"unencodable event"}`)
-		event = "error"
-	}
-	es.sendJSON(event, b)
+	es.sendJSON(eventData(event, v))
 }
 
 // sendJSON writes one event whose data is the JSON document b.

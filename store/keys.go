@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"strings"
 	"time"
 )
 
@@ -32,8 +31,7 @@ type APIKey struct {
 	RevokedAt *time.Time `json:"revoked_at,omitempty"`
 }
 
-// apiKeyPrefix starts every secret, so that a leaked one is recognisable
-// (and the redactor can find it).
+// apiKeyPrefix starts every secret, so that a leaked one is recognisable.
 const apiKeyPrefix = "crk_"
 
 // tenantRE is what a tenant name may be: short, lower-case, safe in URLs,
@@ -68,12 +66,6 @@ func NewAPIKey(tenant, name string) (secret string, key *APIKey, err error) {
 func HashAPIKey(secret string) string {
 	sum := sha256.Sum256([]byte(secret))
 	return hex.EncodeToString(sum[:])
-}
-
-// LooksLikeAPIKey reports whether s has the form NewAPIKey gives secrets.
-func LooksLikeAPIKey(s string) bool {
-	rest, ok := strings.CutPrefix(s, apiKeyPrefix)
-	return ok && len(rest) == 43
 }
 
 func (s *sqlStore) CreateKey(ctx context.Context, k *APIKey) error {

@@ -28,6 +28,8 @@ type serveConfig struct {
 	CacheTTL string `json:"cache_ttl"`
 	// Redact configures output redaction; Patterns defaults to true.
 	Redact *redactConfig `json:"redact"`
+	// cacheTTL is CacheTTL parsed, zero when not set.
+	cacheTTL time.Duration
 	// TenantDefaults are the limits of every tenant not in Tenants.
 	TenantDefaults server.TenantLimits `json:"tenant_defaults"`
 	// Tenants are limits of particular tenants, replacing the defaults.
@@ -74,6 +76,7 @@ func loadServeConfig(path string) (*serveConfig, error) {
 		if err != nil || d <= 0 {
 			return nil, fmt.Errorf("--config %s: cache_ttl must be a positive duration such as \"10m\", got %q", path, c.CacheTTL)
 		}
+		c.cacheTTL = d
 	}
 	return c, nil
 }
@@ -81,9 +84,7 @@ func loadServeConfig(path string) (*serveConfig, error) {
 // apply sets cfg's fields from the file.
 func (c *serveConfig) apply(cfg *server.Config) {
 	cfg.MaxConcurrent, cfg.MaxQueue, cfg.MaxBodyBytes = c.MaxConcurrent, c.MaxQueue, c.MaxBodyBytes
-	if c.CacheTTL != "" {
-		cfg.CacheTTL, _ = time.ParseDuration(c.CacheTTL) // checked by loadServeConfig
-	}
+	cfg.CacheTTL = c.cacheTTL
 	cfg.TenantDefaults, cfg.Tenants = c.TenantDefaults, c.Tenants
 }
 
