@@ -175,6 +175,20 @@ func awaitNoProcs(token string, uid int, limit time.Duration) []int {
 	}
 }
 
+// awaitProcs waits up to limit for a process carrying token to appear,
+// and returns those found. A child that Popen has just forked carries its
+// new command line only once its exec is done, so a single look can miss it.
+func awaitProcs(token string, uid int, limit time.Duration) []int {
+	deadline := time.Now().Add(limit)
+	for {
+		found := procsWith(token, uid)
+		if len(found) > 0 || time.Now().After(deadline) {
+			return found
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // sighting is a process a spotter saw: its pid and its /proc/<pid>/cgroup.
 type sighting struct {
 	pid     int
@@ -666,7 +680,7 @@ func TestSessionIsolation(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantOK(t, execCode(t, a, fmt.Sprintf("import subprocess\nopen('/tmp/tmp-secret', 'w').write(%q)\nsleeper = subprocess.Popen([%q, '1000'], executable='sleep')", token, token)))
-	if len(procsWith(token, sandboxUID)) == 0 {
+	if len(awaitProcs(token, sandboxUID, 5*time.Second)) == 0 {
 		t.Fatalf("positive control: A's `sleep 1000` named %s is not running on the host", token)
 	}
 
