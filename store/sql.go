@@ -87,6 +87,10 @@ func newSQLStore(ctx context.Context, db *sql.DB, d dialect) (Store, error) {
 		db.Close()
 		return nil, err
 	}
+	if err := s.prepare(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -94,6 +98,7 @@ func newSQLStore(ctx context.Context, db *sql.DB, d dialect) (Store, error) {
 type sqlStore struct {
 	db      *sql.DB
 	dialect dialect
+	stmts   statements
 	// now is the clock; tests replace it.
 	now func() time.Time
 }
@@ -142,8 +147,7 @@ func (s *sqlStore) Create(ctx context.Context, r *Run) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.db.ExecContext(ctx, s.q(`INSERT INTO runs (`+runColumns+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`), args...)
+	_, err = s.stmts.createRun.ExecContext(ctx, args...)
 	if err != nil {
 		return fmt.Errorf("store: create run %s: %w", r.ID, err)
 	}
@@ -162,7 +166,7 @@ func (s *sqlStore) Update(ctx context.Context, r *Run) error {
 	set = append(set, cols[:len(cols)-3]...)
 	set = append(set, cols[len(cols)-2:]...)
 	set = append(set, r.Tenant, r.ID)
-	res, err := s.db.ExecContext(ctx, s.q(`UPDATE runs SET `+updateColumns+` WHERE tenant = ? AND id = ?`), set...)
+	res, err := s.stmts.updateRun.ExecContext(ctx, set...)
 	if err != nil {
 		return fmt.Errorf("store: update run %s: %w", r.ID, err)
 	}
@@ -177,7 +181,7 @@ func (s *sqlStore) Update(ctx context.Context, r *Run) error {
 }
 
 func (s *sqlStore) Get(ctx context.Context, tenant, id string) (*Run, error) {
-	row := s.db.QueryRowContext(ctx, s.q(`SELECT `+runColumns+` FROM runs WHERE tenant = ? AND id = ?`), tenant, id)
+	row := s.stmts.getRun.QueryRowContext(ctx, tenant, id)
 	r, err := scanRun(row)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotFound
@@ -267,8 +271,7 @@ func (s *sqlStore) MarkInterrupted(ctx context.Context) (int, error) {
 func (s *sqlStore) CacheGet(ctx context.Context, tenant, key string) (*Run, bool, error) {
 	var runID string
 	var expires int64
-	err := s.db.QueryRowContext(ctx, s.q(`SELECT run_id, expires_at FROM run_cache WHERE tenant = ? AND cache_key = ?`),
-		tenant, key).Scan(&runID, &expires)
+	err := s.stmts.cacheGet.QueryRowContext(ctx, tenant, key).Scan(&runID, &expires)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, false, nil
 	}
@@ -314,7 +317,7 @@ func (s *sqlStore) deleteExpired(ctx context.Context, now int64) error {
 	return nil
 }
 
-func (s *sqlStore) Close() error { return s.db.Close() }
+func (s *sqlStore) Close() error { return errors.Join(s.stmts.close(), s.db.Close()) }
 
 // NewID returns a new random run ID, for a caller that needs the ID before
 // Create: a 128-bit value in hex.
