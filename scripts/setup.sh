@@ -72,9 +72,15 @@ for bin in /usr/bin/python3 /usr/bin/node /bin/bash; do
 done
 
 # 4. build
-# A static binary: every sandbox re-executes it as its init, and a dynamic
-# one would pay the dynamic loader and libc start-up each time.
-build() { CGO_ENABLED=0 go build "$@" -o bin/crucible ./cmd/crucible; }
+# Static binaries: a dynamic one would pay the dynamic loader and libc
+# start-up at every sandbox. crucible-init, every sandbox's PID 1, is built
+# first and embedded into crucible (build tag crucible_initexe; see package
+# sandbox/linux/initexe); it is stripped, as it is copied into memory once
+# per server.
+build() {
+	CGO_ENABLED=0 go build "$@" -ldflags='-s -w' -o sandbox/linux/initexe/crucible-init ./cmd/crucible-init &&
+		CGO_ENABLED=0 go build "$@" -tags crucible_initexe -o bin/crucible ./cmd/crucible
+}
 if ! build >"$log" 2>&1 </dev/null; then
 	# A checkout owned by another user makes git refuse to report its
 	# status ("dubious ownership"), which fails Go's VCS stamping. The

@@ -45,13 +45,18 @@ step() {
 	fi
 }
 
-step "go vet" go vet ./...
-step "go test" go test -count=1 -timeout 20m ./...
+# Tests build as bin/crucible does, with crucible-init embedded (setup.sh
+# built it); the fallback, a crucible that re-executes itself as init, is
+# vetted and runs the conformance suite.
+step "go vet" go vet -tags crucible_initexe ./...
+step "go vet (no crucible-init)" go vet ./sandbox/linux/... ./cmd/...
+step "go test" go test -tags crucible_initexe -count=1 -timeout 20m ./...
+step "go test (no crucible-init)" go test -count=1 -timeout 10m -run '^(TestConformance|TestSelfWithoutEmbedded)$' ./sandbox/linux/...
 if $bench; then
-	step "benchmarks" go test -run '^$' -bench . -benchtime 20x ./sandbox/linux/
-	step "eval benchmark" go test -run '^$' -bench Canonical -benchtime 2x ./eval/
-	step "agent benchmark" go test -run '^$' -bench LoopOverhead -benchtime 200x ./agent/
-	step "API benchmark" go test -run '^$' -bench APIOverhead -benchtime 40x ./server/
+	step "benchmarks" go test -tags crucible_initexe -run '^$' -bench . -benchtime 20x ./sandbox/linux/
+	step "eval benchmark" go test -tags crucible_initexe -run '^$' -bench Canonical -benchtime 2x ./eval/
+	step "agent benchmark" go test -tags crucible_initexe -run '^$' -bench LoopOverhead -benchtime 200x ./agent/
+	step "API benchmark" go test -tags crucible_initexe -run '^$' -bench APIOverhead -benchtime 40x ./server/
 	step "API throughput" bin/crucible bench api --duration 30s --concurrency 2,8,32
 fi
 

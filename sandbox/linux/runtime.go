@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/crucible-sandbox/crucible/sandbox/linux/initexe"
 	"github.com/crucible-sandbox/crucible/sandbox/linux/sandboxinit"
 	"os"
 	"strings"
@@ -58,6 +59,8 @@ type Options struct {
 // Runtime runs each request in a fresh native sandbox. It is safe for
 // concurrent use.
 type Runtime struct {
+	// initPath is the executable every sandbox's init is started from.
+	initPath            string
 	base                sandboxinit.BaseConfig
 	imageDigest         string
 	env                 []string
@@ -109,6 +112,9 @@ func New(opts Options) (*Runtime, error) {
 		return nil, err
 	}
 	if r.base.Seccomp, err = assembleSeccomp(); err != nil {
+		return nil, err
+	}
+	if r.initPath, err = initexe.Path(); err != nil {
 		return nil, err
 	}
 	if _, err := os.Stat(cgroupRoot); err != nil {

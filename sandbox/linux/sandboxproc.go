@@ -5,11 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/crucible-sandbox/crucible/sandbox/linux/sandboxinit"
 	"os"
 	"os/exec"
 	"syscall"
 	"time"
+
+	"github.com/crucible-sandbox/crucible/sandbox/linux/sandboxinit"
 )
 
 // cloneFlags are the namespaces every sandbox gets. The cgroup namespace is
@@ -70,7 +71,7 @@ func (r *Runtime) startInit(cg runCgroup) (*sandboxProc, error) {
 	stdin, stdout, stderr, config, events := pipes[0], pipes[1], pipes[2], pipes[3], pipes[4]
 	toKernel, fromKernel := pipes[5], pipes[6]
 	cmd := &exec.Cmd{
-		Path:       "/proc/self/exe",
+		Path:       r.initPath,
 		Args:       []string{sandboxinit.Arg0},
 		Env:        []string{"GOMAXPROCS=1", "GOGC=off"}, // nothing of the host's environment; init is short-lived and allocates little
 		Stdin:      stdin.r,

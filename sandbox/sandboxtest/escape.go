@@ -28,6 +28,9 @@ func testWriteOutside(t *testing.T, s *suite) {
 		"/" + tok, "/usr/" + tok, "/usr/bin/" + tok, "/etc/" + tok, "/etc/passwd",
 		"/code/main.py", "/code/" + tok, "/dev/" + tok, "/proc/sys/kernel/hostname",
 		"/proc/1/root/" + tok, "/sys/fs/cgroup/" + tok,
+		// init's executable: the host's binary or its sealed copy (the
+		// attack of CVE-2019-5736 on runc).
+		"/proc/1/exe",
 	}
 	// /tmp and /dev/shm are the sandbox's own (they share the working
 	// tmpfs): writing there works, and must not reach the host's.
