@@ -11,22 +11,72 @@ restriction already in place: it is a convenience for the user's code,
 not a security boundary.
 """
 
-import ast
-import base64
+# Only what a stateless run needs is imported here: a warm sandbox pays
+# every import before it can serve, and the json package alone (through re
+# and enum) costs more CPU than the rest of the kernel's start. What cells
+# need is imported by import_cell_modules; signal is its C core, _signal,
+# for the same reason.
+import _signal as signal
 import builtins
 import fcntl
-import importlib
 import importlib.machinery
-import io
-import json
 import os
 import resource
-import signal
 import sys
-import traceback
 import types
 
 MAX_REPR = 64 * 1024
+
+
+def import_cell_modules():
+    """Import what session cells need (a session kernel does it at start)."""
+    global ast, base64, io, traceback
+    import ast
+    import base64
+    import io
+    import traceback
+
+
+def json_codec():
+    """Return compact JSON dumps and loads functions.
+
+    They use the json package's C accelerator directly, without importing
+    the package; if the accelerator is missing or its interface differs,
+    they are the package's own.
+    """
+    try:
+        import _json
+
+        class Context:  # the attributes the C scanner reads
+            strict = True
+            object_hook = object_pairs_hook = None
+            parse_float, parse_int, parse_constant = float, int, float
+            memo = {}
+
+        def unserializable(value):
+            raise TypeError("not JSON serializable: %s" % type(value).__name__)
+
+        scan = _json.make_scanner(Context())
+        encode = _json.make_encoder(None, unserializable, _json.encode_basestring_ascii,
+                                    None, ":", ",", False, False, True)
+
+        def dumps(value):
+            return "".join(encode(value, 0))
+
+        def loads(text):
+            value, _ = scan(text, 0)
+            return value
+
+        probe = {"a": [1, 2.5, None, True, "\u00e9\n\"x"], "b": {}}
+        if loads(dumps(probe)) != probe:
+            raise ValueError("the C codec does not round-trip")
+        return dumps, loads
+    except Exception:
+        import json
+        return json.dumps, json.loads
+
+
+json_dumps, json_loads = json_codec()
 
 
 def private_fd(fd, mode):
@@ -43,7 +93,7 @@ KERNEL_FILE = __file__
 
 
 def send(message):
-    REPLIES.write(json.dumps(message) + "\n")
+    REPLIES.write(json_dumps(message) + "\n")
     REPLIES.flush()
 
 
@@ -243,9 +293,13 @@ def exit_like_interpreter(status, main, interrupted):
     """
     import atexit
     import gc
-    import threading
+    # As CPython's shutdown: threads are joined only if the program
+    # imported threading (importing it here would cost the run
+    # milliseconds).
+    threading = sys.modules.get("threading")
     try:
-        threading._shutdown()
+        if threading is not None:
+            threading._shutdown()
     except BaseException:
         pass
     try:
@@ -272,9 +326,17 @@ def exit_like_interpreter(status, main, interrupted):
 
 
 def main():
-    names = []
-    if len(sys.argv) > 2 and sys.argv[1] == "--preload":
-        names = [n for n in sys.argv[2].split(",") if n]
+    names, stateless = [], False
+    args = sys.argv[1:]
+    while args:
+        if args[0] == "--stateless":
+            stateless, args = True, args[1:]
+        elif args[0] == "--preload" and len(args) > 1:
+            names, args = [n for n in args[1].split(",") if n], args[2:]
+        else:
+            args = args[1:]
+    if not stateless:
+        import_cell_modules()
     loaded = preload(names)
     # What the kernel and the preloaded modules made lives as long as the
     # process: move it out of the collector's sight, so that collections
@@ -290,7 +352,7 @@ def main():
             continue
         if not line:
             return
-        request = json.loads(line)
+        request = json_loads(line)
         if request.get("op") == "run":
             run_main(request)
         reply = {"id": request.get("id"), "status": "error"}

@@ -22,13 +22,27 @@ type kernelProc struct {
 	preloaded []string
 }
 
+// kernelMode is what a kernel will serve.
+type kernelMode int
+
+const (
+	// sessionKernel serves a session's cells.
+	sessionKernel kernelMode = iota
+	// statelessKernel serves one stateless run, in a warm sandbox: it
+	// imports only what that needs, leaving the modules cells use unloaded.
+	statelessKernel
+)
+
 // bootKernel turns a ready sandbox into a running Python kernel: it sends
 // the kernel program with the channel, waits for the program to start,
 // moves init out of the run's cgroup, and waits for the kernel's greeting.
 // It does not consume events after the start: the caller watches p.events
 // for the kernel's exit.
-func (r *Runtime) bootKernel(ctx context.Context, p *sandboxProc, lim sandbox.Limits, env map[string]string, files []sandbox.File, preload []string) (*kernelProc, error) {
+func (r *Runtime) bootKernel(ctx context.Context, p *sandboxProc, lim sandbox.Limits, env map[string]string, files []sandbox.File, mode kernelMode, preload []string) (*kernelProc, error) {
 	argv := []string{lang.For(sandbox.Python).Interpreter, kernel.PythonPath}
+	if mode == statelessKernel {
+		argv = append(argv, "--stateless")
+	}
 	if len(preload) > 0 {
 		argv = append(argv, "--preload", strings.Join(preload, ","))
 	}

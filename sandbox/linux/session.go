@@ -85,7 +85,7 @@ func (r *Runtime) startSession(ctx context.Context, req *sandbox.SessionRequest)
 
 // boot starts the kernel and the session's watchers.
 func (s *Session) boot(ctx context.Context, req *sandbox.SessionRequest) error {
-	k, err := s.rt.bootKernel(ctx, s.p, s.lim, req.Env, req.Files, nil)
+	k, err := s.rt.bootKernel(ctx, s.p, s.lim, req.Env, req.Files, sessionKernel, nil)
 	if err != nil {
 		return err
 	}

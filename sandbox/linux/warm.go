@@ -35,7 +35,7 @@ func (r *Runtime) launchWarm(preload []string) (*sandboxProc, error) {
 	if err != nil {
 		return nil, err
 	}
-	k, err := r.bootKernel(context.Background(), p, sandbox.DefaultLimits.WithDefaults(), nil, nil, preload)
+	k, err := r.bootKernel(context.Background(), p, sandbox.DefaultLimits.WithDefaults(), nil, nil, statelessKernel, preload)
 	if err != nil {
 		_ = p.release()
 		return nil, err
