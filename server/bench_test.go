@@ -3,6 +3,7 @@ package server_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -26,7 +27,9 @@ import (
 // to the runtime directly, in the same process, alternating the two. Both
 // take a warm sandbox: before each timed pair the benchmark waits,
 // untimed, for the pool to be full. It reports the medians and
-// added_ms_p50, their difference (target ≤ 1 ms).
+// added_ms_p50, their difference (target ≤ 1 ms), and what a bare HTTP
+// handler around the runtime adds, bare_http_added_ms_p50: the part of
+// the overhead that is HTTP itself on this machine.
 func BenchmarkAPIOverhead(b *testing.B) {
 	if os.Geteuid() != 0 {
 		b.Skip("the native sandbox needs root")
@@ -51,6 +54,22 @@ func BenchmarkAPIOverhead(b *testing.B) {
 	}
 	hs := httptest.NewServer(srv.Handler())
 	defer hs.Close()
+	// The floor any HTTP service has here: a handler that only decodes the
+	// request, calls the runtime and encodes the Result.
+	bare := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req sandbox.Request
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		res, err := rt.Run(r.Context(), req)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		_ = json.NewEncoder(w).Encode(res)
+	}))
+	defer bare.Close()
 	req := sandbox.Request{Language: sandbox.Python, Code: "print(1)"}
 	body := []byte(`{"language":"python","code":"print(1)"}`)
 	waitFull := func() {
@@ -58,7 +77,20 @@ func BenchmarkAPIOverhead(b *testing.B) {
 			time.Sleep(time.Millisecond)
 		}
 	}
-	var direct, api []time.Duration
+	post := func(url string) time.Duration {
+		t := time.Now()
+		resp, err := http.Post(url, "application/json", bytes.NewReader(body))
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			b.Fatalf("%s: HTTP %d", url, resp.StatusCode)
+		}
+		return time.Since(t)
+	}
+	var direct, api, bareHTTP []time.Duration
 	for b.Loop() {
 		b.StopTimer()
 		waitFull()
@@ -72,22 +104,17 @@ func BenchmarkAPIOverhead(b *testing.B) {
 		b.StopTimer()
 		waitFull()
 		b.StartTimer()
-		t = time.Now()
-		resp, err := http.Post(hs.URL+"/v1/runs?cache=0", "application/json", bytes.NewReader(body))
-		if err != nil {
-			b.Fatal(err)
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			b.Fatalf("api: HTTP %d", resp.StatusCode)
-		}
-		api = append(api, time.Since(t))
+		api = append(api, post(hs.URL+"/v1/runs?cache=0"))
+		b.StopTimer()
+		waitFull()
+		b.StartTimer()
+		bareHTTP = append(bareHTTP, post(bare.URL))
 	}
-	d, a := median(direct), median(api)
+	d, a, h := median(direct), median(api), median(bareHTTP)
 	b.ReportMetric(ms(d), "direct_ms_p50")
 	b.ReportMetric(ms(a), "api_ms_p50")
 	b.ReportMetric(ms(a-d), "added_ms_p50")
+	b.ReportMetric(ms(h-d), "bare_http_added_ms_p50")
 }
 
 func median(ds []time.Duration) time.Duration {
