@@ -162,27 +162,15 @@ func procStatus(pid int) []string {
 	return strings.Split(string(b), "\n")
 }
 
-// awaitNoProcs waits up to limit for the processes carrying token to be
-// gone, and returns those still there.
-func awaitNoProcs(token string, uid int, limit time.Duration) []int {
-	deadline := time.Now().Add(limit)
-	for {
-		left := procsWith(token, uid)
-		if len(left) == 0 || time.Now().After(deadline) {
-			return left
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// awaitProcs waits up to limit for a process carrying token to appear,
-// and returns those found. A child that Popen has just forked carries its
-// new command line only once its exec is done, so a single look can miss it.
-func awaitProcs(token string, uid int, limit time.Duration) []int {
+// awaitProcs waits up to limit until the processes carrying token are
+// running (running true) or gone (false), and returns those there at the
+// end. A child that Popen has just forked carries its new command line
+// only once its exec is done, so a single look can miss it.
+func awaitProcs(token string, uid int, running bool, limit time.Duration) []int {
 	deadline := time.Now().Add(limit)
 	for {
 		found := procsWith(token, uid)
-		if len(found) > 0 || time.Now().After(deadline) {
+		if (len(found) > 0) == running || time.Now().After(deadline) {
 			return found
 		}
 		time.Sleep(10 * time.Millisecond)
@@ -374,7 +362,7 @@ func TestSessionUnresponsiveCellKillsSession(t *testing.T) {
 		t.Errorf("positive control: no cgroup of this process found while the session is open")
 	}
 
-	if left := awaitNoProcs(token, sandboxUID, 2*time.Second); len(left) > 0 {
+	if left := awaitProcs(token, sandboxUID, false, 2*time.Second); len(left) > 0 {
 		t.Errorf("2s after the session was killed, its processes %v are alive", left)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
@@ -680,7 +668,7 @@ func TestSessionIsolation(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantOK(t, execCode(t, a, fmt.Sprintf("import subprocess\nopen('/tmp/tmp-secret', 'w').write(%q)\nsleeper = subprocess.Popen([%q, '1000'], executable='sleep')", token, token)))
-	if len(awaitProcs(token, sandboxUID, 5*time.Second)) == 0 {
+	if len(awaitProcs(token, sandboxUID, true, 5*time.Second)) == 0 {
 		t.Fatalf("positive control: A's `sleep 1000` named %s is not running on the host", token)
 	}
 
