@@ -626,13 +626,27 @@ func TestSessionArtifacts(t *testing.T) {
 	}
 }
 
+// pyProcsWithToken is Python, part of a fmt template (hence the %%), that
+// sets procs to the pids, as the sandbox sees them, whose command line
+// holds token.
+const pyProcsWithToken = `procs = []
+for pid in os.listdir('/proc'):
+    if pid.isdigit():
+        try:
+            with open('/proc/%%s/cmdline' %% pid, 'rb') as f:
+                if token.encode() in f.read():
+                    procs.append(pid)
+        except OSError:
+            pass
+`
+
 // isolationScan is a cell that reports, as JSON on stdout, the files under
 // /work and /tmp whose name or content holds token and the processes whose
 // command line holds it.
 func isolationScan(token string) string {
 	return fmt.Sprintf(`import json, os
 token = %q
-files, procs = [], []
+files = []
 for top in ('/work', '/tmp'):
     for root, dirs, names in os.walk(top):
         for n in dirs + names:
@@ -643,15 +657,7 @@ for top in ('/work', '/tmp'):
                 with open(p, 'rb') as f:
                     if token.encode() in f.read():
                         files.append(p)
-for pid in os.listdir('/proc'):
-    if pid.isdigit():
-        try:
-            with open('/proc/%%s/cmdline' %% pid, 'rb') as f:
-                if token.encode() in f.read():
-                    procs.append(pid)
-        except OSError:
-            pass
-print(json.dumps({'files': files, 'procs': procs}))`, token)
+`+pyProcsWithToken+`print(json.dumps({'files': files, 'procs': procs}))`, token)
 }
 
 // TestSessionIsolation proves two sessions share nothing: B sees neither

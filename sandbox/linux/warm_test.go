@@ -117,16 +117,7 @@ print('planted')`, token)
 
 			check := fmt.Sprintf(`import builtins, json, os
 token = %q
-procs = []
-for pid in os.listdir('/proc'):
-    if pid.isdigit():
-        try:
-            with open('/proc/%%s/cmdline' %% pid, 'rb') as f:
-                if token.encode() in f.read():
-                    procs.append(pid)
-        except OSError:
-            pass
-print(json.dumps({'work': sorted(os.listdir('/work')), 'tmp': sorted(os.listdir('/tmp')),
+`+pyProcsWithToken+`print(json.dumps({'work': sorted(os.listdir('/work')), 'tmp': sorted(os.listdir('/tmp')),
     'global': 'left' in globals(), 'builtin': hasattr(builtins, 'left'),
     'module': hasattr(json, 'left'), 'env': 'LEFT' in os.environ, 'procs': procs}))`, token)
 			want := leftovers{Work: []string{}, Tmp: seed, Procs: []string{}}
