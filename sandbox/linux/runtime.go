@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/crucible-sandbox/crucible/sandbox/linux/initexe"
-	"github.com/crucible-sandbox/crucible/sandbox/linux/sandboxinit"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -13,6 +11,8 @@ import (
 
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/sandbox/lang"
+	"github.com/crucible-sandbox/crucible/sandbox/linux/initexe"
+	"github.com/crucible-sandbox/crucible/sandbox/linux/sandboxinit"
 )
 
 // nobody is the default sandbox user and group: the conventional

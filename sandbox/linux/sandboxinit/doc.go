@@ -6,7 +6,8 @@
 //
 // The host side (package linux) starts this code by executing
 // crucible-init, or its own binary, with argv[0] set to Arg0; this
-// package's init function then takes the process over. Host and sandbox talk over two private pipes with the
-// messages in protocol.go. Nothing here trusts the program: the program
-// starts only after every restriction is in place.
+// package's init function then takes the process over. Host and sandbox
+// talk over two private pipes with the messages in protocol.go. Nothing
+// here trusts the program: the program starts only after every
+// restriction is in place.
 package sandboxinit
