@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/crucible-sandbox/crucible/sandbox"
@@ -65,7 +64,6 @@ type Runtime struct {
 	imageDigest         string
 	env                 []string
 	defaultCgroupLimits cgroupLimits
-	seq                 atomic.Uint64
 	pool                *prestartPool
 	warm                *prestartPool
 	sessions            *sessionTable

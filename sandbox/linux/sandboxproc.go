@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -17,6 +18,12 @@ import (
 // made later, by init, once it is inside the run's cgroup.
 const cloneFlags = syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWNET |
 	syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS
+
+// sandboxSeq numbers the sandboxes of this process, for their cgroups'
+// names. It is shared by every Runtime in the process: two runtimes with
+// counters of their own would give two sandboxes the same cgroup, and the
+// first to end would remove the other's.
+var sandboxSeq atomic.Uint64
 
 // setupTimeout bounds how long building a sandbox may take before it is
 // declared a platform failure.
@@ -44,7 +51,7 @@ type sandboxProc struct {
 // launch starts a sandbox's init in new namespaces, inside a new cgroup with
 // the limits lim, and waits until it has built the sandbox.
 func (r *Runtime) launch(lim cgroupLimits) (*sandboxProc, error) {
-	name := fmt.Sprintf("%d.%d", os.Getpid(), r.seq.Add(1))
+	name := fmt.Sprintf("%d.%d", os.Getpid(), sandboxSeq.Add(1))
 	cg, err := newRunCgroup(name, lim)
 	if err != nil {
 		return nil, fmt.Errorf("create cgroup: %w", err)

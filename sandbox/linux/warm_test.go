@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -318,5 +319,27 @@ func TestConformanceWarm(t *testing.T) {
 				return tc.wrap(rt)
 			})
 		})
+	}
+}
+
+// TestRuntimesShareNoCgroup proves two runtimes in one process give their
+// sandboxes cgroups of their own: with a counter per runtime, both first
+// sandboxes were named <pid>.1, and the first to end removed the cgroup
+// the other was still running in.
+func TestRuntimesShareNoCgroup(t *testing.T) {
+	a, b := newRuntime(t, linux.Options{Warm: 1}), newRuntime(t, linux.Options{Warm: 1})
+	awaitWarm(t, a)
+	awaitWarm(t, b)
+	names := map[string]bool{}
+	for _, dir := range ownCgroups() {
+		names[filepath.Base(dir)] = true
+	}
+	if len(names) < 2 {
+		t.Fatalf("two runtimes' warm sandboxes are in %d cgroup(s) %v, want one each", len(names), slices.Sorted(maps.Keys(names)))
+	}
+	for _, rt := range []*linux.Runtime{a, b} {
+		if res := runProgram(t, rt, sandbox.Request{Language: sandbox.Python, Code: "print(1)"}); res.Status != sandbox.StatusOK {
+			t.Errorf("run: %s", describe(res))
+		}
 	}
 }
