@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crucible-sandbox/crucible/api"
 	"github.com/crucible-sandbox/crucible/client"
 	"github.com/crucible-sandbox/crucible/policy"
 	"github.com/crucible-sandbox/crucible/sandbox"
@@ -217,7 +218,7 @@ func TestListRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var seen []store.Run
+	var seen []api.Run
 	opts := client.ListOptions{Language: "python", Status: "ok", Since: start, Limit: 2}
 	for page := 0; ; page++ {
 		runs, next, err := c.ListRuns(ctx, opts)

@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/crucible-sandbox/crucible/api"
 	"github.com/crucible-sandbox/crucible/sandbox"
-	"github.com/crucible-sandbox/crucible/store"
 )
 
 // RunResult is the answer to a synchronous run: the run's Result, redacted
@@ -119,8 +119,8 @@ func (c *Client) RunAsync(ctx context.Context, req sandbox.Request, opts ...RunO
 
 // GetRun returns the record of run id (GET /v1/runs/{id}); IsNotFound
 // reports an unknown id.
-func (c *Client) GetRun(ctx context.Context, id string) (*store.Run, error) {
-	var run store.Run
+func (c *Client) GetRun(ctx context.Context, id string) (*api.Run, error) {
+	var run api.Run
 	if err := c.call(ctx, request{method: "GET", path: "/v1/runs/" + url.PathEscape(id)}, nil, &run); err != nil {
 		return nil, err
 	}
@@ -136,7 +136,7 @@ const DefaultPoll = 250 * time.Millisecond
 // memory_limit, output_limit, killed, blocked, internal and interrupted.
 // It returns ctx's error if ctx ends first, and GetRun's error if a poll
 // fails.
-func (c *Client) WaitRun(ctx context.Context, id string, poll time.Duration) (*store.Run, error) {
+func (c *Client) WaitRun(ctx context.Context, id string, poll time.Duration) (*api.Run, error) {
 	if poll <= 0 {
 		poll = DefaultPoll
 	}
@@ -147,7 +147,7 @@ func (c *Client) WaitRun(ctx context.Context, id string, poll time.Duration) (*s
 		if err != nil {
 			return nil, err
 		}
-		if run.Status != store.StatusQueued && run.Status != store.StatusRunning {
+		if run.Status != api.StatusQueued && run.Status != api.StatusRunning {
 			return run, nil
 		}
 		select {
@@ -177,7 +177,7 @@ type ListOptions struct {
 // ListRuns returns one page of runs, newest first (GET /v1/runs), and the
 // cursor of the next page, "" after the last one: pass it as
 // ListOptions.Cursor to continue.
-func (c *Client) ListRuns(ctx context.Context, opts ListOptions) (runs []store.Run, next string, err error) {
+func (c *Client) ListRuns(ctx context.Context, opts ListOptions) (runs []api.Run, next string, err error) {
 	q := url.Values{}
 	if opts.Status != "" {
 		q.Set("status", opts.Status)
@@ -195,8 +195,8 @@ func (c *Client) ListRuns(ctx context.Context, opts ListOptions) (runs []store.R
 		q.Set("cursor", opts.Cursor)
 	}
 	var page struct {
-		Runs []store.Run `json:"runs"`
-		Next string      `json:"next"`
+		Runs []api.Run `json:"runs"`
+		Next string    `json:"next"`
 	}
 	if err := c.call(ctx, request{method: "GET", path: "/v1/runs", query: q}, nil, &page); err != nil {
 		return nil, "", err

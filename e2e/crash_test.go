@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crucible-sandbox/crucible/api"
 	"github.com/crucible-sandbox/crucible/client"
 	"github.com/crucible-sandbox/crucible/sandbox"
-	"github.com/crucible-sandbox/crucible/store"
 )
 
 // TestCrashRecovery proves what a kill -9 of `crucible serve` leaves on the
@@ -90,7 +90,7 @@ func TestCrashRecovery(t *testing.T) {
 				t.Fatalf("GetRun(%s): %v", id, err)
 			}
 			statuses[id] = rec.Status
-			if rec.Status == store.StatusRunning {
+			if rec.Status == api.StatusRunning {
 				running++
 			}
 		}
@@ -108,7 +108,7 @@ func TestCrashRecovery(t *testing.T) {
 	step("runs running")
 	queued := 0
 	for _, st := range statuses {
-		if st == store.StatusQueued {
+		if st == api.StatusQueued {
 			queued++
 		}
 	}
@@ -176,9 +176,9 @@ func TestCrashRecovery(t *testing.T) {
 			t.Errorf("GetRun(%s) after the restart: %v", id, err)
 			continue
 		}
-		if rec.Status != store.StatusInterrupted {
+		if rec.Status != api.StatusInterrupted {
 			t.Errorf("run %s was %q at the crash and is %q after the restart, want %q",
-				id, statuses[id], rec.Status, store.StatusInterrupted)
+				id, statuses[id], rec.Status, api.StatusInterrupted)
 		}
 		if rec.FinishedAt == nil {
 			t.Errorf("interrupted run %s has no finished_at", id)

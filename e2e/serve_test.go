@@ -20,9 +20,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crucible-sandbox/crucible/api"
 	"github.com/crucible-sandbox/crucible/client"
 	"github.com/crucible-sandbox/crucible/sandbox"
-	"github.com/crucible-sandbox/crucible/store"
 )
 
 func py(code string) sandbox.Request { return sandbox.Request{Language: sandbox.Python, Code: code} }
@@ -172,7 +172,7 @@ func TestServeEndpoints(t *testing.T) {
 		if err != nil {
 			t.Fatalf("GetRun: %v", err)
 		}
-		if first.Status != store.StatusQueued && first.Status != store.StatusRunning {
+		if first.Status != api.StatusQueued && first.Status != api.StatusRunning {
 			t.Errorf("a 1s run read right after submission has status %q, want queued or running", first.Status)
 		}
 		rec, err := c.WaitRun(ctx, ans.ID, 100*time.Millisecond)
@@ -306,7 +306,7 @@ func TestServeEndpoints(t *testing.T) {
 		if err != nil {
 			t.Fatalf("GetRun: %v", err)
 		}
-		if len(rec.Artifacts) != len(res.Artifacts) || !slices.ContainsFunc(rec.Artifacts, func(a store.ArtifactMeta) bool {
+		if len(rec.Artifacts) != len(res.Artifacts) || !slices.ContainsFunc(rec.Artifacts, func(a api.ArtifactMeta) bool {
 			return a.Name == "out/report.txt" && a.SHA256 == digest && a.Size == int64(len(content))
 		}) {
 			t.Errorf("record artifacts %+v do not describe out/report.txt", rec.Artifacts)
@@ -364,12 +364,12 @@ func TestServeEndpoints(t *testing.T) {
 		filters := []struct {
 			opts    client.ListOptions
 			mustHas []string
-			keep    func(store.Run) bool
+			keep    func(api.Run) bool
 		}{
-			{client.ListOptions{Status: "error"}, []string{ids["error"], ids["exit3"]}, func(r store.Run) bool { return r.Status == sandbox.StatusError }},
-			{client.ListOptions{Status: "timeout"}, []string{ids["timeout"]}, func(r store.Run) bool { return r.Status == sandbox.StatusTimeout }},
-			{client.ListOptions{Language: "bash"}, []string{ids["bash"], ids["async-sdk"]}, func(r store.Run) bool { return r.Language == sandbox.Bash }},
-			{client.ListOptions{Language: "python", Status: "ok"}, []string{ids["ok"], ids["async"]}, func(r store.Run) bool {
+			{client.ListOptions{Status: "error"}, []string{ids["error"], ids["exit3"]}, func(r api.Run) bool { return r.Status == sandbox.StatusError }},
+			{client.ListOptions{Status: "timeout"}, []string{ids["timeout"]}, func(r api.Run) bool { return r.Status == sandbox.StatusTimeout }},
+			{client.ListOptions{Language: "bash"}, []string{ids["bash"], ids["async-sdk"]}, func(r api.Run) bool { return r.Language == sandbox.Bash }},
+			{client.ListOptions{Language: "python", Status: "ok"}, []string{ids["ok"], ids["async"]}, func(r api.Run) bool {
 				return r.Language == sandbox.Python && r.Status == sandbox.StatusOK
 			}},
 		}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crucible-sandbox/crucible/api"
 	"github.com/crucible-sandbox/crucible/policy"
 	"github.com/crucible-sandbox/crucible/sandbox/linux"
 	"github.com/crucible-sandbox/crucible/server"
@@ -205,13 +206,13 @@ func (ts *testServer) do(method, path string, body any) response {
 }
 
 // run posts a run and decodes its 200 answer.
-func (ts *testServer) run(path string, req map[string]any) server.RunResponse {
+func (ts *testServer) run(path string, req map[string]any) api.RunResponse {
 	ts.Helper()
 	r := ts.do("POST", path, req)
 	if r.status != http.StatusOK {
 		ts.Fatalf("POST %s: status %d; body %s", path, r.status, r.body)
 	}
-	var rr server.RunResponse
+	var rr api.RunResponse
 	r.json(ts.T, &rr)
 	if rr.ID == "" {
 		ts.Fatalf("POST %s: no id in %s", path, r.body)
@@ -220,13 +221,13 @@ func (ts *testServer) run(path string, req map[string]any) server.RunResponse {
 }
 
 // record reads a run record through the API.
-func (ts *testServer) record(id string) store.Run {
+func (ts *testServer) record(id string) api.Run {
 	ts.Helper()
 	r := ts.do("GET", "/v1/runs/"+id, nil)
 	if r.status != http.StatusOK {
 		ts.Fatalf("GET run %s: status %d; body %s", id, r.status, r.body)
 	}
-	var rec store.Run
+	var rec api.Run
 	r.json(ts.T, &rec)
 	return rec
 }

@@ -8,9 +8,9 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/crucible-sandbox/crucible/api"
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/server"
-	"github.com/crucible-sandbox/crucible/store"
 )
 
 // fakeRuntime answers every run with ok and has no sessions. It counts the
@@ -35,7 +35,7 @@ func (*fakeRuntime) Session(string) (sandbox.Session, bool) { return nil, false 
 func TestMarkInterruptedAtNew(t *testing.T) {
 	st := openStore(t)
 	ctx := context.Background()
-	rec := &store.Run{Tenant: "default", Language: sandbox.Python, Code: "1", Status: store.StatusRunning, ExitCode: -1}
+	rec := &api.Run{Tenant: "default", Language: sandbox.Python, Code: "1", Status: api.StatusRunning, ExitCode: -1}
 	if err := st.Create(ctx, rec); err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func TestMarkInterruptedAtNew(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, err := st.Get(ctx, "default", rec.ID)
-	if err != nil || got.Status != store.StatusInterrupted {
+	if err != nil || got.Status != api.StatusInterrupted {
 		t.Fatalf("after New: %+v, %v; want interrupted", got, err)
 	}
 }

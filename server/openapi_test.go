@@ -16,9 +16,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crucible-sandbox/crucible/api"
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/server"
-	"github.com/crucible-sandbox/crucible/store"
 )
 
 // The OpenAPI tests check server/openapi.json against the source of truth:
@@ -283,19 +283,19 @@ func TestOpenAPISchemasMatchGoTypes(t *testing.T) {
 	doc := openAPIDoc(t)
 	schemas := obj(t, obj(t, doc, "components"), "schemas")
 	types := map[string]reflect.Type{
-		"Request":        reflect.TypeFor[sandbox.Request](),
-		"Limits":         reflect.TypeFor[sandbox.Limits](),
-		"File":           reflect.TypeFor[sandbox.File](),
-		"Result":         reflect.TypeFor[sandbox.Result](),
-		"ExecError":      reflect.TypeFor[sandbox.ExecError](),
-		"Artifact":       reflect.TypeFor[sandbox.Artifact](),
-		"Metrics":        reflect.TypeFor[sandbox.Metrics](),
-		"SessionRequest": reflect.TypeFor[sandbox.SessionRequest](),
-		"Cell":           reflect.TypeFor[sandbox.Cell](),
-		"FileInfo":       reflect.TypeFor[sandbox.FileInfo](),
-		"Run":            reflect.TypeFor[store.Run](),
-		"ArtifactMeta":   reflect.TypeFor[store.ArtifactMeta](),
-		"RunResponse":    reflect.TypeFor[server.RunResponse](),
+		"Request":         reflect.TypeFor[sandbox.Request](),
+		"Limits":          reflect.TypeFor[sandbox.Limits](),
+		"File":            reflect.TypeFor[sandbox.File](),
+		"Result":          reflect.TypeFor[sandbox.Result](),
+		"ExecError":       reflect.TypeFor[sandbox.ExecError](),
+		"Artifact":        reflect.TypeFor[sandbox.Artifact](),
+		"Metrics":         reflect.TypeFor[sandbox.Metrics](),
+		"SessionRequest":  reflect.TypeFor[sandbox.SessionRequest](),
+		"Cell":            reflect.TypeFor[sandbox.Cell](),
+		"FileInfo":        reflect.TypeFor[sandbox.FileInfo](),
+		"Run":             reflect.TypeFor[api.Run](),
+		"ArtifactMeta":    reflect.TypeFor[api.ArtifactMeta](),
+		"api.RunResponse": reflect.TypeFor[api.RunResponse](),
 	}
 	for name, typ := range types {
 		t.Run(name, func(t *testing.T) {
@@ -367,14 +367,14 @@ func TestOpenAPIEnums(t *testing.T) {
 	if got := enum(t, doc, "Status"); !slices.Equal(got, statuses) {
 		t.Errorf("Status enum = %q, want sandbox's %q", got, statuses)
 	}
-	runStatuses := append(slices.Clone(statuses), string(store.StatusQueued), string(store.StatusRunning), string(store.StatusInterrupted))
+	runStatuses := append(slices.Clone(statuses), string(api.StatusQueued), string(api.StatusRunning), string(api.StatusInterrupted))
 	sort.Strings(runStatuses)
 	if got := enum(t, doc, "RunStatus"); !slices.Equal(got, runStatuses) {
 		t.Errorf("RunStatus enum = %q, want %q", got, runStatuses)
 	}
 	for _, s := range runStatuses {
-		if !store.ValidStatus(sandbox.Status(s)) {
-			t.Errorf("RunStatus %q is not a store.ValidStatus", s)
+		if !api.ValidStatus(sandbox.Status(s)) {
+			t.Errorf("RunStatus %q is not a api.ValidStatus", s)
 		}
 	}
 

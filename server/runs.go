@@ -10,20 +10,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/crucible-sandbox/crucible/api"
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/store"
 )
-
-// RunResponse is the answer to POST /v1/runs: the run's Result, redacted,
-// with the ID of its record and whether it came from the cache.
-type RunResponse struct {
-	// ID names the run's record (GET /v1/runs/{id}).
-	ID string `json:"id"`
-	// CacheHit is set when an earlier identical run's result was returned
-	// instead of running the code again.
-	CacheHit bool `json:"cache_hit"`
-	sandbox.Result
-}
 
 // storeTimeout bounds the store writes that must happen even after the
 // client went away.
@@ -76,7 +66,7 @@ func (s *Server) createRun(w http.ResponseWriter, r *http.Request) {
 				writeJSON(w, http.StatusAccepted, map[string]any{"id": rec.ID, "status": rec.Status})
 				return
 			}
-			resp := RunResponse{ID: rec.ID, CacheHit: true, Result: resultOf(rec)}
+			resp := api.RunResponse{ID: rec.ID, CacheHit: true, Result: resultOf(rec)}
 			if stream {
 				streamCached(w, resp)
 				return
@@ -108,7 +98,7 @@ func (s *Server) createRun(w http.ResponseWriter, r *http.Request) {
 		_, finish := s.withFeed(rec, &req)
 		go func() { finish(s.execute(s.base, t, req, rec, key, useCache, writes)) }()
 		w.Header().Set("Location", "/v1/runs/"+id)
-		writeJSON(w, http.StatusAccepted, map[string]any{"id": id, "status": store.StatusQueued})
+		writeJSON(w, http.StatusAccepted, map[string]any{"id": id, "status": api.StatusQueued})
 		return
 	}
 	// A waiting client learns the id with the result (or the stream's
@@ -120,7 +110,7 @@ func (s *Server) createRun(w http.ResponseWriter, r *http.Request) {
 	defer context.AfterFunc(s.base, cancel)()
 	if !stream {
 		res := s.execute(ctx, t, req, rec, key, useCache, writes)
-		writeJSON(w, http.StatusOK, RunResponse{ID: rec.ID, Result: res})
+		writeJSON(w, http.StatusOK, api.RunResponse{ID: rec.ID, Result: res})
 		return
 	}
 	f, finish := s.withFeed(rec, &req)
@@ -138,22 +128,22 @@ func (s *Server) createRun(w http.ResponseWriter, r *http.Request) {
 // withFeed opens the feed of the run rec records, to which req's output
 // will go, and publishes its first event. finish ends the feed with the
 // run's result.
-func (s *Server) withFeed(rec *store.Run, req *sandbox.Request) (f *feed, finish func(sandbox.Result)) {
+func (s *Server) withFeed(rec *api.Run, req *sandbox.Request) (f *feed, finish func(sandbox.Result)) {
 	f = s.feeds.open(rec.Tenant, rec.ID)
-	f.publish("run", map[string]any{"id": rec.ID, "status": store.StatusQueued})
+	f.publish("run", map[string]any{"id": rec.ID, "status": api.StatusQueued})
 	out := newOutputRedactor(s.cfg.Redactor, f.publish)
 	req.OnOutput = out.output
 	id := rec.ID
 	return f, func(res sandbox.Result) {
 		out.flush() // the runtime delivers no output after Run returns
-		f.publish("result", RunResponse{ID: id, Result: res})
+		f.publish("result", api.RunResponse{ID: id, Result: res})
 		s.feeds.close(id)
 	}
 }
 
 // streamCached answers a cache hit as an event stream: its output in one
 // event per stream, then the result.
-func streamCached(w http.ResponseWriter, resp RunResponse) {
+func streamCached(w http.ResponseWriter, resp api.RunResponse) {
 	es := startEventStream(w)
 	defer es.close()
 	es.send("run", map[string]any{"id": resp.ID, "status": resp.Status})
@@ -201,7 +191,7 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	res := resultOf(rec)
 	res.Artifacts = artifactsOf(rec.Artifacts)
-	streamCached(w, RunResponse{ID: rec.ID, CacheHit: rec.CacheHit, Result: res})
+	streamCached(w, api.RunResponse{ID: rec.ID, CacheHit: rec.CacheHit, Result: res})
 }
 
 // eventsPollInterval is how often GET /v1/runs/{id}/events rereads the
@@ -210,7 +200,7 @@ const eventsPollInterval = 200 * time.Millisecond
 
 // artifactsOf lists a record's artifacts without their contents, which
 // are downloaded from GET /v1/runs/{id}/artifacts/{name}.
-func artifactsOf(ms []store.ArtifactMeta) []sandbox.Artifact {
+func artifactsOf(ms []api.ArtifactMeta) []sandbox.Artifact {
 	var as []sandbox.Artifact
 	for _, m := range ms {
 		as = append(as, sandbox.Artifact{Name: m.Name, MIME: m.MIME, Size: m.Size, SHA256: m.SHA256})
@@ -233,7 +223,7 @@ func boolParam(v, name string, def bool) (bool, *apiError) {
 
 // fromCache looks req up in the cache. On a hit it stores and returns a new
 // record that carries the cached result and CacheHit; on a miss, nil.
-func (s *Server) fromCache(ctx context.Context, tenant string, req sandbox.Request, key string) (*store.Run, error) {
+func (s *Server) fromCache(ctx context.Context, tenant string, req sandbox.Request, key string) (*api.Run, error) {
 	cached, ok, err := s.cfg.Store.CacheGet(ctx, tenant, key)
 	if err != nil {
 		return nil, err
@@ -255,9 +245,9 @@ func (s *Server) fromCache(ctx context.Context, tenant string, req sandbox.Reque
 
 // newRecord returns the record of tenant's run of req, queued, with its
 // ID and creation time.
-func newRecord(tenant string, req sandbox.Request, imageDigest string) *store.Run {
+func newRecord(tenant string, req sandbox.Request, imageDigest string) *api.Run {
 	sum := sha256.Sum256([]byte(req.Code))
-	return &store.Run{
+	return &api.Run{
 		ID:          store.NewID(),
 		CreatedAt:   time.Now(),
 		Tenant:      tenant,
@@ -266,7 +256,7 @@ func newRecord(tenant string, req sandbox.Request, imageDigest string) *store.Ru
 		Code:        req.Code,
 		ImageDigest: imageDigest,
 		Limits:      req.Limits.WithDefaults(),
-		Status:      store.StatusQueued,
+		Status:      api.StatusQueued,
 		ExitCode:    -1,
 	}
 }
@@ -275,7 +265,7 @@ func newRecord(tenant string, req sandbox.Request, imageDigest string) *store.Ru
 // rec (after the writes already queued in writes) and, if cacheable,
 // caches it; then it gives t's place back. It returns the redacted result
 // once the record holds it.
-func (s *Server) execute(ctx context.Context, t *ticket, req sandbox.Request, rec *store.Run, key string, cacheable bool, writes *recordWrites) sandbox.Result {
+func (s *Server) execute(ctx context.Context, t *ticket, req sandbox.Request, rec *api.Run, key string, cacheable bool, writes *recordWrites) sandbox.Result {
 	defer t.leave()
 	var res sandbox.Result
 	if err := t.wait(ctx); err != nil {
@@ -283,7 +273,7 @@ func (s *Server) execute(ctx context.Context, t *ticket, req sandbox.Request, re
 			Language: req.Language, CodeHash: rec.CodeHash, Limits: rec.Limits, ImageDigest: rec.ImageDigest}
 	} else {
 		started := time.Now()
-		rec.Status, rec.StartedAt = store.StatusRunning, &started
+		rec.Status, rec.StartedAt = api.StatusRunning, &started
 		writes.update(*rec) // while the run goes on
 		var err error
 		res, err = s.cfg.Runtime.Run(ctx, req)
@@ -329,7 +319,7 @@ func (s *Server) execute(ctx context.Context, t *ticket, req sandbox.Request, re
 }
 
 // recordResult copies res into rec, which ends now.
-func recordResult(rec *store.Run, res sandbox.Result, redactions int) {
+func recordResult(rec *api.Run, res sandbox.Result, redactions int) {
 	finished := time.Now()
 	rec.Status, rec.Reason = res.Status, res.Reason
 	rec.ExitCode, rec.Signal = res.ExitCode, res.Signal
@@ -337,7 +327,7 @@ func recordResult(rec *store.Run, res sandbox.Result, redactions int) {
 	rec.Stdout, rec.Stderr = res.Stdout, res.Stderr
 	rec.StdoutTruncated, rec.StderrTruncated = res.StdoutTruncated, res.StderrTruncated
 	rec.Error = res.Error
-	rec.Artifacts = store.ArtifactMetas(res.Artifacts)
+	rec.Artifacts = api.ArtifactMetas(res.Artifacts)
 	rec.Redactions = redactions
 	if res.ImageDigest != "" {
 		rec.ImageDigest = res.ImageDigest
@@ -348,7 +338,7 @@ func recordResult(rec *store.Run, res sandbox.Result, redactions int) {
 
 // resultOf rebuilds the Result a finished record holds. Artifacts are
 // never part of it: cached runs have none.
-func resultOf(rec *store.Run) sandbox.Result {
+func resultOf(rec *api.Run) sandbox.Result {
 	return sandbox.Result{
 		Status: rec.Status, Reason: rec.Reason,
 		ExitCode: rec.ExitCode, Signal: rec.Signal,
@@ -379,7 +369,7 @@ func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
 func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	f := store.Filter{Status: sandbox.Status(q.Get("status")), Language: sandbox.Language(q.Get("language")), Cursor: q.Get("cursor")}
-	if f.Status != "" && !store.ValidStatus(f.Status) {
+	if f.Status != "" && !api.ValidStatus(f.Status) {
 		writeError(w, badParam("status", "is not a run status, got "+strconv.Quote(q.Get("status"))))
 		return
 	}
@@ -413,7 +403,7 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if runs == nil {
-		runs = []store.Run{}
+		runs = []api.Run{}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"runs": runs, "next": next})
 }
@@ -459,11 +449,11 @@ type recordWrites struct {
 	failed atomic.Bool   // the record could not be created (logged)
 }
 
-func (w *recordWrites) create(rec store.Run) {
+func (w *recordWrites) create(rec api.Run) {
 	w.then("create run record", rec.ID, true, func(ctx context.Context) error { return w.s.cfg.Store.Create(ctx, &rec) })
 }
 
-func (w *recordWrites) update(rec store.Run) {
+func (w *recordWrites) update(rec api.Run) {
 	w.then("mark run running", rec.ID, false, func(ctx context.Context) error { return w.s.cfg.Store.Update(ctx, &rec) })
 }
 

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crucible-sandbox/crucible/api"
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/sandbox/linux"
 	"github.com/crucible-sandbox/crucible/server"
@@ -127,18 +128,18 @@ func TestCache(t *testing.T) {
 }
 
 // waitTerminal polls a run until it leaves the queued and running states.
-func (ts *testServer) waitTerminal(id string) store.Run {
+func (ts *testServer) waitTerminal(id string) api.Run {
 	ts.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
 		rec := ts.record(id)
-		if rec.Status != store.StatusQueued && rec.Status != store.StatusRunning {
+		if rec.Status != api.StatusQueued && rec.Status != api.StatusRunning {
 			return rec
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	ts.Fatalf("run %s did not end", id)
-	return store.Run{}
+	return api.Run{}
 }
 
 func TestAsync(t *testing.T) {
@@ -169,12 +170,12 @@ func TestListRuns(t *testing.T) {
 	} {
 		ids[ts.run("/v1/runs", req).ID] = true
 	}
-	list := func(query string) ([]store.Run, string) {
+	list := func(query string) ([]api.Run, string) {
 		t.Helper()
 		r := ts.do("GET", "/v1/runs?"+query, nil)
 		var page struct {
-			Runs []store.Run `json:"runs"`
-			Next string      `json:"next"`
+			Runs []api.Run `json:"runs"`
+			Next string    `json:"next"`
 		}
 		r.json(t, &page)
 		if r.status != http.StatusOK || page.Runs == nil {

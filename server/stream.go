@@ -18,7 +18,7 @@ import (
 //	event: run      {"id": ..., "status": "queued"}   (runs only, first)
 //	event: stdout   "text" or {"base64": "..."}       (a sandbox.Data)
 //	event: stderr   the same, for standard error
-//	event: result   the RunResponse or cell Result, as without streaming
+//	event: result   the api.RunResponse or cell Result, as without streaming
 //	event: error    an Error object, if the server failed mid-stream
 //
 // The output events are redacted line by line (policy.StreamRedactor) and

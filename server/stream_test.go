@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crucible-sandbox/crucible/api"
 	"github.com/crucible-sandbox/crucible/sandbox"
-	"github.com/crucible-sandbox/crucible/server"
 )
 
 // event is one Server-Sent Event and when it arrived.
@@ -102,7 +102,7 @@ print("no newline at the end", end="")`
 	if len(events) < 3 || events[0].name != "run" || events[len(events)-1].name != "result" {
 		t.Fatalf("events %v: want run first and result last", names(events))
 	}
-	var res server.RunResponse
+	var res api.RunResponse
 	if err := json.Unmarshal(events[len(events)-1].data, &res); err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +208,7 @@ func TestFollowRun(t *testing.T) {
 	}
 	// After the end: the record, replayed.
 	late := ts.events("GET", "/v1/runs/"+acc.ID+"/events", nil)
-	var res server.RunResponse
+	var res api.RunResponse
 	_ = json.Unmarshal(late[len(late)-1].data, &res)
 	if joined(t, late, "stdout") != want || res.Status != sandbox.StatusOK || res.ID != acc.ID {
 		t.Errorf("late follower: %v, result %+v", names(late), res)

@@ -9,8 +9,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/crucible-sandbox/crucible/api"
 	"github.com/crucible-sandbox/crucible/server"
-	"github.com/crucible-sandbox/crucible/store"
 )
 
 // TestAuthentication: without keys the server serves the default tenant;
@@ -88,7 +88,7 @@ func TestTenantIsolation(t *testing.T) {
 	if r := alice.do("GET", "/v1/runs/"+run.ID+"/artifacts/out.txt", nil); r.status != http.StatusOK || string(r.body) != "alice only" {
 		t.Errorf("alice's artifact: %d %q", r.status, r.body)
 	}
-	var list struct{ Runs []store.Run }
+	var list struct{ Runs []api.Run }
 	bob.do("GET", "/v1/runs", nil).json(t, &list)
 	if len(list.Runs) != 0 {
 		t.Errorf("bob lists %d runs, want none", len(list.Runs))

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/crucible-sandbox/crucible/api"
 	"github.com/crucible-sandbox/crucible/sandbox"
 )
 
@@ -35,8 +36,8 @@ func (s *sqlStore) PutArtifacts(ctx context.Context, tenant, runID string, as []
 	return nil
 }
 
-func (s *sqlStore) GetArtifact(ctx context.Context, tenant, runID, name string) (*ArtifactMeta, []byte, error) {
-	var m ArtifactMeta
+func (s *sqlStore) GetArtifact(ctx context.Context, tenant, runID, name string) (*api.ArtifactMeta, []byte, error) {
+	var m api.ArtifactMeta
 	var content []byte
 	err := s.db.QueryRowContext(ctx, s.q(`SELECT name, mime, size, sha256, content FROM artifacts
 		WHERE tenant = ? AND run_id = ? AND name = ?`), tenant, runID, name).Scan(&m.Name, &m.MIME, &m.Size, &m.SHA256, &content)

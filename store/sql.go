@@ -15,9 +15,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/crucible-sandbox/crucible/sandbox"
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
 	_ "modernc.org/sqlite"             // registers the "sqlite" database/sql driver
+
+	"github.com/crucible-sandbox/crucible/api"
+	"github.com/crucible-sandbox/crucible/sandbox"
 )
 
 // dialect holds what differs between the backends.
@@ -133,7 +135,7 @@ const updateColumns = `language = ?, code_hash = ?, code = ?, image_digest = ?, 
 	stderr_truncated = ?, error = ?, artifacts = ?, cache_hit = ?, redactions = ?,
 	started_at = ?, finished_at = ?`
 
-func (s *sqlStore) Create(ctx context.Context, r *Run) error {
+func (s *sqlStore) Create(ctx context.Context, r *api.Run) error {
 	if r.ID == "" {
 		r.ID = newID()
 	}
@@ -141,7 +143,7 @@ func (s *sqlStore) Create(ctx context.Context, r *Run) error {
 		r.CreatedAt = s.now()
 	}
 	if r.Status == "" {
-		r.Status = StatusQueued
+		r.Status = api.StatusQueued
 	}
 	args, err := runArgs(r)
 	if err != nil {
@@ -154,7 +156,7 @@ func (s *sqlStore) Create(ctx context.Context, r *Run) error {
 	return nil
 }
 
-func (s *sqlStore) Update(ctx context.Context, r *Run) error {
+func (s *sqlStore) Update(ctx context.Context, r *api.Run) error {
 	args, err := runArgs(r)
 	if err != nil {
 		return err
@@ -180,7 +182,7 @@ func (s *sqlStore) Update(ctx context.Context, r *Run) error {
 	return nil
 }
 
-func (s *sqlStore) Get(ctx context.Context, tenant, id string) (*Run, error) {
+func (s *sqlStore) Get(ctx context.Context, tenant, id string) (*api.Run, error) {
 	row := s.stmts.getRun.QueryRowContext(ctx, tenant, id)
 	r, err := scanRun(row)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -192,7 +194,7 @@ func (s *sqlStore) Get(ctx context.Context, tenant, id string) (*Run, error) {
 	return r, nil
 }
 
-func (s *sqlStore) List(ctx context.Context, tenant string, f Filter) ([]Run, string, error) {
+func (s *sqlStore) List(ctx context.Context, tenant string, f Filter) ([]api.Run, string, error) {
 	limit := f.Limit
 	switch {
 	case limit <= 0:
@@ -230,7 +232,7 @@ func (s *sqlStore) List(ctx context.Context, tenant string, f Filter) ([]Run, st
 		return nil, "", fmt.Errorf("store: list runs: %w", err)
 	}
 	defer rows.Close()
-	var runs []Run
+	var runs []api.Run
 	for rows.Next() {
 		r, err := scanRun(rows)
 		if err != nil {
@@ -256,8 +258,8 @@ const interruptedReason = "the server stopped before the run finished"
 func (s *sqlStore) MarkInterrupted(ctx context.Context) (int, error) {
 	res, err := s.db.ExecContext(ctx, s.q(`UPDATE runs SET status = ?, reason = ?, finished_at = ?
 		WHERE status IN (?, ?)`),
-		string(StatusInterrupted), interruptedReason, s.now().UnixMicro(),
-		string(StatusQueued), string(StatusRunning))
+		string(api.StatusInterrupted), interruptedReason, s.now().UnixMicro(),
+		string(api.StatusQueued), string(api.StatusRunning))
 	if err != nil {
 		return 0, fmt.Errorf("store: mark interrupted: %w", err)
 	}
@@ -268,7 +270,7 @@ func (s *sqlStore) MarkInterrupted(ctx context.Context) (int, error) {
 	return int(n), nil
 }
 
-func (s *sqlStore) CacheGet(ctx context.Context, tenant, key string) (*Run, bool, error) {
+func (s *sqlStore) CacheGet(ctx context.Context, tenant, key string) (*api.Run, bool, error) {
 	var runID string
 	var expires int64
 	err := s.stmts.cacheGet.QueryRowContext(ctx, tenant, key).Scan(&runID, &expires)
@@ -332,14 +334,14 @@ func newID() string {
 
 // runArgs validates r, normalizes its timestamps to what is stored, and
 // returns the values of runColumns in order.
-func runArgs(r *Run) ([]any, error) {
+func runArgs(r *api.Run) ([]any, error) {
 	if r.Tenant == "" {
 		return nil, errors.New("store: run has no tenant")
 	}
 	if r.ID == "" {
 		return nil, errors.New("store: run has no ID")
 	}
-	if !ValidStatus(r.Status) {
+	if !api.ValidStatus(r.Status) {
 		return nil, fmt.Errorf("store: run %s has unknown status %q", r.ID, r.Status)
 	}
 	r.CreatedAt = time.UnixMicro(r.CreatedAt.UnixMicro()).UTC()
@@ -403,9 +405,9 @@ func nonNil(b []byte) []byte {
 }
 
 // scanRun reads one row of runColumns. Empty streams read back as nil.
-func scanRun(row interface{ Scan(...any) error }) (*Run, error) {
+func scanRun(row interface{ Scan(...any) error }) (*api.Run, error) {
 	var (
-		r                  Run
+		r                  api.Run
 		language, status   string
 		limits, metrics    string
 		execErr, artifacts sql.NullString

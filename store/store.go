@@ -31,117 +31,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/crucible-sandbox/crucible/api"
 	"github.com/crucible-sandbox/crucible/sandbox"
 )
-
-// Statuses a run has before it ends, and after the server lost it. A Run's
-// Status is one of these or one of the sandbox statuses (sandbox.StatusOK,
-// ...).
-const (
-	// StatusQueued: the run is waiting for a sandbox.
-	StatusQueued sandbox.Status = "queued"
-	// StatusRunning: the run is executing.
-	StatusRunning sandbox.Status = "running"
-	// StatusInterrupted: the server stopped while the run was queued or
-	// running; its result is lost (see Store.MarkInterrupted).
-	StatusInterrupted sandbox.Status = "interrupted"
-)
-
-// ValidStatus reports whether s is a status a Run may carry: a sandbox
-// status, StatusQueued, StatusRunning or StatusInterrupted.
-func ValidStatus(s sandbox.Status) bool {
-	switch s {
-	case StatusQueued, StatusRunning, StatusInterrupted,
-		sandbox.StatusOK, sandbox.StatusError, sandbox.StatusTimeout,
-		sandbox.StatusCPULimit, sandbox.StatusMemoryLimit, sandbox.StatusOutputLimit,
-		sandbox.StatusKilled, sandbox.StatusBlocked, sandbox.StatusInternal:
-		return true
-	}
-	return false
-}
-
-// Run is the record of one execution, from the moment it is queued to its
-// result.
-type Run struct {
-	// ID identifies the run across all tenants. Create fills in a random one
-	// when it is empty.
-	ID string `json:"id"`
-	// Tenant owns the run; no other tenant can read it.
-	Tenant string `json:"tenant"`
-	// Language is the language of the code.
-	Language sandbox.Language `json:"language"`
-	// CodeHash is the hex SHA-256 of Code.
-	CodeHash string `json:"code_hash"`
-	// Code is the program's source text.
-	Code string `json:"code"`
-	// ImageDigest identifies the root filesystem the code ran in.
-	ImageDigest string `json:"image_digest,omitempty"`
-	// Limits are the limits applied, defaults filled in.
-	Limits sandbox.Limits `json:"limits"`
-	// Status is where the run stands: StatusQueued, StatusRunning,
-	// StatusInterrupted, or the sandbox status it ended with. Create sets
-	// StatusQueued when it is empty.
-	Status sandbox.Status `json:"status"`
-	// ExitCode is the program's exit code, or -1 when it was ended by a
-	// signal or never started.
-	ExitCode int `json:"exit_code"`
-	// Signal names the signal that ended the program, if any.
-	Signal string `json:"signal,omitempty"`
-	// Reason explains a status other than ok or error.
-	Reason string `json:"reason,omitempty"`
-	// Metrics measure the run.
-	Metrics sandbox.Metrics `json:"metrics"`
-	// Stdout is the program's standard output, already redacted.
-	Stdout sandbox.Data `json:"stdout"`
-	// Stderr is the program's standard error, already redacted.
-	Stderr sandbox.Data `json:"stderr"`
-	// StdoutTruncated is set when stdout was cut at the output limit.
-	StdoutTruncated bool `json:"stdout_truncated,omitempty"`
-	// StderrTruncated is set when stderr was cut at the output limit.
-	StderrTruncated bool `json:"stderr_truncated,omitempty"`
-	// Error is the program's structured error, if it failed with one.
-	Error *sandbox.ExecError `json:"error,omitempty"`
-	// Artifacts describe the files the run produced; their contents are not
-	// stored.
-	Artifacts []ArtifactMeta `json:"artifacts,omitempty"`
-	// CacheHit is set when the result was served from the cache instead of
-	// running the code again.
-	CacheHit bool `json:"cache_hit"`
-	// Redactions counts the secrets the caller redacted from the output.
-	Redactions int `json:"redactions"`
-	// CreatedAt is when the run was accepted. Create sets the current time
-	// when it is zero.
-	CreatedAt time.Time `json:"created_at"`
-	// StartedAt is when the program started; nil before.
-	StartedAt *time.Time `json:"started_at,omitempty"`
-	// FinishedAt is when the run ended; nil before.
-	FinishedAt *time.Time `json:"finished_at,omitempty"`
-}
-
-// ArtifactMeta describes an artifact without its content.
-type ArtifactMeta struct {
-	// Name is the path relative to the working directory.
-	Name string `json:"name"`
-	// MIME is the media type, such as "image/png".
-	MIME string `json:"mime"`
-	// Size is the content length in bytes.
-	Size int64 `json:"size"`
-	// SHA256 is the hex SHA-256 of the content.
-	SHA256 string `json:"sha256"`
-}
-
-// ArtifactMetas returns the metadata of a result's artifacts, in the same
-// order, or nil when there are none.
-func ArtifactMetas(as []sandbox.Artifact) []ArtifactMeta {
-	if len(as) == 0 {
-		return nil
-	}
-	ms := make([]ArtifactMeta, len(as))
-	for i, a := range as {
-		ms[i] = ArtifactMeta{Name: a.Name, MIME: a.MIME, Size: a.Size, SHA256: a.SHA256}
-	}
-	return ms
-}
 
 // Filter selects the runs List returns. Zero fields select everything.
 type Filter struct {
@@ -179,28 +71,28 @@ var (
 // use.
 type Store interface {
 	// Create stores a new run. It fills in an empty ID, a zero CreatedAt and
-	// an empty Status (StatusQueued), and normalizes the run's timestamps to
+	// an empty Status (api.StatusQueued), and normalizes the run's timestamps to
 	// what is stored (UTC, microseconds).
-	Create(ctx context.Context, r *Run) error
+	Create(ctx context.Context, r *api.Run) error
 	// Update replaces the stored run with r's ID and tenant, all but its ID,
 	// Tenant and CreatedAt. It returns ErrNotFound when there is none.
-	Update(ctx context.Context, r *Run) error
+	Update(ctx context.Context, r *api.Run) error
 	// Get returns the tenant's run with this ID, or ErrNotFound.
-	Get(ctx context.Context, tenant, id string) (*Run, error)
+	Get(ctx context.Context, tenant, id string) (*api.Run, error)
 	// List returns the tenant's runs that match f, newest first (by
 	// creation time, then ID, both descending), one page at a time. next is
 	// the cursor of the following page, "" after the last. Paging is stable:
 	// runs created while paging never shift the pages that follow.
-	List(ctx context.Context, tenant string, f Filter) (runs []Run, next string, err error)
+	List(ctx context.Context, tenant string, f Filter) (runs []api.Run, next string, err error)
 	// MarkInterrupted ends every run still queued or running with
-	// StatusInterrupted and FinishedAt now, and returns how many it ended.
+	// api.StatusInterrupted and FinishedAt now, and returns how many it ended.
 	// A server calls it at start, before it accepts runs, to settle the
 	// runs a crash left behind.
 	MarkInterrupted(ctx context.Context) (int, error)
 	// CacheGet returns the run stored under the tenant's cache key, if the
 	// entry exists, has not expired, and its run still exists. Expired
 	// entries are misses and are deleted.
-	CacheGet(ctx context.Context, tenant, key string) (*Run, bool, error)
+	CacheGet(ctx context.Context, tenant, key string) (*api.Run, bool, error)
 	// CachePut stores runID under the tenant's cache key for ttl, replacing
 	// any earlier entry, and deletes expired entries.
 	CachePut(ctx context.Context, tenant, key, runID string, ttl time.Duration) error
@@ -209,7 +101,7 @@ type Store interface {
 	PutArtifacts(ctx context.Context, tenant, runID string, as []sandbox.Artifact) error
 	// GetArtifact returns the tenant's artifact called name of run runID,
 	// or ErrNotFound.
-	GetArtifact(ctx context.Context, tenant, runID, name string) (*ArtifactMeta, []byte, error)
+	GetArtifact(ctx context.Context, tenant, runID, name string) (*api.ArtifactMeta, []byte, error)
 
 	// CreateKey stores a new API key (see NewAPIKey), filling in a zero
 	// CreatedAt.

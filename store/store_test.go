@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crucible-sandbox/crucible/api"
 	"github.com/crucible-sandbox/crucible/sandbox"
 )
 
@@ -92,7 +93,7 @@ func ptr[T any](v T) *T { return &v }
 // setClock makes s see now as the current time.
 func setClock(s Store, now time.Time) { s.(*sqlStore).now = func() time.Time { return now } }
 
-func mustCreate(t *testing.T, s Store, r *Run) *Run {
+func mustCreate(t *testing.T, s Store, r *api.Run) *api.Run {
 	t.Helper()
 	if err := s.Create(ctx, r); err != nil {
 		t.Fatalf("Create: %v", err)
@@ -100,7 +101,7 @@ func mustCreate(t *testing.T, s Store, r *Run) *Run {
 	return r
 }
 
-func mustGet(t *testing.T, s Store, tenant, id string) *Run {
+func mustGet(t *testing.T, s Store, tenant, id string) *api.Run {
 	t.Helper()
 	r, err := s.Get(ctx, tenant, id)
 	if err != nil {
@@ -110,7 +111,7 @@ func mustGet(t *testing.T, s Store, tenant, id string) *Run {
 }
 
 // sameRun fails t unless got equals want, field for field.
-func sameRun(t *testing.T, got, want *Run) {
+func sameRun(t *testing.T, got, want *api.Run) {
 	t.Helper()
 	if !reflect.DeepEqual(got, want) {
 		g, _ := json.MarshalIndent(got, "", " ")
@@ -119,8 +120,8 @@ func sameRun(t *testing.T, got, want *Run) {
 	}
 }
 
-func fullRun(id, tenant string) *Run {
-	return &Run{
+func fullRun(id, tenant string) *api.Run {
+	return &api.Run{
 		ID:              id,
 		Tenant:          tenant,
 		Language:        sandbox.Python,
@@ -138,7 +139,7 @@ func fullRun(id, tenant string) *Run {
 		StdoutTruncated: true,
 		StderrTruncated: true,
 		Error:           &sandbox.ExecError{Type: "NameError", Message: "x", Line: 3, Column: 4, Traceback: "Traceback..."},
-		Artifacts: []ArtifactMeta{
+		Artifacts: []api.ArtifactMeta{
 			{Name: "a.png", MIME: "image/png", Size: 10, SHA256: "aa"},
 			{Name: "dir/b.csv", MIME: "text/csv", Size: 0, SHA256: "bb"},
 		},
@@ -153,11 +154,11 @@ func fullRun(id, tenant string) *Run {
 func testRoundTrip(t *testing.T, s Store) {
 	tests := []struct {
 		name string
-		run  *Run
+		run  *api.Run
 	}{
-		{"minimal", &Run{ID: "min", Tenant: "t", Language: sandbox.Bash, Status: StatusQueued, CreatedAt: at(0)}},
+		{"minimal", &api.Run{ID: "min", Tenant: "t", Language: sandbox.Bash, Status: api.StatusQueued, CreatedAt: at(0)}},
 		{"every field", fullRun("full", "t")},
-		{"started only", &Run{ID: "started", Tenant: "t", Language: sandbox.JavaScript, Status: StatusRunning,
+		{"started only", &api.Run{ID: "started", Tenant: "t", Language: sandbox.JavaScript, Status: api.StatusRunning,
 			CreatedAt: at(0), StartedAt: ptr(at(1)), ExitCode: -1}},
 	}
 	for _, tc := range tests {
@@ -177,7 +178,7 @@ func testRoundTrip(t *testing.T, s Store) {
 		r.ExitCode = 0
 		r.Stdout = sandbox.Data("done\n")
 		r.Error = &sandbox.ExecError{Type: "E", Message: "m"}
-		r.Artifacts = []ArtifactMeta{{Name: "x", MIME: "text/plain", Size: 1, SHA256: "cc"}}
+		r.Artifacts = []api.ArtifactMeta{{Name: "x", MIME: "text/plain", Size: 1, SHA256: "cc"}}
 		r.Metrics.WallMS = 99
 		r.StartedAt, r.FinishedAt = ptr(at(5)), ptr(at(6))
 		r.CreatedAt = at(100) // not updatable
@@ -197,7 +198,7 @@ func testRoundTrip(t *testing.T, s Store) {
 	})
 
 	t.Run("update missing", func(t *testing.T) {
-		err := s.Update(ctx, &Run{ID: "nope", Tenant: "t", Status: sandbox.StatusOK})
+		err := s.Update(ctx, &api.Run{ID: "nope", Tenant: "t", Status: sandbox.StatusOK})
 		if !errors.Is(err, ErrNotFound) {
 			t.Errorf("Update of a missing run: %v, want ErrNotFound", err)
 		}
@@ -211,19 +212,19 @@ func testRoundTrip(t *testing.T, s Store) {
 
 func testCreateDefaults(t *testing.T, s Store) {
 	setClock(s, at(7))
-	r := mustCreate(t, s, &Run{Tenant: "t", Language: sandbox.Python})
-	if len(r.ID) != 32 || r.Status != StatusQueued || !r.CreatedAt.Equal(at(7).Truncate(time.Microsecond)) {
+	r := mustCreate(t, s, &api.Run{Tenant: "t", Language: sandbox.Python})
+	if len(r.ID) != 32 || r.Status != api.StatusQueued || !r.CreatedAt.Equal(at(7).Truncate(time.Microsecond)) {
 		t.Errorf("Create defaults: ID %q, Status %q, CreatedAt %v", r.ID, r.Status, r.CreatedAt)
 	}
 	sameRun(t, mustGet(t, s, "t", r.ID), r)
 
 	bad := []struct {
 		name string
-		run  Run
+		run  api.Run
 	}{
-		{"no tenant", Run{ID: "x", Language: sandbox.Python}},
-		{"unknown status", Run{ID: "y", Tenant: "t", Status: "weird"}},
-		{"duplicate ID", Run{ID: r.ID, Tenant: "t"}},
+		{"no tenant", api.Run{ID: "x", Language: sandbox.Python}},
+		{"unknown status", api.Run{ID: "y", Tenant: "t", Status: "weird"}},
+		{"duplicate ID", api.Run{ID: r.ID, Tenant: "t"}},
 	}
 	for _, tc := range bad {
 		t.Run(tc.name, func(t *testing.T) {
@@ -263,7 +264,7 @@ func testTenantIsolation(t *testing.T, s Store) {
 	}
 }
 
-func ids(runs []Run) []string {
+func ids(runs []api.Run) []string {
 	out := make([]string, len(runs))
 	for i, r := range runs {
 		out[i] = r.ID
@@ -278,10 +279,10 @@ var (
 
 // createListRuns creates n runs of tenant, two per second of creation time,
 // plus runs of another tenant, and returns tenant's runs newest first.
-func createListRuns(t *testing.T, s Store, tenant string, n int) []Run {
-	var runs []Run
+func createListRuns(t *testing.T, s Store, tenant string, n int) []api.Run {
+	var runs []api.Run
 	for i := range n {
-		r := &Run{
+		r := &api.Run{
 			ID:        fmt.Sprintf("%s-r%03d", tenant, i),
 			Tenant:    tenant,
 			Language:  listLanguages[i%len(listLanguages)],
@@ -291,7 +292,7 @@ func createListRuns(t *testing.T, s Store, tenant string, n int) []Run {
 		mustCreate(t, s, r)
 		runs = append(runs, *r)
 		if i%10 == 0 {
-			mustCreate(t, s, &Run{ID: fmt.Sprintf("%s-o%03d", tenant, i), Tenant: "other-" + tenant, Language: r.Language, Status: r.Status, CreatedAt: r.CreatedAt})
+			mustCreate(t, s, &api.Run{ID: fmt.Sprintf("%s-o%03d", tenant, i), Tenant: "other-" + tenant, Language: r.Language, Status: r.Status, CreatedAt: r.CreatedAt})
 		}
 	}
 	sort.Slice(runs, func(i, j int) bool {
@@ -305,7 +306,7 @@ func createListRuns(t *testing.T, s Store, tenant string, n int) []Run {
 
 func testListFilters(t *testing.T, s Store) {
 	all := createListRuns(t, s, "t", 120)
-	keep := func(pred func(Run) bool) []string {
+	keep := func(pred func(api.Run) bool) []string {
 		var out []string
 		for _, r := range all {
 			if pred(r) {
@@ -322,14 +323,14 @@ func testListFilters(t *testing.T, s Store) {
 	}{
 		{"default limit", Filter{}, ids(all[:DefaultLimit]), true},
 		{"limit above max", Filter{Limit: 10_000}, ids(all), false},
-		{"status", Filter{Status: sandbox.StatusTimeout, Limit: 500}, keep(func(r Run) bool { return r.Status == sandbox.StatusTimeout }), false},
-		{"language", Filter{Language: sandbox.Bash, Limit: 500}, keep(func(r Run) bool { return r.Language == sandbox.Bash }), false},
-		{"since", Filter{Since: at(50), Limit: 500}, keep(func(r Run) bool { return !r.CreatedAt.Before(at(50).Truncate(time.Microsecond)) }), false},
+		{"status", Filter{Status: sandbox.StatusTimeout, Limit: 500}, keep(func(r api.Run) bool { return r.Status == sandbox.StatusTimeout }), false},
+		{"language", Filter{Language: sandbox.Bash, Limit: 500}, keep(func(r api.Run) bool { return r.Language == sandbox.Bash }), false},
+		{"since", Filter{Since: at(50), Limit: 500}, keep(func(r api.Run) bool { return !r.CreatedAt.Before(at(50).Truncate(time.Microsecond)) }), false},
 		{"combined", Filter{Status: sandbox.StatusOK, Language: sandbox.Python, Since: at(10), Limit: 500},
-			keep(func(r Run) bool {
+			keep(func(r api.Run) bool {
 				return r.Status == sandbox.StatusOK && r.Language == sandbox.Python && !r.CreatedAt.Before(at(10).Truncate(time.Microsecond))
 			}), false},
-		{"no match", Filter{Status: StatusInterrupted}, nil, false},
+		{"no match", Filter{Status: api.StatusInterrupted}, nil, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -387,7 +388,7 @@ func testListPagination(t *testing.T, s Store) {
 				}
 				// A run created while paging is newer than every page and
 				// must not shift the pages that follow.
-				mustCreate(t, s, &Run{Tenant: tenant, Language: sandbox.Python, Status: sandbox.StatusOK})
+				mustCreate(t, s, &api.Run{Tenant: tenant, Language: sandbox.Python, Status: sandbox.StatusOK})
 				f.Cursor = next
 			}
 			if !reflect.DeepEqual(got, want) {
@@ -398,9 +399,9 @@ func testListPagination(t *testing.T, s Store) {
 }
 
 func testMarkInterrupted(t *testing.T, s Store) {
-	statuses := []sandbox.Status{StatusQueued, StatusRunning, sandbox.StatusOK, sandbox.StatusError, StatusQueued}
+	statuses := []sandbox.Status{api.StatusQueued, api.StatusRunning, sandbox.StatusOK, sandbox.StatusError, api.StatusQueued}
 	for i, st := range statuses {
-		mustCreate(t, s, &Run{ID: fmt.Sprintf("m%d", i), Tenant: fmt.Sprintf("t%d", i%2), Language: sandbox.Python, Status: st,
+		mustCreate(t, s, &api.Run{ID: fmt.Sprintf("m%d", i), Tenant: fmt.Sprintf("t%d", i%2), Language: sandbox.Python, Status: st,
 			CreatedAt: at(i), FinishedAt: map[bool]*time.Time{true: ptr(at(9))}[st == sandbox.StatusOK]})
 	}
 	now := at(60)
@@ -412,8 +413,8 @@ func testMarkInterrupted(t *testing.T, s Store) {
 	for i, st := range statuses {
 		r := mustGet(t, s, fmt.Sprintf("t%d", i%2), fmt.Sprintf("m%d", i))
 		switch st {
-		case StatusQueued, StatusRunning:
-			if r.Status != StatusInterrupted || r.FinishedAt == nil || !r.FinishedAt.Equal(now.Truncate(time.Microsecond)) || r.Reason == "" {
+		case api.StatusQueued, api.StatusRunning:
+			if r.Status != api.StatusInterrupted || r.FinishedAt == nil || !r.FinishedAt.Equal(now.Truncate(time.Microsecond)) || r.Reason == "" {
 				t.Errorf("run m%d (%s): status %s, finished %v, reason %q; want interrupted at %v", i, st, r.Status, r.FinishedAt, r.Reason, now)
 			}
 		default:
@@ -600,10 +601,10 @@ func TestOpenURL(t *testing.T) {
 }
 
 func TestArtifactMetas(t *testing.T) {
-	got := ArtifactMetas([]sandbox.Artifact{{Name: "a", MIME: "m", Size: 3, SHA256: "h", Content: sandbox.Data("abc")}})
-	want := []ArtifactMeta{{Name: "a", MIME: "m", Size: 3, SHA256: "h"}}
-	if !reflect.DeepEqual(got, want) || ArtifactMetas(nil) != nil {
-		t.Errorf("ArtifactMetas = %+v, want %+v", got, want)
+	got := api.ArtifactMetas([]sandbox.Artifact{{Name: "a", MIME: "m", Size: 3, SHA256: "h", Content: sandbox.Data("abc")}})
+	want := []api.ArtifactMeta{{Name: "a", MIME: "m", Size: 3, SHA256: "h"}}
+	if !reflect.DeepEqual(got, want) || api.ArtifactMetas(nil) != nil {
+		t.Errorf("api.ArtifactMetas = %+v, want %+v", got, want)
 	}
 }
 

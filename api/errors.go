@@ -1,0 +1,48 @@
+package api
+
+// The stable error codes of the API, in Error.Code.
+const (
+	// CodeInvalidRequest: the request is wrong (400); Field and Rule say
+	// where and why.
+	CodeInvalidRequest = "invalid_request"
+	// CodeUnauthorized: no valid API key (401).
+	CodeUnauthorized = "unauthorized"
+	// CodeNotFound: no such run, session, file or endpoint (404).
+	CodeNotFound = "not_found"
+	// CodeMethodNotAllowed: the endpoint exists, not with this method (405).
+	CodeMethodNotAllowed = "method_not_allowed"
+	// CodeRequestTimeout: the body did not arrive in time (408).
+	CodeRequestTimeout = "request_timeout"
+	// CodePayloadTooLarge: the body is over the limit (413).
+	CodePayloadTooLarge = "payload_too_large"
+	// CodeTooManyRequests: a queue, a slot table or a tenant's share is
+	// full (429); retry after Retry-After.
+	CodeTooManyRequests = "too_many_requests"
+	// CodeSessionClosed: the session was closed or expired (410).
+	CodeSessionClosed = "session_closed"
+	// CodeUnavailable: the server is shutting down (503).
+	CodeUnavailable = "unavailable"
+	// CodeInternal: the server failed, never the caller (500).
+	CodeInternal = "internal"
+)
+
+// Error is an error as the API reports it: the body of every non-2xx
+// answer is {"error": Error}.
+type Error struct {
+	// Code is one of the Code constants.
+	Code string `json:"code"`
+	// Message explains the error to a person.
+	Message string `json:"message"`
+	// Field names the offending part of the request: a JSON path such as
+	// "limits.memory_bytes" or "files[2].name", a query parameter, a path
+	// parameter, or "body" for the body as a whole.
+	Field string `json:"field,omitempty"`
+	// Rule is the rule Field breaks.
+	Rule string `json:"rule,omitempty"`
+}
+
+// ErrorBody is the JSON body of a non-2xx answer.
+type ErrorBody struct {
+	// Error describes what went wrong.
+	Error Error `json:"error"`
+}

@@ -1,0 +1,116 @@
+package api
+
+import (
+	"time"
+
+	"github.com/crucible-sandbox/crucible/sandbox"
+)
+
+// Statuses a run has before it ends, and after the server lost it. A Run's
+// Status is one of these or one of the sandbox statuses (sandbox.StatusOK,
+// ...).
+const (
+	// StatusQueued: the run is waiting for a sandbox.
+	StatusQueued sandbox.Status = "queued"
+	// StatusRunning: the run is executing.
+	StatusRunning sandbox.Status = "running"
+	// StatusInterrupted: the server stopped while the run was queued or
+	// running; its result is lost (a server marks them so when it starts again).
+	StatusInterrupted sandbox.Status = "interrupted"
+)
+
+// ValidStatus reports whether s is a status a Run may carry: a sandbox
+// status, StatusQueued, StatusRunning or StatusInterrupted.
+func ValidStatus(s sandbox.Status) bool {
+	switch s {
+	case StatusQueued, StatusRunning, StatusInterrupted,
+		sandbox.StatusOK, sandbox.StatusError, sandbox.StatusTimeout,
+		sandbox.StatusCPULimit, sandbox.StatusMemoryLimit, sandbox.StatusOutputLimit,
+		sandbox.StatusKilled, sandbox.StatusBlocked, sandbox.StatusInternal:
+		return true
+	}
+	return false
+}
+
+// Run is the record of one execution, from the moment it is queued to its
+// result.
+type Run struct {
+	// ID identifies the run across all tenants. Create fills in a random one
+	// when it is empty.
+	ID string `json:"id"`
+	// Tenant owns the run; no other tenant can read it.
+	Tenant string `json:"tenant"`
+	// Language is the language of the code.
+	Language sandbox.Language `json:"language"`
+	// CodeHash is the hex SHA-256 of Code.
+	CodeHash string `json:"code_hash"`
+	// Code is the program's source text.
+	Code string `json:"code"`
+	// ImageDigest identifies the root filesystem the code ran in.
+	ImageDigest string `json:"image_digest,omitempty"`
+	// Limits are the limits applied, defaults filled in.
+	Limits sandbox.Limits `json:"limits"`
+	// Status is where the run stands: StatusQueued, StatusRunning,
+	// StatusInterrupted, or the sandbox status it ended with. Create sets
+	// StatusQueued when it is empty.
+	Status sandbox.Status `json:"status"`
+	// ExitCode is the program's exit code, or -1 when it was ended by a
+	// signal or never started.
+	ExitCode int `json:"exit_code"`
+	// Signal names the signal that ended the program, if any.
+	Signal string `json:"signal,omitempty"`
+	// Reason explains a status other than ok or error.
+	Reason string `json:"reason,omitempty"`
+	// Metrics measure the run.
+	Metrics sandbox.Metrics `json:"metrics"`
+	// Stdout is the program's standard output, already redacted.
+	Stdout sandbox.Data `json:"stdout"`
+	// Stderr is the program's standard error, already redacted.
+	Stderr sandbox.Data `json:"stderr"`
+	// StdoutTruncated is set when stdout was cut at the output limit.
+	StdoutTruncated bool `json:"stdout_truncated,omitempty"`
+	// StderrTruncated is set when stderr was cut at the output limit.
+	StderrTruncated bool `json:"stderr_truncated,omitempty"`
+	// Error is the program's structured error, if it failed with one.
+	Error *sandbox.ExecError `json:"error,omitempty"`
+	// Artifacts describe the files the run produced; their contents are not
+	// stored.
+	Artifacts []ArtifactMeta `json:"artifacts,omitempty"`
+	// CacheHit is set when the result was served from the cache instead of
+	// running the code again.
+	CacheHit bool `json:"cache_hit"`
+	// Redactions counts the secrets the caller redacted from the output.
+	Redactions int `json:"redactions"`
+	// CreatedAt is when the run was accepted. Create sets the current time
+	// when it is zero.
+	CreatedAt time.Time `json:"created_at"`
+	// StartedAt is when the program started; nil before.
+	StartedAt *time.Time `json:"started_at,omitempty"`
+	// FinishedAt is when the run ended; nil before.
+	FinishedAt *time.Time `json:"finished_at,omitempty"`
+}
+
+// ArtifactMeta describes an artifact without its content.
+type ArtifactMeta struct {
+	// Name is the path relative to the working directory.
+	Name string `json:"name"`
+	// MIME is the media type, such as "image/png".
+	MIME string `json:"mime"`
+	// Size is the content length in bytes.
+	Size int64 `json:"size"`
+	// SHA256 is the hex SHA-256 of the content.
+	SHA256 string `json:"sha256"`
+}
+
+// ArtifactMetas returns the metadata of a result's artifacts, in the same
+// order, or nil when there are none.
+func ArtifactMetas(as []sandbox.Artifact) []ArtifactMeta {
+	if len(as) == 0 {
+		return nil
+	}
+	ms := make([]ArtifactMeta, len(as))
+	for i, a := range as {
+		ms[i] = ArtifactMeta{Name: a.Name, MIME: a.MIME, Size: a.Size, SHA256: a.SHA256}
+	}
+	return ms
+}
