@@ -295,7 +295,7 @@ func TestOpenAPISchemasMatchGoTypes(t *testing.T) {
 		"FileInfo":        reflect.TypeFor[sandbox.FileInfo](),
 		"Run":             reflect.TypeFor[api.Run](),
 		"ArtifactMeta":    reflect.TypeFor[api.ArtifactMeta](),
-		"api.RunResponse": reflect.TypeFor[api.RunResponse](),
+		"RunResponse":     reflect.TypeFor[api.RunResponse](),
 	}
 	for name, typ := range types {
 		t.Run(name, func(t *testing.T) {
