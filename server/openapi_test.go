@@ -283,19 +283,19 @@ func TestOpenAPISchemasMatchGoTypes(t *testing.T) {
 	doc := openAPIDoc(t)
 	schemas := obj(t, obj(t, doc, "components"), "schemas")
 	types := map[string]reflect.Type{
-		"Request":         reflect.TypeFor[sandbox.Request](),
-		"Limits":          reflect.TypeFor[sandbox.Limits](),
-		"File":            reflect.TypeFor[sandbox.File](),
-		"Result":          reflect.TypeFor[sandbox.Result](),
-		"ExecError":       reflect.TypeFor[sandbox.ExecError](),
-		"Artifact":        reflect.TypeFor[sandbox.Artifact](),
-		"Metrics":         reflect.TypeFor[sandbox.Metrics](),
-		"SessionRequest":  reflect.TypeFor[sandbox.SessionRequest](),
-		"Cell":            reflect.TypeFor[sandbox.Cell](),
-		"FileInfo":        reflect.TypeFor[sandbox.FileInfo](),
-		"Run":             reflect.TypeFor[api.Run](),
-		"ArtifactMeta":    reflect.TypeFor[api.ArtifactMeta](),
-		"RunResponse":     reflect.TypeFor[api.RunResponse](),
+		"Request":        reflect.TypeFor[sandbox.Request](),
+		"Limits":         reflect.TypeFor[sandbox.Limits](),
+		"File":           reflect.TypeFor[sandbox.File](),
+		"Result":         reflect.TypeFor[sandbox.Result](),
+		"ExecError":      reflect.TypeFor[sandbox.ExecError](),
+		"Artifact":       reflect.TypeFor[sandbox.Artifact](),
+		"Metrics":        reflect.TypeFor[sandbox.Metrics](),
+		"SessionRequest": reflect.TypeFor[sandbox.SessionRequest](),
+		"Cell":           reflect.TypeFor[sandbox.Cell](),
+		"FileInfo":       reflect.TypeFor[sandbox.FileInfo](),
+		"Run":            reflect.TypeFor[api.Run](),
+		"ArtifactMeta":   reflect.TypeFor[api.ArtifactMeta](),
+		"RunResponse":    reflect.TypeFor[api.RunResponse](),
 	}
 	for name, typ := range types {
 		t.Run(name, func(t *testing.T) {
