@@ -79,6 +79,12 @@ type Run struct {
 	// CacheHit is set when the result was served from the cache instead of
 	// running the code again.
 	CacheHit bool `json:"cache_hit"`
+	// SessionID names the session a cell ran in; empty for a stateless
+	// run.
+	SessionID string `json:"session_id,omitempty"`
+	// AgentRun names the agent run that made this execution; empty for
+	// a run a caller asked for directly.
+	AgentRun string `json:"agent_run,omitempty"`
 	// Redactions counts the secrets the caller redacted from the output.
 	Redactions int `json:"redactions"`
 	// CreatedAt is when the run was accepted. Create sets the current time

@@ -83,6 +83,15 @@ var migrations = []migration{
 			)`,
 		},
 	},
+	{
+		version: 3,
+		name:    "runs linked to sessions and agent runs",
+		statements: []string{
+			`ALTER TABLE runs ADD COLUMN session_id TEXT NOT NULL DEFAULT ''`,
+			`ALTER TABLE runs ADD COLUMN agent_run TEXT NOT NULL DEFAULT ''`,
+			`CREATE INDEX runs_tenant_agent_run ON runs (tenant, agent_run)`,
+		},
+	},
 }
 
 // migrate applies the migrations the database lacks, in one transaction.

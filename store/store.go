@@ -41,6 +41,10 @@ type Filter struct {
 	Status sandbox.Status
 	// Language keeps only runs of this language.
 	Language sandbox.Language
+	// SessionID keeps only the cells of this session.
+	SessionID string
+	// AgentRun keeps only the executions of this agent run.
+	AgentRun string
 	// Since keeps only runs created at or after this time.
 	Since time.Time
 	// Limit is the page size: DefaultLimit when zero or negative, at most

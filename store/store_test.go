@@ -145,6 +145,8 @@ func fullRun(id, tenant string) *api.Run {
 		},
 		CacheHit:   true,
 		Redactions: 2,
+		SessionID:  "ses_1",
+		AgentRun:   "agt_1",
 		CreatedAt:  at(0),
 		StartedAt:  ptr(at(1)),
 		FinishedAt: ptr(at(2)),
@@ -288,6 +290,8 @@ func createListRuns(t *testing.T, s Store, tenant string, n int) []api.Run {
 			Language:  listLanguages[i%len(listLanguages)],
 			Status:    listStatuses[i%len(listStatuses)],
 			CreatedAt: at(i / 2),
+			SessionID: fmt.Sprintf("ses_%d", i%3),
+			AgentRun:  fmt.Sprintf("agt_%d", i%4),
 		}
 		mustCreate(t, s, r)
 		runs = append(runs, *r)
@@ -330,6 +334,8 @@ func testListFilters(t *testing.T, s Store) {
 			keep(func(r api.Run) bool {
 				return r.Status == sandbox.StatusOK && r.Language == sandbox.Python && !r.CreatedAt.Before(at(10).Truncate(time.Microsecond))
 			}), false},
+		{"session", Filter{SessionID: "ses_1", Limit: 500}, keep(func(r api.Run) bool { return r.SessionID == "ses_1" }), false},
+		{"agent run", Filter{AgentRun: "agt_2", Limit: 500}, keep(func(r api.Run) bool { return r.AgentRun == "agt_2" }), false},
 		{"no match", Filter{Status: api.StatusInterrupted}, nil, false},
 	}
 	for _, tc := range tests {
