@@ -114,20 +114,22 @@ func (l Limits) WithDefaults() Limits {
 // limitField describes one field of Limits for validation.
 type limitField struct {
 	name string
-	get  func(*Limits) int64
+	ptr  func(*Limits) *int64
 	unit string
 }
 
+func (f limitField) get(l *Limits) int64 { return *f.ptr(l) }
+
 var limitFields = []limitField{
-	{"wall_time_ms", func(l *Limits) int64 { return l.WallTimeMS }, "ms"},
-	{"cpu_time_ms", func(l *Limits) int64 { return l.CPUTimeMS }, "ms"},
-	{"memory_bytes", func(l *Limits) int64 { return l.MemoryBytes }, "bytes"},
-	{"processes", func(l *Limits) int64 { return l.Processes }, ""},
-	{"output_bytes", func(l *Limits) int64 { return l.OutputBytes }, "bytes"},
-	{"disk_bytes", func(l *Limits) int64 { return l.DiskBytes }, "bytes"},
-	{"file_size_bytes", func(l *Limits) int64 { return l.FileSizeBytes }, "bytes"},
-	{"open_files", func(l *Limits) int64 { return l.OpenFiles }, ""},
-	{"artifact_bytes", func(l *Limits) int64 { return l.ArtifactBytes }, "bytes"},
+	{"wall_time_ms", func(l *Limits) *int64 { return &l.WallTimeMS }, "ms"},
+	{"cpu_time_ms", func(l *Limits) *int64 { return &l.CPUTimeMS }, "ms"},
+	{"memory_bytes", func(l *Limits) *int64 { return &l.MemoryBytes }, "bytes"},
+	{"processes", func(l *Limits) *int64 { return &l.Processes }, ""},
+	{"output_bytes", func(l *Limits) *int64 { return &l.OutputBytes }, "bytes"},
+	{"disk_bytes", func(l *Limits) *int64 { return &l.DiskBytes }, "bytes"},
+	{"file_size_bytes", func(l *Limits) *int64 { return &l.FileSizeBytes }, "bytes"},
+	{"open_files", func(l *Limits) *int64 { return &l.OpenFiles }, ""},
+	{"artifact_bytes", func(l *Limits) *int64 { return &l.ArtifactBytes }, "bytes"},
 }
 
 // Validate checks l as sent by a caller: zero means default, otherwise each
@@ -175,4 +177,39 @@ func binarySize(v int64) string {
 		}
 	}
 	return fmt.Sprintf("%d bytes", v)
+}
+
+// Within reports the first field of l above the same field of maxima, a
+// deployment's own maxima, as an *InputError naming "limits.FIELD"; zero
+// fields of l (the defaults) are not checked: see DefaultsWithin.
+func (l Limits) Within(maxima Limits) error {
+	for _, f := range limitFields {
+		if v, hi := f.get(&l), f.get(&maxima); v > hi {
+			return inputErrorf("limits."+f.name, "must be at most %s on this server, got %d", withUnit(hi, f.unit), v)
+		}
+	}
+	return nil
+}
+
+// DefaultsWithin returns l with each zero field whose default is above
+// the same field of maxima set to that maximum, so that a request that
+// leaves a limit to the default never exceeds a deployment's maxima.
+func (l Limits) DefaultsWithin(maxima Limits) Limits {
+	d := Limits{}.WithDefaults()
+	for _, f := range limitFields {
+		if f.get(&l) == 0 && f.get(&d) > f.get(&maxima) {
+			*f.ptr(&l) = f.get(&maxima)
+		}
+	}
+	return l
+}
+
+// Or returns l with each zero field taken from d.
+func (l Limits) Or(d Limits) Limits {
+	for _, f := range limitFields {
+		if f.get(&l) == 0 {
+			*f.ptr(&l) = f.get(&d)
+		}
+	}
+	return l
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/crucible-sandbox/crucible/api"
 	"github.com/crucible-sandbox/crucible/store"
 )
 
@@ -25,10 +26,18 @@ const keyCacheTTL = 5 * time.Second
 const maxCachedKeys = 10_000
 
 var (
-	errKeyRequired = newError(http.StatusUnauthorized, codeUnauthorized,
-		"an API key is required: send it as \"Authorization: Bearer crk_...\" (create one with `crucible key create`)")
-	errKeyInvalid = newError(http.StatusUnauthorized, codeUnauthorized, "the API key is invalid or revoked")
+	errKeyRequired = unauthorized("an API key is required: send it as \"Authorization: Bearer crk_...\" (create one with `crucible key create`)",
+		"is required: Bearer followed by an API key")
+	errKeyInvalid = unauthorized("the API key is invalid or revoked", "must hold a valid API key")
+	errKeyForm    = unauthorized("the Authorization header must be \"Bearer <API key>\"", "must be \"Bearer <API key>\"")
 )
+
+// unauthorized is a 401 about the Authorization header.
+func unauthorized(message, rule string) *apiError {
+	e := newError(http.StatusUnauthorized, api.CodeUnauthorized, "%s", message)
+	e.Field, e.Rule = "Authorization", rule
+	return e
+}
 
 // authenticator maps API keys to tenants.
 type authenticator struct {
@@ -70,7 +79,7 @@ func (a *authenticator) tenant(r *http.Request) (string, *apiError, error) {
 	}
 	scheme, secret, ok := strings.Cut(h, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || secret == "" {
-		return "", newError(http.StatusUnauthorized, codeUnauthorized, "the Authorization header must be \"Bearer <API key>\""), nil
+		return "", errKeyForm, nil
 	}
 	tenant, err := a.lookup(r.Context(), store.HashAPIKey(strings.TrimSpace(secret)))
 	if err != nil {

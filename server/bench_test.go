@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -17,7 +16,7 @@ import (
 	"github.com/crucible-sandbox/crucible/policy"
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/sandbox/linux"
-	"github.com/crucible-sandbox/crucible/server"
+	"github.com/crucible-sandbox/crucible/service"
 	"github.com/crucible-sandbox/crucible/store"
 )
 
@@ -48,10 +47,7 @@ func BenchmarkAPIOverhead(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv, err := server.New(server.Config{Runtime: rt, Store: st, Redactor: red, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		b.Fatal(err)
-	}
+	srv, _ := newServer(b, config{Config: service.Config{Runtime: rt, Store: st, Redactor: red}})
 	hs := httptest.NewServer(srv.Handler())
 	defer hs.Close()
 	// The floor any HTTP service has here: a handler that only decodes the

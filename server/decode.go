@@ -1,58 +1,195 @@
 package server
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
 
-	"github.com/crucible-sandbox/crucible/sandbox"
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/crucible-sandbox/crucible/api"
+	"github.com/crucible-sandbox/crucible/service"
 )
 
-// decodeJSON decodes the single JSON value of body into v, refusing unknown
-// fields and trailing data. A body past its http.MaxBytesReader limit is a
-// 413; anything else wrong is a 400.
-func decodeJSON(body io.Reader, v any) *apiError {
-	dec := json.NewDecoder(body)
-	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
-	if err == nil {
-		if _, extra := dec.Token(); extra != io.EOF {
-			err = errors.New("the body must hold one JSON value and nothing after it")
-		}
+// Reading a body: it is the client's, so it is bounded in every way before
+// a byte of it is read.
+//
+//   - Size: a Content-Length over the tenant's limit is refused at once
+//     (413), unread; a body without one is cut at the limit.
+//   - Memory: the body waits, unread, for its share of the payload budget
+//     (service.ReservePayload), which it holds until its run ends, so a
+//     burst of large bodies is served a few at a time.
+//   - Time: the body must arrive within Config.BodyTimeout (408); a client
+//     that sends a byte a second is cut off. The deadline is lifted once
+//     the body is read, so that it never cuts a long run short.
+//   - Form: one JSON value and nothing after it, strictly decoded: unknown
+//     fields, duplicate keys and invalid UTF-8 are refused (a lenient
+//     decoder would run something other than what the client sent: the
+//     last duplicate wins, invalid bytes silently become U+FFFD). Every
+//     refusal names the field (a JSON path such as files[2].name, or
+//     "body") and the rule.
+
+// readBody reserves the payload of r's body, for tenant, and reads it
+// through read, under the size and time bounds. The caller releases the
+// payload (or hands it to the run the body becomes); on an error it is
+// already released.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request, tenant string, read func(io.Reader) *apiError) (*service.Payload, *apiError) {
+	limit := s.svc.MaxBodyBytes(tenant)
+	if r.ContentLength > limit {
+		return nil, tooLarge(limit)
 	}
+	n := r.ContentLength
+	if n < 0 { // unknown: count the most it may be
+		n = limit
+	}
+	p, err := s.svc.ReservePayload(r.Context(), tenant, n)
+	if err != nil {
+		if e := answerOf(err); e != nil {
+			return nil, e
+		}
+		return nil, newError(http.StatusServiceUnavailable, api.CodeUnavailable, "the request ended while waiting: %v", err)
+	}
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(s.cfg.BodyTimeout))
+	apiErr := read(http.MaxBytesReader(w, r.Body, limit))
+	_ = rc.SetReadDeadline(time.Time{})
+	if apiErr != nil {
+		p.Release()
+		return nil, apiErr
+	}
+	return p, nil
+}
+
+// readJSON reads r's body as the JSON of v; see readBody.
+func (s *Server) readJSON(w http.ResponseWriter, r *http.Request, tenant string, v any) (*service.Payload, *apiError) {
+	return s.readBody(w, r, tenant, func(body io.Reader) *apiError {
+		return s.bodyError(json.UnmarshalRead(body, v, json.RejectUnknownMembers(true)))
+	})
+}
+
+// readRaw reads r's body as bytes; see readBody.
+func (s *Server) readRaw(w http.ResponseWriter, r *http.Request, tenant string) ([]byte, *service.Payload, *apiError) {
+	var b []byte
+	p, apiErr := s.readBody(w, r, tenant, func(body io.Reader) *apiError {
+		var err error
+		b, err = io.ReadAll(body)
+		return s.bodyError(err)
+	})
+	return b, p, apiErr
+}
+
+func tooLarge(limit int64) *apiError {
+	e := newError(http.StatusRequestEntityTooLarge, api.CodePayloadTooLarge, "the body exceeds the limit of %d bytes", limit)
+	e.Field, e.Rule = "body", fmt.Sprintf("must be at most %d bytes", limit)
+	return e
+}
+
+// bodyError turns an error of reading or decoding a body into its answer.
+func (s *Server) bodyError(err error) *apiError {
 	if err == nil {
 		return nil
 	}
-	var tooLarge *http.MaxBytesError
-	if errors.As(err, &tooLarge) {
-		return newError(http.StatusRequestEntityTooLarge, codePayloadTooLarge, "the body exceeds the limit of %d bytes", tooLarge.Limit)
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return tooLarge(tooBig.Limit)
 	}
-	var typeErr *json.UnmarshalTypeError
-	if errors.As(err, &typeErr) {
-		e := newError(http.StatusBadRequest, codeInvalidRequest, "invalid JSON body: %v", err)
-		e.Field, e.Rule = typeErr.Field, fmt.Sprintf("must be a JSON %s", typeErr.Type)
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		e := newError(http.StatusRequestTimeout, api.CodeRequestTimeout, "the body did not arrive within %s", s.cfg.BodyTimeout)
+		e.Field, e.Rule = "body", "must arrive within "+s.cfg.BodyTimeout.String()
 		return e
 	}
-	if err == io.EOF {
-		return newError(http.StatusBadRequest, codeInvalidRequest, "the body is empty; it must be a JSON object")
+	var sem *json.SemanticError
+	if errors.As(err, &sem) {
+		field := fieldOf(sem.JSONPointer)
+		switch {
+		case errors.Is(sem.Err, json.ErrUnknownName):
+			return invalid(field, "is not a field here (names are case-sensitive; see /openapi.json)")
+		case sem.Err != nil:
+			return invalid(field, sem.Err.Error())
+		case sem.GoType != nil:
+			return invalid(field, "must be "+jsonKindOf(sem.GoType.Kind().String())+", got a JSON "+kindName(sem.JSONKind))
+		}
+		return invalid(field, "is invalid")
 	}
-	return newError(http.StatusBadRequest, codeInvalidRequest, "invalid JSON body: %v", err)
+	var syn *jsontext.SyntacticError
+	if errors.As(err, &syn) {
+		field := fieldOf(syn.JSONPointer)
+		switch {
+		case errors.Is(syn.Err, jsontext.ErrDuplicateName):
+			return invalid(field, "appears more than once; each key may appear only once")
+		case errors.Is(syn.Err, io.ErrUnexpectedEOF) && syn.ByteOffset == 0:
+			return invalid("body", "must be one JSON object; it is empty")
+		case strings.Contains(syn.Err.Error(), "UTF-8"):
+			return invalid(field, "must be valid UTF-8")
+		}
+		return invalid(field, fmt.Sprintf("must be one JSON value and nothing after it: %v at byte %d", syn.Err, syn.ByteOffset))
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return invalid("body", "must be one JSON object; it ended early")
+	}
+	return invalid("body", "could not be read: "+err.Error())
 }
 
-// decodeRunRequest reads a run request from body and validates it: a nil
-// error means the request may be handed to the runtime.
-func decodeRunRequest(body io.Reader) (sandbox.Request, *apiError) {
-	var req sandbox.Request
-	if e := decodeJSON(body, &req); e != nil {
-		return sandbox.Request{}, e
+// fieldOf turns a JSON pointer such as /files/2/name into the field path
+// the API names fields by, files[2].name; the root is "body".
+func fieldOf(p jsontext.Pointer) string {
+	if p == "" {
+		return "body"
 	}
-	if err := req.Validate(); err != nil {
-		if e := inputError(err); e != nil {
-			return sandbox.Request{}, e
+	var b strings.Builder
+	for tok := range p.Tokens() {
+		if _, err := strconv.Atoi(tok); err == nil {
+			b.WriteString("[" + tok + "]")
+			continue
 		}
-		return sandbox.Request{}, newError(http.StatusBadRequest, codeInvalidRequest, "%v", err)
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(tok)
 	}
-	return req, nil
+	return b.String()
+}
+
+// jsonKindOf names the JSON a Go kind is decoded from.
+func jsonKindOf(goKind string) string {
+	switch {
+	case strings.HasPrefix(goKind, "int"), strings.HasPrefix(goKind, "uint"):
+		return "an integer"
+	case strings.HasPrefix(goKind, "float"):
+		return "a number"
+	case goKind == "string":
+		return "a string"
+	case goKind == "bool":
+		return "true or false"
+	case goKind == "slice", goKind == "array":
+		return "an array"
+	case goKind == "map", goKind == "struct":
+		return "an object"
+	}
+	return "a " + goKind
+}
+
+// kindName names a JSON kind.
+func kindName(k jsontext.Kind) string {
+	switch k {
+	case '"':
+		return "string"
+	case '0':
+		return "number"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	}
+	return "value"
 }

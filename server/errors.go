@@ -6,64 +6,81 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/crucible-sandbox/crucible/api"
 	"github.com/crucible-sandbox/crucible/sandbox"
-)
-
-// The stable error codes of the API.
-const (
-	codeInvalidRequest   = "invalid_request"
-	codeUnauthorized     = "unauthorized"
-	codeNotFound         = "not_found"
-	codeMethodNotAllowed = "method_not_allowed"
-	codePayloadTooLarge  = "payload_too_large"
-	codeTooManyRequests  = "too_many_requests"
-	codeSessionClosed    = "session_closed"
-	codeUnavailable      = "unavailable"
-	codeInternal         = "internal"
+	"github.com/crucible-sandbox/crucible/service"
 )
 
 // apiError is an error as the API reports it, with its HTTP status.
 type apiError struct {
-	status  int
-	Code    string `json:"code"`
-	Message string `json:"message"`
-	Field   string `json:"field,omitempty"`
-	Rule    string `json:"rule,omitempty"`
+	status int
+	api.Error
 }
 
-func (e *apiError) Error() string { return e.Code + ": " + e.Message }
-
 func newError(status int, code, format string, args ...any) *apiError {
-	return &apiError{status: status, Code: code, Message: fmt.Sprintf(format, args...)}
+	return &apiError{status: status, Error: api.Error{Code: code, Message: fmt.Sprintf(format, args...)}}
+}
+
+// invalid reports a 400 naming the field at fault and the rule it breaks.
+func invalid(field, rule string) *apiError {
+	return &apiError{status: http.StatusBadRequest, Error: api.Error{Code: api.CodeInvalidRequest,
+		Message: fmt.Sprintf("invalid request: %s: %s", field, rule), Field: field, Rule: rule}}
 }
 
 // badParam reports an invalid query parameter, naming it.
-func badParam(name, rule string) *apiError {
-	return &apiError{status: http.StatusBadRequest, Code: codeInvalidRequest,
-		Message: fmt.Sprintf("query parameter %s: %s", name, rule), Field: name, Rule: rule}
-}
-
-// inputError turns err into a 400 if it is a *sandbox.InputError, else nil.
-func inputError(err error) *apiError {
-	var ie *sandbox.InputError
-	if !errors.As(err, &ie) {
-		return nil
-	}
-	return &apiError{status: http.StatusBadRequest, Code: codeInvalidRequest, Message: ie.Error(), Field: ie.Field, Rule: ie.Rule}
-}
+func badParam(name, rule string) *apiError { return invalid(name, rule) }
 
 // internalError is what a client sees of a failure of the server itself;
 // the details go to the log only.
-var internalError = &apiError{status: http.StatusInternalServerError, Code: codeInternal, Message: "internal server error"}
+var internalError = &apiError{status: http.StatusInternalServerError,
+	Error: api.Error{Code: api.CodeInternal, Message: "internal server error"}}
+
+// statusOfKind maps the service's refusals to HTTP.
+var statusOfKind = map[service.Kind]struct {
+	status int
+	code   string
+}{
+	service.KindNotFound:      {http.StatusNotFound, api.CodeNotFound},
+	service.KindSessionClosed: {http.StatusGone, api.CodeSessionClosed},
+	service.KindTooLarge:      {http.StatusRequestEntityTooLarge, api.CodePayloadTooLarge},
+	service.KindBusy:          {http.StatusTooManyRequests, api.CodeTooManyRequests},
+	service.KindUnavailable:   {http.StatusServiceUnavailable, api.CodeUnavailable},
+}
+
+// answerOf returns the answer to err, an error of the service: a 400 for
+// bad input, the status of the service's refusal, or nil for a failure of
+// the platform, which the caller logs and answers as internal.
+func answerOf(err error) *apiError {
+	var ie *sandbox.InputError
+	if errors.As(err, &ie) {
+		return invalid(ie.Field, ie.Rule)
+	}
+	var se *service.Error
+	if errors.As(err, &se) {
+		m := statusOfKind[se.Kind]
+		return &apiError{status: m.status, Error: api.Error{Code: m.code, Message: se.Message, Field: se.Field, Rule: se.Rule}}
+	}
+	return nil
+}
+
+// fail answers err, returned by the service while doing what: a refusal
+// as such, anything else logged and answered as an internal error that
+// reveals nothing.
+func (s *Server) fail(w http.ResponseWriter, what string, err error) {
+	if e := answerOf(err); e != nil {
+		writeError(w, e)
+		return
+	}
+	s.log.Error(what, "err", err)
+	writeError(w, internalError)
+}
 
 // writeError answers e; a 429 or 503 tells the client to retry in a second.
 func writeError(w http.ResponseWriter, e *apiError) {
 	if e.status == http.StatusTooManyRequests || e.status == http.StatusServiceUnavailable {
 		w.Header().Set("Retry-After", "1")
 	}
-	writeJSON(w, e.status, struct {
-		Error *apiError `json:"error"`
-	}{e})
+	writeJSON(w, e.status, api.ErrorBody{Error: e.Error})
 }
 
 // writeJSON answers v as JSON with status.
@@ -82,9 +99,11 @@ type jsonFallback struct {
 
 func (w *jsonFallback) WriteHeader(status int) {
 	w.written = true
-	e := newError(status, codeNotFound, "no such endpoint")
+	e := newError(status, api.CodeNotFound, "no such endpoint")
+	e.Field, e.Rule = "path", "must name an endpoint of the API (see /openapi.json)"
 	if status == http.StatusMethodNotAllowed {
-		e = newError(status, codeMethodNotAllowed, "method not allowed; allowed: %s", w.Header().Get("Allow"))
+		e = newError(status, api.CodeMethodNotAllowed, "method not allowed; allowed: %s", w.Header().Get("Allow"))
+		e.Field, e.Rule = "method", "must be one of "+w.Header().Get("Allow")
 	}
 	writeError(w.ResponseWriter, e)
 }

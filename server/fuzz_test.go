@@ -3,13 +3,11 @@ package server_test
 import (
 	"bytes"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 
-	"github.com/crucible-sandbox/crucible/server"
+	"github.com/crucible-sandbox/crucible/service"
 )
 
 // FuzzDecodeRunRequest posts arbitrary bodies to POST /v1/runs on a fake
@@ -33,11 +31,7 @@ func FuzzDecodeRunRequest(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	rt := &fakeRuntime{}
-	srv, err := server.New(server.Config{Runtime: rt, Store: openStore(f), Redactor: newRedactor(f),
-		MaxBodyBytes: 1 << 16, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		f.Fatal(err)
-	}
+	srv, _ := newServer(f, config{Config: service.Config{Runtime: rt, MaxBodyBytes: 1 << 16}})
 	h := srv.Handler()
 	f.Fuzz(func(t *testing.T, body []byte) {
 		runsBefore := rt.runs.Load()

@@ -18,6 +18,7 @@ import (
 	"github.com/crucible-sandbox/crucible/policy"
 	"github.com/crucible-sandbox/crucible/sandbox/linux"
 	"github.com/crucible-sandbox/crucible/server"
+	"github.com/crucible-sandbox/crucible/service"
 	"github.com/crucible-sandbox/crucible/store"
 )
 
@@ -69,6 +70,7 @@ func newRedactor(tb testing.TB) *policy.Redactor {
 type testServer struct {
 	*testing.T
 	srv   *server.Server
+	svc   *service.Service
 	http  *httptest.Server
 	store store.Store
 	// key, when set, is sent as the request's API key.
@@ -95,37 +97,60 @@ func (ts *testServer) newKey(tenant string) string {
 	return secret
 }
 
-// newTestServer starts a server on the native runtime; adjust, if set,
-// changes its Config.
-func newTestServer(t *testing.T, adjust func(*server.Config)) *testServer {
+// config is what a test server is built from: its service's and its own.
+type config struct {
+	service.Config
+	server server.Config
+}
+
+// newServer builds a server on cfg, filling in a store, a redactor and a
+// discarding logger where cfg has none; the service is shut down when tb
+// ends.
+func newServer(tb testing.TB, cfg config) (*server.Server, *service.Service) {
+	tb.Helper()
+	if cfg.Store == nil {
+		cfg.Store = openStore(tb)
+	}
+	if cfg.Redactor == nil {
+		cfg.Redactor = newRedactor(tb)
+	}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	cfg.Logger, cfg.server.Logger = quiet, quiet
+	svc, err := service.New(cfg.Config)
+	if err != nil {
+		tb.Fatalf("service.New: %v", err)
+	}
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = svc.Shutdown(ctx)
+	})
+	cfg.server.Service, cfg.server.Keys = svc, cfg.Store
+	srv, err := server.New(cfg.server)
+	if err != nil {
+		tb.Fatalf("server.New: %v", err)
+	}
+	return srv, svc
+}
+
+// newTestServer starts a server on the native runtime, with the cache on
+// (for the runs that ask for it); adjust, if set, changes its config.
+func newTestServer(t *testing.T, adjust func(*config)) *testServer {
 	t.Helper()
 	return newTestServerOn(t, openStore(t), adjust)
 }
 
 // newTestServerOn is newTestServer with the store st.
-func newTestServerOn(t *testing.T, st store.Store, adjust func(*server.Config)) *testServer {
+func newTestServerOn(t *testing.T, st store.Store, adjust func(*config)) *testServer {
 	t.Helper()
-	cfg := server.Config{
-		Runtime:  nativeRuntime(t),
-		Store:    st,
-		Redactor: newRedactor(t),
-		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
-	}
+	cfg := config{Config: service.Config{Runtime: nativeRuntime(t), Store: st, CacheTTL: 10 * time.Minute}}
 	if adjust != nil {
 		adjust(&cfg)
 	}
-	srv, err := server.New(cfg)
-	if err != nil {
-		t.Fatalf("server.New: %v", err)
-	}
+	srv, svc := newServer(t, cfg)
 	hs := httptest.NewServer(srv.Handler())
-	t.Cleanup(func() {
-		hs.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-	})
-	return &testServer{T: t, srv: srv, http: hs, store: cfg.Store}
+	t.Cleanup(hs.Close)
+	return &testServer{T: t, srv: srv, svc: svc, http: hs, store: st}
 }
 
 // response is an HTTP answer, body read.

@@ -3,14 +3,12 @@ package server_test
 import (
 	"context"
 	"errors"
-	"io"
-	"log/slog"
 	"sync/atomic"
 	"testing"
 
 	"github.com/crucible-sandbox/crucible/api"
 	"github.com/crucible-sandbox/crucible/sandbox"
-	"github.com/crucible-sandbox/crucible/server"
+	"github.com/crucible-sandbox/crucible/service"
 )
 
 // fakeRuntime answers every run with ok and has no sessions. It counts the
@@ -39,11 +37,7 @@ func TestMarkInterruptedAtNew(t *testing.T) {
 	if err := st.Create(ctx, rec); err != nil {
 		t.Fatal(err)
 	}
-	_, err := server.New(server.Config{Runtime: &fakeRuntime{}, Store: st, Redactor: newRedactor(t),
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
+	newServer(t, config{Config: service.Config{Runtime: &fakeRuntime{}, Store: st}})
 	got, err := st.Get(ctx, "default", rec.ID)
 	if err != nil || got.Status != api.StatusInterrupted {
 		t.Fatalf("after New: %+v, %v; want interrupted", got, err)

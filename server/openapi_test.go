@@ -18,7 +18,7 @@ import (
 
 	"github.com/crucible-sandbox/crucible/api"
 	"github.com/crucible-sandbox/crucible/sandbox"
-	"github.com/crucible-sandbox/crucible/server"
+	"github.com/crucible-sandbox/crucible/service"
 )
 
 // The OpenAPI tests check server/openapi.json against the source of truth:
@@ -378,9 +378,9 @@ func TestOpenAPIEnums(t *testing.T) {
 		}
 	}
 
-	codes := constants(t, "errors.go", regexp.MustCompile(`(?m)^\s*code\w+\s*=\s*"(\w+)"`))
+	codes := constants(t, "../api/errors.go", regexp.MustCompile(`(?m)^\s*Code\w+\s*=\s*"(\w+)"`))
 	if got := enum(t, doc, "ErrorCode"); !slices.Equal(got, codes) {
-		t.Errorf("ErrorCode enum = %q, want errors.go's %q", got, codes)
+		t.Errorf("ErrorCode enum = %q, want api/errors.go's %q", got, codes)
 	}
 }
 
@@ -398,10 +398,7 @@ func (docRuntime) NewSession(context.Context, sandbox.SessionRequest) (sandbox.S
 func (docRuntime) Session(string) (sandbox.Session, bool) { return nil, false }
 
 func TestOpenAPIServed(t *testing.T) {
-	srv, err := server.New(server.Config{Runtime: docRuntime{}, Store: openStore(t), Redactor: newRedactor(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, _ := newServer(t, config{Config: service.Config{Runtime: docRuntime{}}})
 	rec := httptest.NewRecorder()
 	srv.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/openapi.json", nil))
 	if rec.Code != http.StatusOK {

@@ -14,7 +14,6 @@ import (
 	"github.com/crucible-sandbox/crucible/api"
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/sandbox/linux"
-	"github.com/crucible-sandbox/crucible/server"
 	"github.com/crucible-sandbox/crucible/store"
 )
 
@@ -50,7 +49,7 @@ func TestRunOKAndError(t *testing.T) {
 }
 
 func TestRunInvalid(t *testing.T) {
-	ts := newTestServer(t, func(c *server.Config) { c.MaxBodyBytes = 4096 })
+	ts := newTestServer(t, func(c *config) { c.MaxBodyBytes = 4096 })
 	cases := []struct {
 		name  string
 		body  any
@@ -61,10 +60,19 @@ func TestRunInvalid(t *testing.T) {
 		{"negative limit", map[string]any{"language": "python", "code": "1", "limits": map[string]any{"wall_time_ms": -1}}, "limits.wall_time_ms"},
 		{"bad file name", map[string]any{"language": "python", "code": "1", "files": []any{map[string]any{"name": "../x", "content": ""}}}, "files[0].name"},
 		{"wrong type", map[string]any{"language": "python", "code": 7}, "code"},
-		{"unknown field", map[string]any{"language": "python", "code": "1", "timeout": 5}, ""},
-		{"not JSON", []byte("{"), ""},
-		{"trailing data", []byte(`{"language":"python","code":"1"} {}`), ""},
-		{"empty", []byte{}, ""},
+		{"unknown field", map[string]any{"language": "python", "code": "1", "timeout": 5}, "timeout"},
+		{"field of another case", []byte(`{"Language":"python","code":"1"}`), "Language"},
+		{"unknown nested field", map[string]any{"language": "python", "limits": map[string]any{"memory": 1}}, "limits.memory"},
+		{"duplicate key", []byte(`{"language":"python","code":"print(1)","code":"print(2)"}`), "code"},
+		{"duplicate env key", []byte(`{"language":"python","env":{"A":"1","A":"2"}}`), "env.A"},
+		{"invalid UTF-8 in code", []byte("{\"language\":\"python\",\"code\":\"print('\xff')\"}"), "code"},
+		{"invalid UTF-8 in a file", []byte("{\"language\":\"python\",\"files\":[{\"name\":\"a\",\"content\":\"\xfe\"}]}"), "files[0].content"},
+		{"bad base64", []byte(`{"language":"python","stdin":{"base64":"!!"}}`), "stdin"},
+		{"NUL in code", []byte(`{"language":"python","code":"a\u0000b"}`), "code"},
+		{"not JSON", []byte("{"), "body"},
+		{"trailing data", []byte(`{"language":"python","code":"1"} {}`), "body"},
+		{"empty", []byte{}, "body"},
+		{"memory above the host", map[string]any{"language": "python", "limits": map[string]any{"memory_bytes": 64 << 30}}, "limits.memory_bytes"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -72,13 +80,16 @@ func TestRunInvalid(t *testing.T) {
 			if e.Error.Field != c.field {
 				t.Errorf("field %q, want %q (%+v)", e.Error.Field, c.field, e.Error)
 			}
-			if c.field != "" && e.Error.Rule == "" {
+			if e.Error.Rule == "" {
 				t.Errorf("no rule: %+v", e.Error)
 			}
 		})
 	}
 	t.Run("too large", func(t *testing.T) {
-		ts.do("POST", "/v1/runs", python(strings.Repeat("#", 5000))).wantError(t, http.StatusRequestEntityTooLarge, "payload_too_large")
+		e := ts.do("POST", "/v1/runs", python(strings.Repeat("#", 5000))).wantError(t, http.StatusRequestEntityTooLarge, "payload_too_large")
+		if e.Error.Field != "body" || e.Error.Rule == "" {
+			t.Errorf("413 names %q, %q; want body and a rule", e.Error.Field, e.Error.Rule)
+		}
 	})
 	t.Run("bad query", func(t *testing.T) {
 		e := ts.do("POST", "/v1/runs?async=maybe", python("1")).wantError(t, http.StatusBadRequest, "invalid_request")
@@ -96,8 +107,12 @@ func TestRunInvalid(t *testing.T) {
 func TestCache(t *testing.T) {
 	ts := newTestServer(t, nil)
 	code := python("import random\nprint(random.random())")
-	first := ts.run("/v1/runs", code)
-	second := ts.run("/v1/runs", code)
+	// Without ?cache=1 a program means what it says: new numbers each time.
+	if a, b := ts.run("/v1/runs", code), ts.run("/v1/runs", code); a.CacheHit || b.CacheHit || string(a.Stdout) == string(b.Stdout) {
+		t.Fatalf("uncached runs answered %q (hit %v) and %q (hit %v)", a.Stdout, a.CacheHit, b.Stdout, b.CacheHit)
+	}
+	first := ts.run("/v1/runs?cache=1", code)
+	second := ts.run("/v1/runs?cache=1", code)
 	if first.CacheHit || !second.CacheHit {
 		t.Fatalf("cache_hit: first %v, second %v; want false, true", first.CacheHit, second.CacheHit)
 	}
@@ -113,10 +128,10 @@ func TestCache(t *testing.T) {
 	}
 	// A failure the code determines is cached too; a limit is not.
 	slow := map[string]any{"language": "python", "code": "import time\ntime.sleep(5)", "limits": map[string]any{"wall_time_ms": 200}}
-	if r := ts.run("/v1/runs", slow); r.Status != sandbox.StatusTimeout {
+	if r := ts.run("/v1/runs?cache=1", slow); r.Status != sandbox.StatusTimeout {
 		t.Fatalf("slow run: %+v", r)
 	}
-	if r := ts.run("/v1/runs", slow); r.CacheHit {
+	if r := ts.run("/v1/runs?cache=1", slow); r.CacheHit {
 		t.Fatalf("a timeout was served from the cache: %+v", r)
 	}
 	metrics := string(ts.do("GET", "/metrics", nil).body)
@@ -322,7 +337,7 @@ func TestSessions(t *testing.T) {
 }
 
 func TestQueueFull(t *testing.T) {
-	ts := newTestServer(t, func(c *server.Config) { c.MaxConcurrent, c.MaxQueue = 1, 1 })
+	ts := newTestServer(t, func(c *config) { c.MaxConcurrent, c.MaxQueue = 1, 1 })
 	const n = 6
 	results := make([]response, n)
 	var wg sync.WaitGroup
@@ -366,7 +381,7 @@ func TestShutdown(t *testing.T) {
 	r.json(t, &accepted)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := ts.srv.Shutdown(ctx); err != nil {
+	if err := ts.svc.Shutdown(ctx); err != nil {
 		t.Fatalf("Shutdown: %v", err)
 	}
 	// Shutdown returned after the run ended, and recorded it.
@@ -385,7 +400,7 @@ func TestShutdownKillsAtDeadline(t *testing.T) {
 	time.Sleep(200 * time.Millisecond)
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	if err := ts.srv.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
+	if err := ts.svc.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Shutdown: %v, want the deadline", err)
 	}
 	if rec := ts.waitTerminal(accepted.ID); rec.Status != sandbox.StatusKilled {
@@ -400,7 +415,7 @@ func TestSessionExpired(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rt.Close()
-	ts := newTestServer(t, func(c *server.Config) { c.Runtime = rt })
+	ts := newTestServer(t, func(c *config) { c.Runtime = rt })
 	r := ts.do("POST", "/v1/sessions", map[string]any{"language": "python"})
 	var created struct{ ID string }
 	r.json(t, &created)

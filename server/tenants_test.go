@@ -11,6 +11,7 @@ import (
 
 	"github.com/crucible-sandbox/crucible/api"
 	"github.com/crucible-sandbox/crucible/server"
+	"github.com/crucible-sandbox/crucible/service"
 )
 
 // TestAuthentication: without keys the server serves the default tenant;
@@ -67,7 +68,7 @@ func TestAuthentication(t *testing.T) {
 	// The default tenant's runs are not the key's tenant's.
 	ts.as(key).do("GET", "/v1/runs/"+rec.ID, nil).wantError(t, http.StatusNotFound, "not_found")
 
-	required := newTestServer(t, func(c *server.Config) { c.RequireKeys = true })
+	required := newTestServer(t, func(c *config) { c.server.RequireKeys = true })
 	required.do("GET", "/v1/runs", nil).wantError(t, http.StatusUnauthorized, "unauthorized")
 }
 
@@ -94,11 +95,11 @@ func TestTenantIsolation(t *testing.T) {
 		t.Errorf("bob lists %d runs, want none", len(list.Runs))
 	}
 	// The cache is per tenant: bob's identical request runs anew.
-	if again := bob.run("/v1/runs", python("print('same')")); again.CacheHit {
+	if again := bob.run("/v1/runs?cache=1", python("print('same')")); again.CacheHit {
 		t.Error("first run of bob was a cache hit")
 	}
-	alice.run("/v1/runs", python("print('same')"))
-	if hit := alice.run("/v1/runs", python("print('same')")); !hit.CacheHit {
+	alice.run("/v1/runs?cache=1", python("print('same')"))
+	if hit := alice.run("/v1/runs?cache=1", python("print('same')")); !hit.CacheHit {
 		t.Error("alice's repeat was not a cache hit")
 	}
 
@@ -168,10 +169,10 @@ func TestArtifactDownload(t *testing.T) {
 // TestTenantLimits: a tenant's concurrent runs, sessions and request size
 // are bounded by its own limits, without touching another tenant's.
 func TestTenantLimits(t *testing.T) {
-	base := newTestServer(t, func(c *server.Config) {
+	base := newTestServer(t, func(c *config) {
 		c.MaxConcurrent, c.MaxQueue = 4, 4
-		c.TenantDefaults = server.TenantLimits{MaxConcurrentRuns: 1, MaxSessions: 1, MaxRequestBytes: 4096}
-		c.Tenants = map[string]server.TenantLimits{"big": {}}
+		c.TenantDefaults = service.TenantLimits{MaxConcurrentRuns: 1, MaxSessions: 1, MaxRequestBytes: 4096}
+		c.Tenants = map[string]service.TenantLimits{"big": {MaxConcurrentRuns: 8, MaxSessions: 8, MaxRequestBytes: 1 << 20}}
 	})
 	small, big := base.as(base.newKey("small")), base.as(base.newKey("big"))
 

@@ -28,6 +28,7 @@ import (
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/sandbox/linux"
 	"github.com/crucible-sandbox/crucible/server"
+	"github.com/crucible-sandbox/crucible/service"
 	"github.com/crucible-sandbox/crucible/store"
 )
 
@@ -109,7 +110,7 @@ warnings), 70 when one had, 2 for bad flags, 130 when interrupted.`,
 	fl.StringVar(&f.language, "language", "python", "language of --code: python, javascript or bash")
 	fl.StringVar(&f.db, "db", "", "run store: SQLite file path or postgres:// URL (default: a temporary SQLite file, removed afterwards)")
 	fl.IntVar(&f.maxConcurrent, "max-concurrent", 0, "runs the server executes at once (default: twice the number of CPUs)")
-	fl.IntVar(&f.maxQueue, "max-queue", 0, fmt.Sprintf("runs the server queues beyond those; more get 429 (default %d)", server.DefaultMaxQueue))
+	fl.IntVar(&f.maxQueue, "max-queue", 0, fmt.Sprintf("runs the server queues beyond those; more get 429 (default %d)", service.DefaultMaxQueue))
 	fl.BoolVar(&f.jsonOut, "json", false, "print the results as one JSON document instead of the table")
 	return cmd
 }
@@ -240,8 +241,12 @@ func benchAPI(ctx context.Context, f *benchAPIFlags, progress io.Writer) (*apiBe
 		return nil, platformError(err)
 	}
 	logs := newServerLog()
-	srv, err := server.New(server.Config{Runtime: rt, Store: st, Redactor: redactor,
+	svc, err := service.New(service.Config{Runtime: rt, Store: st, Redactor: redactor,
 		MaxConcurrent: f.maxConcurrent, MaxQueue: f.maxQueue, Logger: logs.logger()})
+	if err != nil {
+		return nil, platformError(err)
+	}
+	srv, err := server.New(server.Config{Service: svc, Keys: st, Logger: logs.logger()})
 	if err != nil {
 		return nil, platformError(err)
 	}
@@ -249,13 +254,13 @@ func benchAPI(ctx context.Context, f *benchAPIFlags, progress io.Writer) (*apiBe
 	if err != nil {
 		return nil, platformError(err)
 	}
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	hs := srv.NewHTTPServer()
 	go func() { _ = hs.Serve(ln) }()
 	defer func() {
 		sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 		defer cancel()
 		_ = hs.Shutdown(sctx)
-		_ = srv.Shutdown(sctx)
+		_ = svc.Shutdown(sctx)
 	}()
 	// Every client keeps its connection: net/http's default of 2 idle
 	// connections per host would make the others reconnect each time.
@@ -272,10 +277,10 @@ func benchAPI(ctx context.Context, f *benchAPIFlags, progress io.Writer) (*apiBe
 		CPUs: runtime.NumCPU(), Levels: []benchLevel{}, Passed: true,
 	}
 	if rep.MaxConcurrent == 0 {
-		rep.MaxConcurrent = server.DefaultConcurrencyPerCPU * runtime.NumCPU()
+		rep.MaxConcurrent = service.DefaultConcurrencyPerCPU * runtime.NumCPU()
 	}
 	if rep.MaxQueue == 0 {
-		rep.MaxQueue = server.DefaultMaxQueue
+		rep.MaxQueue = service.DefaultMaxQueue
 	}
 	api, direct := apiCall(c, req), directCall(rt, req)
 	for _, n := range f.levels {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -20,6 +19,7 @@ import (
 	"github.com/crucible-sandbox/crucible/image"
 	"github.com/crucible-sandbox/crucible/sandbox/linux"
 	"github.com/crucible-sandbox/crucible/server"
+	"github.com/crucible-sandbox/crucible/service"
 	"github.com/crucible-sandbox/crucible/store"
 )
 
@@ -59,8 +59,10 @@ keys are later revoked.
 --config FILE is a JSON object of server limits, redaction and per-tenant
 limits; every field is optional and unknown ones are refused:
 
-  {"max_concurrent": 2, "max_queue": 64, "max_body_bytes": 67108864,
-   "cache_ttl": "10m",
+  {"max_concurrent": 2, "max_queue": 64, "max_sessions": 16,
+   "max_body_bytes": 67108864, "max_payload_bytes": 201326592,
+   "body_timeout": "30s", "cache_ttl": "10m",
+   "maxima": {"memory_bytes": 4294967296, "wall_time_ms": 600000},
    "redact": {"patterns": true, "secrets": ["value-to-hide"],
               "host_paths": ["/srv/data"], "extra": ["token=(\\w+)"]},
    "tenant_defaults": {"max_concurrent_runs": 4, "max_sessions": 2,
@@ -140,10 +142,13 @@ func serve(ctx context.Context, f *serveFlags) error {
 		return err
 	}
 	defer rt.Close()
-	cfg := server.Config{Runtime: rt, ImageDigest: imageDigest, Store: st, Redactor: redactor, Logger: log,
-		RequireKeys: !loopback, Pools: poolsOf(rt)}
+	cfg := service.Config{Runtime: rt, ImageDigest: imageDigest, Store: st, Redactor: redactor, Logger: log, Pools: poolsOf(rt)}
 	conf.apply(&cfg)
-	srv, err := server.New(cfg)
+	svc, err := service.New(cfg)
+	if err != nil {
+		return usageError(fmt.Errorf("--config: %w", err))
+	}
+	srv, err := server.New(server.Config{Service: svc, Keys: st, RequireKeys: !loopback, BodyTimeout: conf.bodyTimeout, Logger: log})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "crucible:", err)
 		return exitCodeError(exitInternal)
@@ -153,7 +158,7 @@ func serve(ctx context.Context, f *serveFlags) error {
 		fmt.Fprintln(os.Stderr, "crucible:", err)
 		return exitCodeError(exitInternal)
 	}
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	hs := srv.NewHTTPServer()
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 	switch {
@@ -175,7 +180,7 @@ func serve(ctx context.Context, f *serveFlags) error {
 	if err := hs.Shutdown(sctx); err != nil {
 		log.Warn("HTTP connections still open at shutdown", "err", err)
 	}
-	if err := srv.Shutdown(sctx); err != nil {
+	if err := svc.Shutdown(sctx); err != nil {
 		log.Warn("runs killed at shutdown", "err", err)
 	}
 	log.Info("stopped")
@@ -183,12 +188,12 @@ func serve(ctx context.Context, f *serveFlags) error {
 }
 
 // poolsOf reports rt's pools of ready sandboxes for /metrics.
-func poolsOf(rt *linux.Runtime) func() map[string]server.PoolStats {
-	conv := func(p linux.PoolStats) server.PoolStats {
-		return server.PoolStats{Size: p.Size, Ready: p.Ready, Hits: p.Hits, Misses: p.Misses}
+func poolsOf(rt *linux.Runtime) func() map[string]service.PoolStats {
+	conv := func(p linux.PoolStats) service.PoolStats {
+		return service.PoolStats{Size: p.Size, Ready: p.Ready, Hits: p.Hits, Misses: p.Misses}
 	}
-	return func() map[string]server.PoolStats {
-		return map[string]server.PoolStats{"prestart": conv(rt.PoolStats()), "warm": conv(rt.WarmStats())}
+	return func() map[string]service.PoolStats {
+		return map[string]service.PoolStats{"prestart": conv(rt.PoolStats()), "warm": conv(rt.WarmStats())}
 	}
 }
 

@@ -10,7 +10,8 @@ import (
 	"time"
 
 	"github.com/crucible-sandbox/crucible/policy"
-	"github.com/crucible-sandbox/crucible/server"
+	"github.com/crucible-sandbox/crucible/sandbox"
+	"github.com/crucible-sandbox/crucible/service"
 )
 
 // serveConfig is the JSON file `crucible serve --config FILE` reads. Every
@@ -22,18 +23,32 @@ type serveConfig struct {
 	MaxConcurrent int `json:"max_concurrent"`
 	// MaxQueue is how many admitted runs may wait (default 64).
 	MaxQueue int `json:"max_queue"`
+	// MaxSessions caps the open sessions of all tenants (default 16).
+	MaxSessions int `json:"max_sessions"`
 	// MaxBodyBytes caps a request body (default 64 MiB).
 	MaxBodyBytes int64 `json:"max_body_bytes"`
-	// CacheTTL is how long results stay cached, as a Go duration ("10m").
-	CacheTTL string `json:"cache_ttl"`
+	// MaxPayloadBytes caps the request bodies held at once (default three
+	// times max_body_bytes).
+	MaxPayloadBytes int64 `json:"max_payload_bytes"`
+	// BodyTimeout is how long a request body may take to arrive, as a Go
+	// duration (default 30s).
+	BodyTimeout string `json:"body_timeout"`
+	// CacheTTL is how long results stay cached for the runs that ask for
+	// the cache, as a Go duration (default "10m"); "0" turns the cache off.
+	CacheTTL *string `json:"cache_ttl"`
+	// Maxima are the largest limits a request may ask for (default: what
+	// the host can hold).
+	Maxima sandbox.Limits `json:"maxima"`
 	// Redact configures output redaction; Patterns defaults to true.
 	Redact *redactConfig `json:"redact"`
-	// cacheTTL is CacheTTL parsed, zero when not set.
-	cacheTTL time.Duration
-	// TenantDefaults are the limits of every tenant not in Tenants.
-	TenantDefaults server.TenantLimits `json:"tenant_defaults"`
-	// Tenants are limits of particular tenants, replacing the defaults.
-	Tenants map[string]server.TenantLimits `json:"tenants"`
+	// cacheTTL and bodyTimeout are CacheTTL and BodyTimeout parsed.
+	cacheTTL, bodyTimeout time.Duration
+	// TenantDefaults are the limits of every tenant not in Tenants (zero
+	// fields: a fair share of the server's).
+	TenantDefaults service.TenantLimits `json:"tenant_defaults"`
+	// Tenants are limits of particular tenants (zero fields: the
+	// defaults).
+	Tenants map[string]service.TenantLimits `json:"tenants"`
 }
 
 // redactConfig is policy.RedactConfig in the file's snake_case.
@@ -47,7 +62,7 @@ type redactConfig struct {
 // loadServeConfig reads and checks the file at path; "" is the defaults.
 // Errors name the file and the field.
 func loadServeConfig(path string) (*serveConfig, error) {
-	c := &serveConfig{}
+	c := &serveConfig{cacheTTL: defaultCacheTTL}
 	if path == "" {
 		return c, nil
 	}
@@ -68,23 +83,44 @@ func loadServeConfig(path string) (*serveConfig, error) {
 		return nil, fmt.Errorf("--config %s: max_concurrent must not be negative, got %d", path, c.MaxConcurrent)
 	case c.MaxQueue < 0:
 		return nil, fmt.Errorf("--config %s: max_queue must not be negative, got %d", path, c.MaxQueue)
+	case c.MaxSessions < 0:
+		return nil, fmt.Errorf("--config %s: max_sessions must not be negative, got %d", path, c.MaxSessions)
 	case c.MaxBodyBytes < 0:
 		return nil, fmt.Errorf("--config %s: max_body_bytes must not be negative, got %d", path, c.MaxBodyBytes)
+	case c.MaxPayloadBytes < 0:
+		return nil, fmt.Errorf("--config %s: max_payload_bytes must not be negative, got %d", path, c.MaxPayloadBytes)
 	}
-	if c.CacheTTL != "" {
-		d, err := time.ParseDuration(c.CacheTTL)
-		if err != nil || d <= 0 {
-			return nil, fmt.Errorf("--config %s: cache_ttl must be a positive duration such as \"10m\", got %q", path, c.CacheTTL)
+	if err := c.Maxima.Validate(); err != nil {
+		return nil, fmt.Errorf("--config %s: maxima: %w", path, err)
+	}
+	if c.CacheTTL != nil {
+		d, err := time.ParseDuration(*c.CacheTTL)
+		if *c.CacheTTL == "0" {
+			d, err = 0, nil
+		}
+		if err != nil || d < 0 {
+			return nil, fmt.Errorf("--config %s: cache_ttl must be a duration such as \"10m\", or \"0\" to turn the cache off, got %q", path, *c.CacheTTL)
 		}
 		c.cacheTTL = d
+	}
+	if c.BodyTimeout != "" {
+		d, err := time.ParseDuration(c.BodyTimeout)
+		if err != nil || d <= 0 {
+			return nil, fmt.Errorf("--config %s: body_timeout must be a positive duration such as \"30s\", got %q", path, c.BodyTimeout)
+		}
+		c.bodyTimeout = d
 	}
 	return c, nil
 }
 
+// defaultCacheTTL is how long results stay cached unless the file says.
+const defaultCacheTTL = 10 * time.Minute
+
 // apply sets cfg's fields from the file.
-func (c *serveConfig) apply(cfg *server.Config) {
-	cfg.MaxConcurrent, cfg.MaxQueue, cfg.MaxBodyBytes = c.MaxConcurrent, c.MaxQueue, c.MaxBodyBytes
-	cfg.CacheTTL = c.cacheTTL
+func (c *serveConfig) apply(cfg *service.Config) {
+	cfg.MaxConcurrent, cfg.MaxQueue, cfg.MaxSessions = c.MaxConcurrent, c.MaxQueue, c.MaxSessions
+	cfg.MaxBodyBytes, cfg.MaxPayloadBytes = c.MaxBodyBytes, c.MaxPayloadBytes
+	cfg.CacheTTL, cfg.Maxima = c.cacheTTL, c.Maxima
 	cfg.TenantDefaults, cfg.Tenants = c.TenantDefaults, c.Tenants
 }
 

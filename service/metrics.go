@@ -1,15 +1,16 @@
-package server
+package service
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
 
-// metrics are the server's Prometheus metrics, in a registry of its own so
+// metrics are the service's Prometheus metrics, in a registry of its own so
 // that several servers can live in one process.
 type metrics struct {
 	reg         *prometheus.Registry
 	runs        *prometheus.CounterVec
+	cells       *prometheus.CounterVec
 	duration    prometheus.Histogram
 	queueDepth  prometheus.Gauge
 	cacheHits   prometheus.Counter
@@ -39,6 +40,10 @@ func newMetrics(activeSessions func() float64, pools func() map[string]PoolStats
 			Namespace: namespace, Name: "runs_total",
 			Help: "Runs executed in a sandbox, by final status and language (cache hits are not counted).",
 		}, []string{"status", "language"}),
+		cells: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "cells_total",
+			Help: "Session cells executed, by final status.",
+		}, []string{"status"}),
 		duration: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Namespace: namespace, Name: "run_duration_seconds",
 			Help:    "Time from a run's start in a sandbox to its result, queueing excluded.",
@@ -57,7 +62,7 @@ func newMetrics(activeSessions func() float64, pools func() map[string]PoolStats
 			Help: "Cache lookups that found no result.",
 		}),
 	}
-	m.reg.MustRegister(m.runs, m.duration, m.queueDepth, m.cacheHits, m.cacheMisses,
+	m.reg.MustRegister(m.runs, m.cells, m.duration, m.queueDepth, m.cacheHits, m.cacheMisses,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Namespace: namespace, Name: "active_sessions",
 			Help: "Sessions open in the runtime.",

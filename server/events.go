@@ -7,8 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/crucible-sandbox/crucible/policy"
-	"github.com/crucible-sandbox/crucible/sandbox"
+	"github.com/crucible-sandbox/crucible/service"
 )
 
 // Streaming (?stream=1 on POST /v1/runs and POST /v1/sessions/{id}/exec,
@@ -100,6 +99,20 @@ func (es *eventStream) sendJSON(event string, b []byte) {
 	es.write(msg)
 }
 
+// emit sends e as its event; it reports false once the client is gone or
+// stalled, so that whoever feeds the stream stops.
+func (es *eventStream) emit(e service.Event) bool {
+	switch e.Kind {
+	case service.EventRun:
+		es.send(string(e.Kind), e.Run)
+	case service.EventResult:
+		es.send(string(e.Kind), e.Result)
+	default:
+		es.send(string(e.Kind), e.Output)
+	}
+	return !es.broken()
+}
+
 // broken reports whether a write failed: the client is gone or stalled.
 func (es *eventStream) broken() bool {
 	es.mu.Lock()
@@ -134,37 +147,4 @@ func (es *eventStream) flush() {
 func (es *eventStream) close() {
 	close(es.stop)
 	es.done.Wait()
-}
-
-// outputRedactor turns a runtime's OutputFunc calls into redacted stdout
-// and stderr events.
-type outputRedactor struct {
-	streams [2]*policy.StreamRedactor
-}
-
-// newOutputRedactor returns an outputRedactor that passes each redacted
-// piece to emit, as the event "stdout" or "stderr" with a sandbox.Data.
-func newOutputRedactor(r *policy.Redactor, emit func(event string, v any)) *outputRedactor {
-	o := &outputRedactor{}
-	for i, name := range []sandbox.Stream{sandbox.StreamStdout, sandbox.StreamStderr} {
-		o.streams[i] = r.NewStream(func(b []byte) { emit(string(name), sandbox.Data(b)) })
-	}
-	return o
-}
-
-// output is the sandbox.OutputFunc; the runtime never calls it
-// concurrently, which the StreamRedactors need.
-func (o *outputRedactor) output(stream sandbox.Stream, chunk []byte) {
-	i := 0
-	if stream == sandbox.StreamStderr {
-		i = 1
-	}
-	_, _ = o.streams[i].Write(chunk)
-}
-
-// flush emits what the redactors hold back; call it once the run ended.
-func (o *outputRedactor) flush() {
-	for _, s := range o.streams {
-		s.Flush()
-	}
 }

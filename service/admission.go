@@ -1,8 +1,7 @@
-package server
+package service
 
 import (
 	"context"
-	"net/http"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -29,13 +28,6 @@ func newAdmission(maxConcurrent, maxQueue int, depth prometheus.Gauge) *admissio
 	}
 }
 
-var (
-	errQueueFull = newError(http.StatusTooManyRequests, codeTooManyRequests,
-		"too many runs are queued; retry later")
-	errShuttingDown = newError(http.StatusServiceUnavailable, codeUnavailable,
-		"the server is shutting down")
-)
-
 // ticket is an admitted run's place in the queue.
 type ticket struct {
 	a       *admission
@@ -45,7 +37,7 @@ type ticket struct {
 
 // enter admits a run into the queue, or refuses it without waiting.
 // release is called when the run leaves, or at once if it is refused.
-func (a *admission) enter(release func()) (*ticket, *apiError) {
+func (a *admission) enter(release func()) (*ticket, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.closed {
@@ -99,4 +91,31 @@ func (a *admission) close() (drained <-chan struct{}) {
 		close(done)
 	}()
 	return done
+}
+
+// runCounter counts each tenant's admitted runs.
+type runCounter struct {
+	mu   sync.Mutex
+	runs map[string]int
+}
+
+// acquire counts one more run of tenant unless it already has max;
+// release uncounts it.
+func (c *runCounter) acquire(tenant string, max int) (release func(), err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.runs[tenant] >= max {
+		return nil, errorf(KindBusy, "tenant %q already has %d runs queued or running, its share; retry later", tenant, max)
+	}
+	if c.runs == nil {
+		c.runs = map[string]int{}
+	}
+	c.runs[tenant]++
+	return func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.runs[tenant]--; c.runs[tenant] == 0 {
+			delete(c.runs, tenant)
+		}
+	}, nil
 }

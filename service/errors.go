@@ -1,0 +1,69 @@
+package service
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/crucible-sandbox/crucible/sandbox"
+)
+
+// Kind classifies an *Error, so that each transport can answer it in its
+// own terms (an HTTP status, an MCP error, an exit code).
+type Kind int
+
+// The kinds of Error. Anything the service returns that is not an *Error
+// nor a *sandbox.InputError is a failure of the platform.
+const (
+	// KindNotFound: no such run, session or file for this tenant. Another
+	// tenant's are reported the same way, so that IDs reveal nothing.
+	KindNotFound Kind = iota + 1
+	// KindSessionClosed: the session was closed, expired or its
+	// interpreter ended.
+	KindSessionClosed
+	// KindTooLarge: the request's body is over the tenant's limit.
+	KindTooLarge
+	// KindBusy: a queue, the session table, the payload budget or the
+	// tenant's fair share is full; retry later.
+	KindBusy
+	// KindUnavailable: the service is shutting down.
+	KindUnavailable
+)
+
+// Error is a request the service refused for a reason the caller can act
+// on. Bad input is reported as *sandbox.InputError instead.
+type Error struct {
+	// Kind says what went wrong.
+	Kind Kind
+	// Message explains it to a person.
+	Message string
+	// Field names the part of the request at fault, if one is.
+	Field string
+	// Rule is the rule Field breaks.
+	Rule string
+}
+
+func (e *Error) Error() string { return e.Message }
+
+func errorf(kind Kind, format string, args ...any) *Error {
+	return &Error{Kind: kind, Message: fmt.Sprintf(format, args...)}
+}
+
+// KindOf returns the Kind of err if it is, or wraps, an *Error, else 0.
+func KindOf(err error) Kind {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Kind
+	}
+	return 0
+}
+
+// invalid reports a request that breaks a rule of the service (rather
+// than of the contract), naming the field.
+func invalid(field, format string, args ...any) error {
+	return &sandbox.InputError{Field: field, Rule: fmt.Sprintf(format, args...)}
+}
+
+var (
+	errShuttingDown = errorf(KindUnavailable, "the server is shutting down")
+	errQueueFull    = errorf(KindBusy, "too many runs are queued; retry later")
+)

@@ -1,0 +1,113 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/crucible-sandbox/crucible/policy"
+	"github.com/crucible-sandbox/crucible/sandbox"
+)
+
+// Service is the run pipeline every transport calls: the HTTP API, the
+// command line, the agents, and the transports to come. It validates a
+// request, admits it (server and tenant limits, the payload budget, the
+// queue), answers it from the cache when asked to, runs it, redacts the
+// result, records it, and counts it; it owns the sessions and who may use
+// them. Transports only decode, call and encode. Create it with New.
+type Service struct {
+	cfg        Config
+	log        *slog.Logger
+	tenantRuns runCounter
+	feeds      feeds
+	adm        *admission
+	payload    *payloadBudget
+	met        *metrics
+	sessions   *registry
+	// base is the context of every run; cancelling it kills the runs
+	// still executing when Shutdown gives up waiting.
+	base   context.Context
+	cancel context.CancelFunc
+}
+
+// New returns a service for cfg. With a Store, it first settles the runs
+// a previous process left queued or running, marking them interrupted.
+func New(cfg Config) (*Service, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Store != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		n, err := cfg.Store.MarkInterrupted(ctx)
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("service: settle interrupted runs: %w", err)
+		}
+		if n > 0 {
+			cfg.Logger.Info("marked runs left by a previous process as interrupted", "count", n)
+		}
+	}
+	s := &Service{cfg: cfg, log: cfg.Logger, payload: newPayloadBudget(cfg.MaxPayloadBytes, cfg.PayloadWait)}
+	s.sessions = newRegistry(cfg.MaxSessions)
+	s.met = newMetrics(s.sessions.active, cfg.Pools)
+	s.adm = newAdmission(cfg.MaxConcurrent, cfg.MaxQueue, s.met.queueDepth)
+	s.base, s.cancel = context.WithCancel(context.Background())
+	return s, nil
+}
+
+// Metrics returns the registry of the service's Prometheus metrics, all
+// named crucible_*, for a transport to serve.
+func (s *Service) Metrics() *prometheus.Registry { return s.met.reg }
+
+// Redactor returns the redaction policy the service applies to every
+// output, for transports that show a program's output in other ways.
+func (s *Service) Redactor() *policy.Redactor { return s.cfg.Redactor }
+
+// MaxBodyBytes is the largest request body tenant may send.
+func (s *Service) MaxBodyBytes(tenant string) int64 { return s.LimitsFor(tenant).MaxRequestBytes }
+
+// ReservePayload waits until a request body of n bytes fits in the
+// payload budget (Config.MaxPayloadBytes), before a transport reads it.
+// The reservation is released by the run the body becomes (pass it in
+// RunOptions.Payload) or by Release. A body over the tenant's limit is
+// refused (KindTooLarge) at once; a budget that stays full for
+// Config.PayloadWait is KindBusy.
+func (s *Service) ReservePayload(ctx context.Context, tenant string, n int64) (*Payload, error) {
+	if limit := s.MaxBodyBytes(tenant); n > limit {
+		return nil, &Error{Kind: KindTooLarge, Field: "body", Rule: fmt.Sprintf("must be at most %d bytes", limit),
+			Message: fmt.Sprintf("the body exceeds the limit of %d bytes", limit)}
+	}
+	return s.payload.reserve(ctx, n)
+}
+
+// Shutdown stops admitting runs and waits for the admitted ones, queued or
+// executing, to end. If ctx ends first, the runs still going are killed
+// (their records end as "killed") and ctx's error is returned. Then the
+// sessions the service opened are closed.
+func (s *Service) Shutdown(ctx context.Context) error {
+	drained := s.adm.close()
+	var err error
+	select {
+	case <-drained:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	s.cancel()
+	s.sessions.closeAll()
+	return err
+}
+
+// validLimits checks a request's limits against the server's maxima and
+// lowers its defaults to them.
+func (s *Service) validLimits(l *sandbox.Limits) error {
+	clamped, err := s.clampLimits(*l)
+	if err != nil {
+		return err
+	}
+	*l = clamped
+	return nil
+}

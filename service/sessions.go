@@ -1,0 +1,322 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"sync"
+	"time"
+
+	"github.com/crucible-sandbox/crucible/api"
+	"github.com/crucible-sandbox/crucible/sandbox"
+)
+
+// maxClosedSessions bounds how many closed session IDs are remembered, to
+// tell a closed session (KindSessionClosed) from an unknown one.
+const maxClosedSessions = 4096
+
+// registry is the one table of the sessions the service opened: who owns
+// each, how many each tenant holds, and which have ended. A session that
+// ends on its own (idle expiry, its interpreter died) is noticed when it
+// says so (its Done channel) or when an operation on it reports it closed;
+// nothing polls.
+type registry struct {
+	max int
+
+	mu          sync.Mutex
+	open        map[string]*Session
+	opening     map[string]int // tenant → sessions being created
+	perTenant   map[string]int // tenant → open sessions
+	closed      map[string]string
+	closedOrder []string // oldest first
+}
+
+func newRegistry(max int) *registry {
+	return &registry{max: max, open: map[string]*Session{}, opening: map[string]int{},
+		perTenant: map[string]int{}, closed: map[string]string{}}
+}
+
+// reserve counts a session tenant is about to open, unless the tenant
+// already holds tenantMax or the service its maximum.
+func (r *registry) reserve(tenant string, tenantMax int) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	total := len(r.open)
+	for _, n := range r.opening {
+		total += n
+	}
+	if n := r.perTenant[tenant] + r.opening[tenant]; n >= tenantMax {
+		return errorf(KindBusy, "tenant %q already has %d open sessions, its share; close one or retry later", tenant, n)
+	}
+	if total >= r.max {
+		return errorf(KindBusy, "too many open sessions; close one or retry later")
+	}
+	r.opening[tenant]++
+	return nil
+}
+
+// unreserve gives back a reservation; if s is not nil, it is now open.
+func (r *registry) unreserve(tenant string, s *Session) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.opening[tenant]--; r.opening[tenant] <= 0 {
+		delete(r.opening, tenant)
+	}
+	if s != nil {
+		r.open[s.id] = s
+		r.perTenant[tenant]++
+	}
+}
+
+// ended forgets the open session id and remembers it as closed.
+func (r *registry) ended(id string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s, ok := r.open[id]
+	if !ok {
+		return
+	}
+	delete(r.open, id)
+	if r.perTenant[s.tenant]--; r.perTenant[s.tenant] <= 0 {
+		delete(r.perTenant, s.tenant)
+	}
+	r.closed[id] = s.tenant
+	r.closedOrder = append(r.closedOrder, id)
+	if len(r.closedOrder) > maxClosedSessions {
+		delete(r.closed, r.closedOrder[0])
+		r.closedOrder = r.closedOrder[1:]
+	}
+}
+
+// get returns tenant's open session id. Another tenant's session is
+// KindNotFound like a missing one, so that IDs reveal nothing across
+// tenants.
+func (r *registry) get(tenant, id string) (*Session, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if s, ok := r.open[id]; ok && s.tenant == tenant {
+		return s, nil
+	}
+	if owner, ok := r.closed[id]; ok && owner == tenant {
+		return nil, errSessionClosed(id)
+	}
+	return nil, errorf(KindNotFound, "no session %q", id)
+}
+
+// active counts the open sessions.
+func (r *registry) active() float64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return float64(len(r.open))
+}
+
+// closeAll closes every open session.
+func (r *registry) closeAll() {
+	r.mu.Lock()
+	all := make([]*Session, 0, len(r.open))
+	for _, s := range r.open {
+		all = append(all, s)
+	}
+	r.mu.Unlock()
+	for _, s := range all {
+		_ = s.Close()
+	}
+}
+
+func errSessionClosed(id string) *Error {
+	return errorf(KindSessionClosed, "session %q is closed", id)
+}
+
+// SessionOptions adjust a session.
+type SessionOptions struct {
+	// AgentRun links the records of the session's cells to the agent run
+	// that opened it.
+	AgentRun string
+}
+
+// Session is a session the service opened for a tenant: a live
+// interpreter whose cells go through the pipeline (recorded as runs with
+// the session's ID, redacted, counted). It implements sandbox.Session.
+type Session struct {
+	s        *Service
+	id       string
+	tenant   string
+	sess     sandbox.Session
+	limits   sandbox.Limits
+	agentRun string
+}
+
+var _ sandbox.Session = (*Session)(nil)
+
+// ender is a session that says when it has ended on its own.
+type ender interface{ Done() <-chan struct{} }
+
+// OpenSession starts a session for tenant, within the tenant's share and
+// the service's maximum of open sessions.
+func (s *Service) OpenSession(ctx context.Context, tenant string, req sandbox.SessionRequest, opts SessionOptions) (*Session, error) {
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	if err := s.validLimits(&req.Limits); err != nil {
+		return nil, err
+	}
+	if err := s.sessions.reserve(tenant, s.LimitsFor(tenant).MaxSessions); err != nil {
+		return nil, err
+	}
+	sess, err := s.cfg.Runtime.NewSession(ctx, req)
+	if err != nil {
+		s.sessions.unreserve(tenant, nil)
+		if errors.Is(err, sandbox.ErrTooManySessions) {
+			return nil, errorf(KindBusy, "too many open sessions; close one or retry later")
+		}
+		return nil, err
+	}
+	ss := &Session{s: s, id: sess.ID(), tenant: tenant, sess: sess, limits: req.Limits.WithDefaults(), agentRun: opts.AgentRun}
+	s.sessions.unreserve(tenant, ss)
+	if e, ok := sess.(ender); ok {
+		go func() {
+			<-e.Done()
+			s.sessions.ended(ss.id)
+		}()
+	}
+	return ss, nil
+}
+
+// Session returns tenant's open session id: KindNotFound if there is none
+// (or it is another tenant's), KindSessionClosed if it has ended.
+func (s *Service) Session(tenant, id string) (*Session, error) {
+	return s.sessions.get(tenant, id)
+}
+
+// SessionRuntime returns tenant's view of the service as a
+// sandbox.SessionRuntime, for an agent: its sessions are the service's,
+// their cells recorded and linked to agentRun, and everything they give
+// back redacted: cells' output and files read, since all of it goes on to
+// a model provider.
+func (s *Service) SessionRuntime(tenant, agentRun string) sandbox.SessionRuntime {
+	return tenantSessions{s: s, tenant: tenant, agentRun: agentRun}
+}
+
+type tenantSessions struct {
+	s        *Service
+	tenant   string
+	agentRun string
+}
+
+func (t tenantSessions) NewSession(ctx context.Context, req sandbox.SessionRequest) (sandbox.Session, error) {
+	ss, err := t.s.OpenSession(ctx, t.tenant, req, SessionOptions{AgentRun: t.agentRun})
+	if err != nil {
+		return nil, err
+	}
+	return modelView{ss}, nil
+}
+
+// modelView is a session as an agent sees it: what it reads of the
+// working directory goes to a model provider, so it is redacted like the
+// cells' output.
+type modelView struct{ *Session }
+
+// ReadFile returns the file's content, redacted.
+func (v modelView) ReadFile(ctx context.Context, name string) ([]byte, error) {
+	b, err := v.Session.ReadFile(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	red, _ := v.s.cfg.Redactor.Redact(b)
+	return red, nil
+}
+
+// ListFiles lists the working directory, its names redacted.
+func (v modelView) ListFiles(ctx context.Context) ([]sandbox.FileInfo, error) {
+	files, err := v.Session.ListFiles(ctx)
+	for i := range files {
+		files[i].Name, _ = v.s.cfg.Redactor.RedactString(files[i].Name)
+	}
+	return files, err
+}
+
+// ID names the session.
+func (ss *Session) ID() string { return ss.id }
+
+// check turns the session's own errors into the service's: a closed
+// session is forgotten and reported as KindSessionClosed; a missing file
+// is KindNotFound.
+func (ss *Session) check(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, sandbox.ErrSessionClosed):
+		ss.s.sessions.ended(ss.id)
+		return errors.Join(errSessionClosed(ss.id), sandbox.ErrSessionClosed)
+	case errors.Is(err, fs.ErrNotExist):
+		return errors.Join(errorf(KindNotFound, "%v", err), fs.ErrNotExist)
+	}
+	return err
+}
+
+// Exec runs cell in the session. Its result is redacted, recorded as a run
+// of the session (linked to the agent run, if any) and counted. A cell
+// that fails is a result, not an error.
+func (ss *Session) Exec(ctx context.Context, cell sandbox.Cell) (sandbox.Result, error) {
+	if err := cell.Validate(); err != nil {
+		return sandbox.Result{}, err
+	}
+	s := ss.s
+	lim := ss.limits
+	if cell.TimeoutMS > 0 {
+		lim.WallTimeMS = cell.TimeoutMS
+	}
+	rec := newRecord(ss.tenant, sandbox.Request{Language: sandbox.Python, Code: cell.Code, Limits: lim}, s.cfg.ImageDigest)
+	rec.SessionID, rec.AgentRun = ss.id, ss.agentRun
+	started := time.Now()
+	rec.Status, rec.StartedAt = api.StatusRunning, &started
+	writes := &recordWrites{s: s}
+	writes.create(*rec)
+	if cell.OnOutput != nil {
+		out := redactedOutput(s.cfg.Redactor, cell.OnOutput)
+		cell.OnOutput = out.output
+		defer out.flush()
+	}
+	res, err := ss.sess.Exec(ctx, cell)
+	if err != nil && res.Status == "" {
+		writes.wait()
+		res = s.failed(rec, sandbox.StatusInternal, err.Error())
+		if errors.Is(err, sandbox.ErrSessionClosed) {
+			res.Status, res.Reason = sandbox.StatusKilled, "the session is closed"
+		}
+		s.finish(rec, &res, 0, writes)
+		return sandbox.Result{}, ss.check(err)
+	}
+	if err != nil { // a platform failure that still has a Result
+		s.log.Error("session cell failed", "session", ss.id, "err", err)
+	}
+	s.met.cells.WithLabelValues(string(res.Status)).Inc()
+	redactions := s.cfg.Redactor.RedactResult(&res).Total()
+	s.finish(rec, &res, redactions, writes)
+	return res, nil
+}
+
+// WriteFile creates or replaces a file in the session's working directory.
+func (ss *Session) WriteFile(ctx context.Context, name string, content []byte) error {
+	return ss.check(ss.sess.WriteFile(ctx, name, content))
+}
+
+// ReadFile returns a file of the session's working directory, as it is:
+// callers that show it to a model redact it (see Redactor).
+func (ss *Session) ReadFile(ctx context.Context, name string) ([]byte, error) {
+	b, err := ss.sess.ReadFile(ctx, name)
+	return b, ss.check(err)
+}
+
+// ListFiles lists the session's working directory.
+func (ss *Session) ListFiles(ctx context.Context) ([]sandbox.FileInfo, error) {
+	fi, err := ss.sess.ListFiles(ctx)
+	return fi, ss.check(err)
+}
+
+// Close ends the session and destroys its sandbox.
+func (ss *Session) Close() error {
+	err := ss.sess.Close()
+	ss.s.sessions.ended(ss.id)
+	return err
+}
