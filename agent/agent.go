@@ -30,6 +30,10 @@ const (
 
 // Config configures an agent run.
 type Config struct {
+	// ID names the run in its trace (default: a new NewRunID). Set it to
+	// link what the run does elsewhere, such as the run records of its
+	// executions, to its trace.
+	ID string
 	// Model writes the code; Sandbox runs it.
 	Model   llm.Provider
 	Sandbox sandbox.SessionRuntime
@@ -104,9 +108,12 @@ func Run(ctx context.Context, cfg Config, task Task) (*Trace, error) {
 		return nil, &sandbox.InputError{Field: "budgets", Rule: "must not be negative"}
 	}
 	cfg.withDefaults()
+	if cfg.ID == "" {
+		cfg.ID = NewRunID()
+	}
 	r := &run{cfg: cfg, ran: map[string]int{}}
 	r.trace = &Trace{
-		ID: newRunID(), Task: task.Prompt, Model: cfg.Model.Name(), StartedAt: time.Now().UTC(),
+		ID: cfg.ID, Task: task.Prompt, Model: cfg.Model.Name(), StartedAt: time.Now().UTC(),
 		Budget: BudgetUse{MaxAttempts: cfg.MaxRetries + 1, MaxTokens: cfg.MaxTokens,
 			MaxExecMS: ms(cfg.MaxExecTime), MaxArtifact: cfg.MaxArtifactBytes},
 	}
@@ -131,7 +138,8 @@ func Run(ctx context.Context, cfg Config, task Task) (*Trace, error) {
 	return r.trace, nil
 }
 
-func newRunID() string {
+// NewRunID returns a new random agent run ID, "agt_" and 16 hex digits.
+func NewRunID() string {
 	b := make([]byte, 8)
 	_, _ = rand.Read(b)
 	return "agt_" + hex.EncodeToString(b)

@@ -652,12 +652,15 @@ func newHarness(t *testing.T, wire string, s script) *harness {
 	return &harness{model: newScriptedModel(t, wire, s), sandbox: &countingRuntime{rt: rt}}
 }
 
-// run runs the agent on task with cfg, its Model and Sandbox filled in
-// (and a 10 s cell timeout unless cfg sets one). A run that cannot be
-// carried out at all fails t.
+// run runs the agent on task with cfg, its Model filled in, and its
+// Sandbox unless cfg sets one (and a 10 s cell timeout unless cfg sets
+// one). A run that cannot be carried out at all fails t.
 func (h *harness) run(t *testing.T, cfg agent.Config, task agent.Task) *agent.Trace {
 	t.Helper()
-	cfg.Model, cfg.Sandbox = h.model.provider(), h.sandbox
+	cfg.Model = h.model.provider()
+	if cfg.Sandbox == nil {
+		cfg.Sandbox = h.sandbox
+	}
 	if cfg.CellTimeout == 0 {
 		cfg.CellTimeout = 10 * time.Second
 	}

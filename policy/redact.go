@@ -334,11 +334,13 @@ func isPathByte(c byte) bool {
 	return strings.IndexByte("._-~+@%", c) >= 0
 }
 
-// RedactResult redacts res in place: Stdout, Stderr, the error's Message and
-// Traceback, Value, ValueHTML, and the contents of text artifacts (text/*,
-// JSON, or any content that is valid UTF-8). Binary artifacts such as images
-// are left alone. An artifact whose content changed gets its Size and SHA256
-// recomputed. It returns the counts over all fields.
+// RedactResult redacts res in place: Stdout, Stderr, the error's Type,
+// Message and Traceback, Value, ValueHTML, the artifacts' names (the program
+// chose them) and the contents of text artifacts (text/*, JSON, or any
+// content that is valid UTF-8). Binary artifacts such as images are left
+// alone. An artifact whose content changed gets its Size and SHA256
+// recomputed; names that redaction makes equal get a "~N" suffix, so they
+// stay unique. It returns the counts over all fields.
 func (r *Redactor) RedactResult(res *sandbox.Result) Counts {
 	total := Counts{}
 	redact := func(b []byte) []byte {
@@ -356,13 +358,23 @@ func (r *Redactor) RedactResult(res *sandbox.Result) Counts {
 	res.Stdout = redact(res.Stdout)
 	res.Stderr = redact(res.Stderr)
 	if res.Error != nil {
+		redactString(&res.Error.Type)
 		redactString(&res.Error.Message)
 		redactString(&res.Error.Traceback)
 	}
 	redactString(&res.Value)
 	redactString(&res.ValueHTML)
+	names := make(map[string]bool, len(res.Artifacts))
 	for i := range res.Artifacts {
 		a := &res.Artifacts[i]
+		if out, c := r.RedactString(a.Name); c.Total() > 0 {
+			total.Add(c)
+			a.Name = out
+			for n := 2; names[a.Name]; n++ {
+				a.Name = fmt.Sprintf("%s~%d", out, n)
+			}
+		}
+		names[a.Name] = true
 		if len(a.Content) == 0 || !isText(a.MIME, a.Content) {
 			continue
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -19,6 +20,10 @@ import (
 	"github.com/crucible-sandbox/crucible/image"
 	"github.com/crucible-sandbox/crucible/llm"
 	"github.com/crucible-sandbox/crucible/sandbox"
+	"github.com/crucible-sandbox/crucible/sandbox/linux"
+	"github.com/crucible-sandbox/crucible/server"
+	"github.com/crucible-sandbox/crucible/service"
+	"github.com/crucible-sandbox/crucible/store"
 )
 
 // agentFlags are the flags of `crucible agent`.
@@ -36,6 +41,8 @@ type agentFlags struct {
 	rootfs     string
 	image      string
 	store      string
+	db         string
+	config     string
 }
 
 func newAgentCommand() *cobra.Command {
@@ -51,7 +58,12 @@ code and output that support it.
 The model: --provider openai (any OpenAI-compatible endpoint: --base-url for
 Ollama, vLLM, llama.cpp's server) or anthropic; or the environment:
 OPENAI_API_KEY, OPENAI_BASE_URL, ANTHROPIC_API_KEY, CRUCIBLE_MODEL,
-CRUCIBLE_PROVIDER. A missing key or a bad URL is reported before any work.`,
+CRUCIBLE_PROVIDER. A missing key or a bad URL is reported before any work.
+
+Every execution goes through the same pipeline as the HTTP API: its output
+is redacted before the model sees it (credential patterns, and the secrets
+and host paths of --config's "redact", as for crucible serve), and it is
+recorded in --db as a run linked to the agent run (the trace's ID).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runAgent(cmd.Context(), &f, args[0]) },
 	}
@@ -72,6 +84,8 @@ CRUCIBLE_PROVIDER. A missing key or a bad URL is reported before any work.`,
 	fl.StringVar(&f.rootfs, "rootfs", "", "root filesystem directory (default: the host's system directories)")
 	fl.StringVar(&f.image, "image", "", "run in a built image (see `crucible image ls`)")
 	fl.StringVar(&f.store, "store", image.DefaultStore, "image store directory")
+	fl.StringVar(&f.db, "db", "", "run store for the executions' records: SQLite file path or postgres:// URL (default "+store.DefaultSQLitePath+")")
+	fl.StringVar(&f.config, "config", "", "JSON file as for crucible serve; its \"redact\" settings apply")
 	return cmd
 }
 
@@ -91,15 +105,36 @@ func runAgent(ctx context.Context, f *agentFlags, task string) error {
 	if err != nil {
 		return usageError(err)
 	}
-	rt, err := startRuntime(f.rootfs, f.image, f.store, nil)
+	conf, err := loadServeConfig(f.config)
+	if err != nil {
+		return usageError(err)
+	}
+	redactor, err := conf.redactor(serverHostPaths(f.db, f.store))
+	if err != nil {
+		return usageError(err)
+	}
+	var imageDigest string
+	rt, err := startRuntime(f.rootfs, f.image, f.store, func(o *linux.Options) { imageDigest = o.ImageDigest })
 	if err != nil {
 		return err
 	}
 	defer rt.Close()
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	st, err := store.Open(ctx, f.db)
+	if err != nil {
+		return platformError(err)
+	}
+	defer st.Close()
+	svc, err := service.New(service.Config{Runtime: rt, ImageDigest: imageDigest, Store: st, Redactor: redactor,
+		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	if err != nil {
+		return platformError(err)
+	}
+	defer svc.Shutdown(context.Background())
+	id := agent.NewRunID()
 	cfg := agent.Config{
-		Model: model, Sandbox: rt, TextMode: f.textMode, TestDriven: f.testDriven, MaxRetries: f.maxRetries, CellTimeout: f.timeout,
+		ID: id, Model: model, Sandbox: svc.SessionRuntime(server.DefaultTenant, id), TextMode: f.textMode, TestDriven: f.testDriven, MaxRetries: f.maxRetries, CellTimeout: f.timeout,
 		SessionLimits: sandbox.Limits{MemoryBytes: mem, WallTimeMS: f.timeout.Milliseconds(), CPUTimeMS: f.timeout.Milliseconds()},
 		OnEvent:       func(e agent.Event) { fmt.Fprintf(os.Stderr, "agent: attempt %d · %s\n", e.Attempt, e.Message) },
 	}

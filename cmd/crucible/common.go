@@ -2,10 +2,13 @@ package main
 
 import (
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 
+	"github.com/crucible-sandbox/crucible/policy"
 	"github.com/crucible-sandbox/crucible/sandbox"
+	"github.com/crucible-sandbox/crucible/service"
 
 	"github.com/crucible-sandbox/crucible/sandbox/linux"
 )
@@ -47,4 +50,21 @@ func startRuntime(rootfs, imageName, store string, adjust func(*linux.Options)) 
 		return nil, exitCodeError(exitInternal)
 	}
 	return rt, nil
+}
+
+// localService is the pipeline a one-shot command (run, session) sends
+// its code through, as the API does: validation, this host's maxima,
+// admission. It keeps no record, and the output, shown to the person who
+// ran the command, is not redacted.
+func localService(rt service.Runtime) (*service.Service, error) {
+	noRedaction, err := policy.NewRedactor(policy.RedactConfig{})
+	if err != nil {
+		return nil, platformError(err)
+	}
+	svc, err := service.New(service.Config{Runtime: rt, Redactor: noRedaction,
+		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	if err != nil {
+		return nil, platformError(err)
+	}
+	return svc, nil
 }

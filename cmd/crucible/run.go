@@ -17,6 +17,8 @@ import (
 
 	"github.com/crucible-sandbox/crucible/image"
 	"github.com/crucible-sandbox/crucible/sandbox"
+	"github.com/crucible-sandbox/crucible/server"
+	"github.com/crucible-sandbox/crucible/service"
 )
 
 // runFlags are the flags of `crucible run`.
@@ -89,9 +91,20 @@ func runCommand(ctx context.Context, f *runFlags, args []string) error {
 	if err != nil {
 		return err
 	}
+	svc, err := localService(rt)
+	if err != nil {
+		return err
+	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	res, err := rt.Run(ctx, req)
+	answer, err := svc.Run(ctx, server.DefaultTenant, req, service.RunOptions{})
+	if sandbox.IsInputError(err) {
+		return usageError(err)
+	}
+	res := answer.Result
+	if err != nil && res.Status == "" {
+		res = sandbox.Result{Status: sandbox.StatusInternal, Reason: err.Error(), ExitCode: -1, Language: req.Language}
+	}
 	if f.jsonOut {
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")

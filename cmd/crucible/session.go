@@ -19,6 +19,8 @@ import (
 
 	"github.com/crucible-sandbox/crucible/image"
 	"github.com/crucible-sandbox/crucible/sandbox"
+	"github.com/crucible-sandbox/crucible/server"
+	"github.com/crucible-sandbox/crucible/service"
 )
 
 // sessionFlags are the flags of `crucible session`.
@@ -86,7 +88,11 @@ func runSession(ctx context.Context, f *sessionFlags) error {
 		return err
 	}
 	defer rt.Close()
-	s, err := rt.NewSession(ctx, req)
+	svc, err := localService(rt)
+	if err != nil {
+		return err
+	}
+	s, err := svc.OpenSession(ctx, server.DefaultTenant, req, service.SessionOptions{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "crucible:", err)
 		return exitCodeError(exitInternal)
