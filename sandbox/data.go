@@ -35,6 +35,13 @@ func (d *Data) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	if len(b) > 0 && b[0] == '"' {
+		// A string without escapes is its own bytes: copy them once
+		// (stdin and files may be tens of MiB). The decoder calling this
+		// method has checked b is a valid JSON string.
+		if len(b) >= 2 && bytes.IndexByte(b[1:len(b)-1], '\\') < 0 && utf8.Valid(b[1:len(b)-1]) {
+			*d = bytes.Clone(b[1 : len(b)-1])
+			return nil
+		}
 		var s string
 		if err := json.Unmarshal(b, &s); err != nil {
 			return err

@@ -46,13 +46,14 @@ type Config struct {
 	MaxSessions int
 	// MaxBodyBytes caps one request body (default 64 MiB).
 	MaxBodyBytes int64
-	// MaxPayloadBytes bounds the request bodies held at once, while they
-	// are read and until their run ends (default DefaultPayloadFactor
-	// times MaxBodyBytes, so that one body of the largest size always
-	// fits). A body waits for its share before a byte of it is read.
+	// MaxPayloadBytes bounds the memory request bodies hold at once,
+	// while they are read and until their run ends (default
+	// DefaultPayloadFactor times MaxBodyBytes, so that one body of the
+	// largest size always fits). A body waits for its share before a byte of it is read.
 	MaxPayloadBytes int64
 	// PayloadWait is how long a body waits for its share of
-	// MaxPayloadBytes before it is refused (default 10 s).
+	// MaxPayloadBytes before it is refused (default 1 min: a waiting body
+	// costs nothing, it is not read).
 	PayloadWait time.Duration
 	// CacheTTL is how long a result stays in the cache. Zero turns the
 	// cache off; a run is looked up and cached only when it asks to be
@@ -104,12 +105,12 @@ const (
 	// DefaultMaxBodyBytes is Config.MaxBodyBytes's default, 64 MiB.
 	DefaultMaxBodyBytes = 64 << 20
 	// DefaultPayloadFactor times MaxBodyBytes is MaxPayloadBytes' default.
-	// A body costs up to about three times its size while it is decoded
-	// (the raw bytes, the decoded string, the bytes of a Data), and a
-	// reservation counts that: see payloadCost.
-	DefaultPayloadFactor = 3
+	// A body costs about twice its size while it is decoded (the raw
+	// bytes, then the decoded strings and Data), and a reservation counts
+	// that: see payloadCost.
+	DefaultPayloadFactor = 2
 	// DefaultPayloadWait is Config.PayloadWait's default.
-	DefaultPayloadWait = 10 * time.Second
+	DefaultPayloadWait = time.Minute
 )
 
 // withDefaults checks c and fills in its zero fields.

@@ -8,8 +8,7 @@ import (
 )
 
 // payloadCost is what a body of n bytes is counted as while it is held:
-// decoding holds the raw bytes, the decoded string and, for a sandbox.Data,
-// its bytes.
+// decoding holds the raw bytes and what they decode to.
 func payloadCost(n int64) int64 { return DefaultPayloadFactor * n }
 
 // payloadBudget bounds the memory that request bodies hold at once. A body

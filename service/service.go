@@ -67,6 +67,10 @@ func (s *Service) Metrics() *prometheus.Registry { return s.met.reg }
 // output, for transports that show a program's output in other ways.
 func (s *Service) Redactor() *policy.Redactor { return s.cfg.Redactor }
 
+// PayloadBudget is the most memory request bodies may hold at once
+// (Config.MaxPayloadBytes).
+func (s *Service) PayloadBudget() int64 { return s.cfg.MaxPayloadBytes }
+
 // MaxBodyBytes is the largest request body tenant may send.
 func (s *Service) MaxBodyBytes(tenant string) int64 { return s.LimitsFor(tenant).MaxRequestBytes }
 

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"syscall"
@@ -60,7 +61,7 @@ keys are later revoked.
 limits; every field is optional and unknown ones are refused:
 
   {"max_concurrent": 2, "max_queue": 64, "max_sessions": 16,
-   "max_body_bytes": 67108864, "max_payload_bytes": 201326592,
+   "max_body_bytes": 67108864, "max_payload_bytes": 134217728,
    "body_timeout": "30s", "cache_ttl": "10m",
    "maxima": {"memory_bytes": 4294967296, "wall_time_ms": 600000},
    "redact": {"patterns": true, "secrets": ["value-to-hide"],
@@ -148,6 +149,7 @@ func serve(ctx context.Context, f *serveFlags) error {
 	if err != nil {
 		return usageError(fmt.Errorf("--config: %w", err))
 	}
+	setMemoryLimit(log, svc.PayloadBudget())
 	srv, err := server.New(server.Config{Service: svc, Keys: st, RequireKeys: !loopback, BodyTimeout: conf.bodyTimeout, Logger: log})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "crucible:", err)
@@ -229,4 +231,23 @@ func serverHostPaths(db, imageStore string) []string {
 		add(home)
 	}
 	return paths
+}
+
+// serverHeadroom is the memory a server needs beyond the request bodies
+// it holds: its own heap, the runs' results, the database's caches.
+const serverHeadroom = 96 << 20
+
+// setMemoryLimit sets the Go runtime's soft memory limit to what the
+// payload budget lets bodies hold plus serverHeadroom, unless GOMEMLIMIT
+// sets one: the heap is then collected before garbage from earlier bodies
+// doubles it (without a limit, a burst of large bodies peaked at 500 MiB
+// for a budget of 192 MiB). It is a soft limit: the server never fails
+// for it, at worst it collects more often.
+func setMemoryLimit(log *slog.Logger, payloadBudget int64) {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	limit := payloadBudget + serverHeadroom
+	debug.SetMemoryLimit(limit)
+	log.Info("soft memory limit set from the payload budget", "limit_mib", limit>>20)
 }
