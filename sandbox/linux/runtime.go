@@ -181,8 +181,9 @@ func (r *Runtime) Run(ctx context.Context, req sandbox.Request) (sandbox.Result,
 	return res, nil
 }
 
-// cgroupLimitsFor returns the cgroup limits that enforce lim while the
-// sandbox's init is still in the run's cgroup.
+// cgroupLimitsFor returns the cgroup limits of a sandbox being built for
+// lim, with room for init's threads; armPids makes the process limit
+// exact before the program is forked.
 func cgroupLimitsFor(lim sandbox.Limits) cgroupLimits {
 	return cgroupLimits{MemoryBytes: lim.MemoryBytes, Pids: lim.Processes + initThreadReserve}
 }
