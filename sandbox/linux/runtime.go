@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/crucible-sandbox/crucible/sandbox"
@@ -66,7 +67,11 @@ type Runtime struct {
 	defaultCgroupLimits cgroupLimits
 	pool                *prestartPool
 	warm                *prestartPool
-	sessions            *sessionTable
+	// warmTasks is the number of processes and threads the last warm
+	// interpreter built had once started (numpy's math library starts
+	// threads as it is imported): a run allowed fewer is not served warm.
+	warmTasks atomic.Int64
+	sessions  *sessionTable
 }
 
 var _ sandbox.Runtime = (*Runtime)(nil)
