@@ -82,7 +82,8 @@ type Session interface {
 	ReadFile(ctx context.Context, name string) ([]byte, error)
 	// ListFiles lists the working directory, recursively.
 	ListFiles(ctx context.Context) ([]FileInfo, error)
-	// Close ends the session and destroys its sandbox.
+	// Close ends the session and destroys its sandbox. A cell running
+	// meanwhile returns at once with StatusKilled and exit code -1.
 	Close() error
 }
 
