@@ -41,10 +41,11 @@ type Cell struct {
 	OnOutput OutputFunc `json:"-"`
 }
 
-// Validate checks a cell against the session's limits.
+// Validate checks a cell like Request.Validate checks a run's code (size,
+// no NUL bytes, valid UTF-8) and its timeout against the maximum.
 func (c *Cell) Validate() error {
-	if len(c.Code) > MaxCodeBytes {
-		return inputErrorf("code", "must be at most %d bytes, got %d", MaxCodeBytes, len(c.Code))
+	if err := validateCode(c.Code); err != nil {
+		return err
 	}
 	if c.TimeoutMS < 0 || c.TimeoutMS > MaxLimits.WallTimeMS {
 		return inputErrorf("timeout_ms", "must be between 0 (the session's limit) and %d, got %d", MaxLimits.WallTimeMS, c.TimeoutMS)
