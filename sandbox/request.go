@@ -5,6 +5,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 )
 
 // Request is one execution: what to run, with what input, under which limits.
@@ -73,11 +74,8 @@ func (r *Request) Validate() error {
 	if !r.Language.Valid() {
 		return inputErrorf("language", "must be one of %s, got %q", languageList(), r.Language)
 	}
-	if len(r.Code) > MaxCodeBytes {
-		return inputErrorf("code", "must be at most %d bytes, got %d", MaxCodeBytes, len(r.Code))
-	}
-	if strings.IndexByte(r.Code, 0) >= 0 {
-		return inputErrorf("code", "must not contain NUL bytes")
+	if err := validateCode(r.Code); err != nil {
+		return err
 	}
 	if len(r.Stdin) > MaxStdinBytes {
 		return inputErrorf("stdin", "must be at most %d bytes, got %d", MaxStdinBytes, len(r.Stdin))
@@ -93,6 +91,27 @@ func (r *Request) Validate() error {
 	}
 	if r.Network != "" && r.Network != NetworkNone {
 		return inputErrorf("network", "must be %q (no other network policy exists), got %q", NetworkNone, r.Network)
+	}
+	return nil
+}
+
+// validateCode checks a program's or a cell's source: its size, no NUL
+// bytes, and valid UTF-8.
+func validateCode(code string) error {
+	if len(code) > MaxCodeBytes {
+		return inputErrorf("code", "must be at most %d bytes, got %d", MaxCodeBytes, len(code))
+	}
+	// Python refuses source holding a NUL byte and bash may take such a
+	// file for a binary: code with one is a mistake (or binary data) and
+	// is rejected before anything runs, not failed inside the sandbox.
+	if strings.IndexByte(code, 0) >= 0 {
+		return inputErrorf("code", "must not contain NUL bytes")
+	}
+	// The code reaches the sandbox as a JSON string, and encoding/json
+	// replaces invalid UTF-8 with U+FFFD: the program that ran would not
+	// be the code submitted, whose hash the Result carries as code_hash.
+	if !utf8.ValidString(code) {
+		return inputErrorf("code", "must be valid UTF-8")
 	}
 	return nil
 }

@@ -41,10 +41,11 @@ type Cell struct {
 	OnOutput OutputFunc `json:"-"`
 }
 
-// Validate checks a cell against the session's limits.
+// Validate checks a cell like Request.Validate checks a run's code (size,
+// no NUL bytes, valid UTF-8) and its timeout against the maximum.
 func (c *Cell) Validate() error {
-	if len(c.Code) > MaxCodeBytes {
-		return inputErrorf("code", "must be at most %d bytes, got %d", MaxCodeBytes, len(c.Code))
+	if err := validateCode(c.Code); err != nil {
+		return err
 	}
 	if c.TimeoutMS < 0 || c.TimeoutMS > MaxLimits.WallTimeMS {
 		return inputErrorf("timeout_ms", "must be between 0 (the session's limit) and %d, got %d", MaxLimits.WallTimeMS, c.TimeoutMS)
@@ -82,7 +83,8 @@ type Session interface {
 	ReadFile(ctx context.Context, name string) ([]byte, error)
 	// ListFiles lists the working directory, recursively.
 	ListFiles(ctx context.Context) ([]FileInfo, error)
-	// Close ends the session and destroys its sandbox.
+	// Close ends the session and destroys its sandbox. A cell running
+	// meanwhile returns at once with StatusKilled and exit code -1.
 	Close() error
 }
 

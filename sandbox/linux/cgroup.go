@@ -22,11 +22,10 @@ const cgroupRoot = "/sys/fs/cgroup"
 // the name lets a later server remove the cgroups of one that crashed.
 const cgroupParent = "crucible"
 
-// initThreadReserve is added to the pids limit while the sandbox's init is
-// in the run's cgroup: init is a Go program whose runtime threads count
-// against pids.max like the program's processes do, and it must be able to
-// fork the program. Once the program runs, init leaves the cgroup (evict)
-// and the limit becomes exactly the requested one.
+// initThreadReserve is added to the pids limit while the sandbox's init
+// builds the sandbox, alone in the run's cgroup: init is a Go program whose
+// runtime threads count against pids.max like the program's processes do.
+// Before the program is forked the limit is made exact (armPids).
 const initThreadReserve = 8
 
 // supervisorGroup is the cgroup, under cgroupParent, that holds the inits
@@ -41,6 +40,11 @@ type runCgroup interface {
 	add(pid int) error
 	// setLimits changes the limits of a cgroup created with others.
 	setLimits(lim cgroupLimits) error
+	// setPidsMax changes the pids limit alone.
+	setPidsMax(n int64) error
+	// pidsCurrent returns the number of tasks (processes and threads) the
+	// pids controller counts in the cgroup now.
+	pidsCurrent() (int64, error)
 	// evict moves the process pid out of the run's cgroup, to the
 	// supervisor group. Its children stay.
 	evict(pid int) error

@@ -83,6 +83,16 @@ func (c *cgroupV1) setLimits(lim cgroupLimits) error {
 	return nil
 }
 
+func (c *cgroupV1) setPidsMax(n int64) error {
+	if err := writeInt(c.file("pids", "pids.max"), n); err != nil {
+		return err
+	}
+	c.lim.Pids = n
+	return nil
+}
+
+func (c *cgroupV1) pidsCurrent() (int64, error) { return readInt(c.file("pids", "pids.current")) }
+
 // evict moves pid to the parent group in every hierarchy; in cgroup v1 a
 // group may hold processes beside its children.
 func (c *cgroupV1) evict(pid int) error {

@@ -42,6 +42,14 @@ func (c *cgroupV2) setLimits(lim cgroupLimits) error {
 	return writeInt(filepath.Join(c.path, "pids.max"), lim.Pids)
 }
 
+func (c *cgroupV2) setPidsMax(n int64) error {
+	return writeInt(filepath.Join(c.path, "pids.max"), n)
+}
+
+func (c *cgroupV2) pidsCurrent() (int64, error) {
+	return readInt(filepath.Join(c.path, "pids.current"))
+}
+
 // evict moves pid to the supervisor leaf: in cgroup v2 only leaves hold
 // processes once their parent distributes controllers.
 func (c *cgroupV2) evict(pid int) error {

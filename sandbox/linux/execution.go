@@ -26,6 +26,11 @@ import (
 // catches the total of many processes, at this granularity.
 const cpuPollInterval = 50 * time.Millisecond
 
+// testHookStarted, when a test sets it, runs when init reports that the
+// program started, before init leaves the run's cgroup: it stands for a
+// host slow to react.
+var testHookStarted func()
+
 // execution is one run in progress.
 type execution struct {
 	rt   *Runtime
@@ -77,6 +82,9 @@ func (x *execution) run(ctx context.Context) (err error) {
 		}
 		started = time.Now()
 	} else {
+		if err := p.armPids(x.lim.Processes); err != nil {
+			return &sandbox.PlatformError{Op: "prepare sandbox", Err: err}
+		}
 		cfg, contents := runConfigFor(x.req, x.lim, x.spec, x.rt.env)
 		workers.Go(func() {
 			_ = sandboxinit.WriteMessage(p.config, cfg, contents)
@@ -157,6 +165,9 @@ func (x *execution) supervise(ctx context.Context, started time.Time) (time.Time
 			}
 			if ev.Phase == sandboxinit.PhaseStarted {
 				started = time.Now()
+				if testHookStarted != nil {
+					testHookStarted()
+				}
 				if err := x.leaveCgroup(); err != nil {
 					x.stopWith(sandbox.StatusInternal, "move init out of the run's cgroup: "+err.Error())
 				}
@@ -181,13 +192,18 @@ func (x *execution) supervise(ctx context.Context, started time.Time) (time.Time
 
 // leaveCgroup moves init out of the run's cgroup now that the program has
 // been forked, and makes the process limit exact: from here on only the
-// program's own processes and threads count against it.
+// program's own processes and threads count against it. The limit is
+// lowered first: moved out first, init would free its places under the
+// limit armPids set, and the program could take them before the limit fell.
 func (x *execution) leaveCgroup() error {
+	if err := x.p.cg.setLimits(cgroupLimits{MemoryBytes: x.lim.MemoryBytes, Pids: x.lim.Processes}); err != nil {
+		return err
+	}
 	if err := x.p.cg.evict(x.p.cmd.Process.Pid); err != nil {
 		return err
 	}
 	x.p.evicted = true
-	return x.p.cg.setLimits(cgroupLimits{MemoryBytes: x.lim.MemoryBytes, Pids: x.lim.Processes})
+	return nil
 }
 
 // startWarm hands the request to a warm sandbox's interpreter: the input

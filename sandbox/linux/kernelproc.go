@@ -59,6 +59,9 @@ func (r *Runtime) bootKernel(ctx context.Context, p *sandboxProc, lim sandbox.Li
 	}
 	var contents [][]byte
 	cfg.Files, contents = inputFiles(files)
+	if err := p.armPids(lim.Processes); err != nil {
+		return nil, &sandbox.PlatformError{Op: "start kernel", Err: err}
+	}
 	go func() {
 		_ = sandboxinit.WriteMessage(p.config, cfg, contents)
 		p.config.Close()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/crucible-sandbox/crucible/sandbox"
@@ -66,7 +67,11 @@ type Runtime struct {
 	defaultCgroupLimits cgroupLimits
 	pool                *prestartPool
 	warm                *prestartPool
-	sessions            *sessionTable
+	// warmTasks is the number of processes and threads the last warm
+	// interpreter built had once started (numpy's math library starts
+	// threads as it is imported): a run allowed fewer is not served warm.
+	warmTasks atomic.Int64
+	sessions  *sessionTable
 }
 
 var _ sandbox.Runtime = (*Runtime)(nil)
@@ -181,8 +186,9 @@ func (r *Runtime) Run(ctx context.Context, req sandbox.Request) (sandbox.Result,
 	return res, nil
 }
 
-// cgroupLimitsFor returns the cgroup limits that enforce lim while the
-// sandbox's init is still in the run's cgroup.
+// cgroupLimitsFor returns the cgroup limits of a sandbox being built for
+// lim, with room for init's threads; armPids makes the process limit
+// exact before the program is forked.
 func cgroupLimitsFor(lim sandbox.Limits) cgroupLimits {
 	return cgroupLimits{MemoryBytes: lim.MemoryBytes, Pids: lim.Processes + initThreadReserve}
 }

@@ -142,6 +142,34 @@ func (p *sandboxProc) awaitReady() error {
 	}
 }
 
+// armPids sets the run's process limit for the program about to be forked:
+// processes, plus the tasks init has in the run's cgroup now. It must be
+// called while init waits for the request (after PhaseReady, before the
+// RunConfig is sent), when init is the cgroup's only process.
+//
+// Security: limits.processes must hold from the program's first fork. Init
+// stays in the run's cgroup until the host has learnt that the program
+// started and moved it out (leaveCgroup); until then init's threads count
+// against pids.max beside the program's, and a program that forks at once
+// could take any headroom left for init: with a fixed reserve it could have
+// had several processes more than its limit, for good, since lowering
+// pids.max kills nothing. Counting init's tasks exactly leaves the program
+// exactly processes. Init's count can only grow from here (the Go runtime
+// never ends an idle thread; a thread ends only with a goroutine locked to
+// it, and init's one locked goroutine ends with the process), and a thread
+// init adds takes one of the program's places: the program may be allowed
+// fewer than processes until init has left, never more.
+func (p *sandboxProc) armPids(processes int64) error {
+	n, err := p.cg.pidsCurrent()
+	if err != nil {
+		return fmt.Errorf("count sandbox init's tasks: %w", err)
+	}
+	if err := p.cg.setPidsMax(processes + n); err != nil {
+		return fmt.Errorf("set the process limit: %w", err)
+	}
+	return nil
+}
+
 // alive reports whether init is still running.
 func (p *sandboxProc) alive() bool {
 	select {

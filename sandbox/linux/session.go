@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -46,6 +47,9 @@ type Session struct {
 	cells  int
 	lifeMu sync.RWMutex // Close excludes every other use
 	closed bool
+	// closing is set by Close before it kills the sandbox, so that a cell
+	// running then can tell why its interpreter vanished.
+	closing atomic.Bool
 }
 
 var _ sandbox.Session = (*Session)(nil)
@@ -185,7 +189,8 @@ func (s *Session) ListFiles(ctx context.Context) ([]sandbox.FileInfo, error) {
 // and the sandbox destroyed.
 func (s *Session) Close() error {
 	// Kill first: a running cell holds the session until it returns, and
-	// it returns as soon as its interpreter is gone.
+	// it returns as soon as its interpreter is gone, with status killed.
+	s.closing.Store(true)
 	s.p.kill()
 	s.lifeMu.Lock()
 	defer s.lifeMu.Unlock()
@@ -375,6 +380,11 @@ func (s *Session) kernelGone(res sandbox.Result, usage0 cgroupUsage, start time.
 		res.ExitCode, res.Signal = -1, unix.SignalName(syscall.Signal(s.exit.Signal))
 	}
 	switch {
+	case s.exit.Phase != sandboxinit.PhaseExited && s.closing.Load():
+		// Close killed init, and with it the interpreter, before init could
+		// report an exit: the cell did not end, it was ended.
+		res.Status, res.ExitCode, res.Signal = sandbox.StatusKilled, -1, "SIGKILL"
+		res.Reason = "the session was closed while the cell ran"
 	case usage.OOMKills > usage0.OOMKills:
 		res.Status = sandbox.StatusMemoryLimit
 		res.Reason = "memory limit of " + units.BytesSize(float64(s.lim.MemoryBytes)) + " reached; the kernel's OOM killer ended the interpreter and the session is closed"

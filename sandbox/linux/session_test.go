@@ -797,37 +797,60 @@ func TestSessionRichOutputs(t *testing.T) {
 
 // TestSessionCloseEndsRunningCell proves that Close does not wait for a
 // running cell: it kills the session at once, the cell returns promptly
-// saying the session ended, and later calls fail with ErrSessionClosed.
+// with status killed (exit code -1, the reason saying the session was
+// closed), and later calls fail with ErrSessionClosed. Both with and
+// without an OnOutput (a streamed cell, as the HTTP API runs them).
 func TestSessionCloseEndsRunningCell(t *testing.T) {
 	rt := newRuntime(t, linux.Options{})
-	s := newSession(t, rt, sandbox.Limits{WallTimeMS: 60_000, CPUTimeMS: 60_000})
-	type outcome struct {
-		res sandbox.Result
-		err error
-	}
-	done := make(chan outcome, 1)
-	go func() {
-		res, err := s.Exec(context.Background(), sandbox.Cell{Code: "import time\ntime.sleep(8)"})
-		done <- outcome{res, err}
-	}()
-	time.Sleep(300 * time.Millisecond)
-	start := time.Now()
-	if err := s.Close(); err != nil {
-		t.Fatalf("Close: %v", err)
-	}
-	if took := time.Since(start); took > 3*time.Second {
-		t.Fatalf("Close took %s: it waited for the cell", took)
-	}
-	select {
-	case o := <-done:
-		if o.err == nil && o.res.Status == sandbox.StatusOK {
-			t.Fatalf("the cell finished normally (%+v) although the session was closed", o.res)
-		}
-	case <-time.After(3 * time.Second):
-		t.Fatal("the running cell did not return after Close")
-	}
-	if _, err := s.Exec(context.Background(), sandbox.Cell{Code: "1"}); !errors.Is(err, sandbox.ErrSessionClosed) {
-		t.Fatalf("Exec after Close: %v, want ErrSessionClosed", err)
+	for _, streamed := range []bool{false, true} {
+		t.Run(map[bool]string{false: "plain", true: "streamed"}[streamed], func(t *testing.T) {
+			s := newSession(t, rt, sandbox.Limits{WallTimeMS: 60_000, CPUTimeMS: 60_000})
+			type outcome struct {
+				res sandbox.Result
+				err error
+			}
+			cell := sandbox.Cell{Code: "print('sleeping', flush=True)\nimport time; time.sleep(30)"}
+			rec := &sandboxtest.OutputRecorder{}
+			if streamed {
+				cell.OnOutput = rec.Record
+			}
+			done := make(chan outcome, 1)
+			go func() {
+				res, err := s.Exec(context.Background(), cell)
+				rec.Returned()
+				done <- outcome{res, err}
+			}()
+			time.Sleep(500 * time.Millisecond)
+			start := time.Now()
+			if err := s.Close(); err != nil {
+				t.Fatalf("Close: %v", err)
+			}
+			if took := time.Since(start); took > 3*time.Second {
+				t.Fatalf("Close took %s: it waited for the cell", took)
+			}
+			select {
+			case o := <-done:
+				if o.err != nil {
+					t.Fatalf("Exec returned error %v, want a Result with status killed", o.err)
+				}
+				res := o.res
+				if res.Status != sandbox.StatusKilled || res.ExitCode != -1 || !strings.Contains(res.Reason, "session was closed") {
+					t.Errorf("got %s; want status killed, exit code -1, a reason saying the session was closed", describe(res))
+				}
+				if string(res.Stdout) != "sleeping\n" {
+					t.Errorf("stdout %q, want what the cell printed before Close", res.Stdout)
+				}
+				if streamed {
+					time.Sleep(20 * time.Millisecond) // room for a late call to show
+					rec.Check(t, res)
+				}
+			case <-time.After(3 * time.Second):
+				t.Fatal("the running cell did not return after Close")
+			}
+			if _, err := s.Exec(context.Background(), sandbox.Cell{Code: "1"}); !errors.Is(err, sandbox.ErrSessionClosed) {
+				t.Fatalf("Exec after Close: %v, want ErrSessionClosed", err)
+			}
+		})
 	}
 }
 

@@ -41,16 +41,21 @@ func (r *Runtime) launchWarm(preload []string) (*sandboxProc, error) {
 		return nil, err
 	}
 	p.kernel = k
+	if n, err := p.cg.pidsCurrent(); err == nil {
+		r.warmTasks.Store(n)
+	}
 	return p, nil
 }
 
 // takeWarm returns a warm sandbox for req if one is ready and req fits it:
-// Python, the disk size the sandbox was built with, and rlimits no higher
-// than those the interpreter started with (it can only lower its own).
+// Python, the disk size the sandbox was built with, rlimits no higher
+// than those the interpreter started with (it can only lower its own),
+// and a process limit no lower than the tasks the interpreter already has.
 func (r *Runtime) takeWarm(req *sandbox.Request, lim sandbox.Limits) *sandboxProc {
 	def := sandbox.DefaultLimits.WithDefaults()
 	if r.warm == nil || req.Language != sandbox.Python || lim.DiskBytes != def.DiskBytes ||
-		lim.FileSizeBytes > def.FileSizeBytes || lim.OpenFiles > def.OpenFiles {
+		lim.FileSizeBytes > def.FileSizeBytes || lim.OpenFiles > def.OpenFiles ||
+		lim.Processes < r.warmTasks.Load() {
 		return nil
 	}
 	p := r.warm.take()
@@ -58,6 +63,15 @@ func (r *Runtime) takeWarm(req *sandbox.Request, lim sandbox.Limits) *sandboxPro
 		return nil
 	}
 	if err := p.cg.setLimits(cgroupLimits{MemoryBytes: lim.MemoryBytes, Pids: lim.Processes}); err != nil {
+		_ = r.retire(p)
+		return nil
+	}
+	// Security: the interpreter's threads are the program's, and lowering
+	// pids.max below the cgroup's count kills nothing. Counted after the
+	// limit is set, the count can no longer grow past it: a sandbox whose
+	// interpreter already has more tasks than the run may is not used, so
+	// that limits.processes holds for a warm run as for a cold one.
+	if n, err := p.cg.pidsCurrent(); err != nil || n > lim.Processes {
 		_ = r.retire(p)
 		return nil
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -341,5 +342,39 @@ func TestRuntimesShareNoCgroup(t *testing.T) {
 		if res := runProgram(t, rt, sandbox.Request{Language: sandbox.Python, Code: "print(1)"}); res.Status != sandbox.StatusOK {
 			t.Errorf("run: %s", describe(res))
 		}
+	}
+}
+
+// TestWarmProcessLimit proves that limits.processes holds for a run served
+// warm as for a cold one. A warm interpreter may already have threads of
+// its own (numpy's math library starts some as it is imported), and they
+// count as the program's: a run allowed fewer processes and threads than
+// the interpreter already has must run cold. In the data-science image,
+// on a machine with more than one core, processes 1 is such a run.
+func TestWarmProcessLimit(t *testing.T) {
+	opts := imageOptions(openImage(t))
+	opts.Warm = 1
+	rt := newRuntime(t, opts)
+	// The tasks of every process but init (pid 1, outside the run's count).
+	code := "import os\nn = 0\nfor p in os.listdir('/proc'):\n    if p.isdigit() and p != '1':\n" +
+		"        n += len(os.listdir(f'/proc/{p}/task'))\nprint(n)"
+	for _, processes := range []int64{64, 2, 1} {
+		t.Run(fmt.Sprint(processes), func(t *testing.T) {
+			awaitWarm(t, rt)
+			before := rt.WarmStats()
+			res := runProgram(t, rt, sandbox.Request{Language: sandbox.Python, Code: code, Limits: sandbox.Limits{Processes: processes}})
+			n, err := strconv.ParseInt(strings.TrimSpace(string(res.Stdout)), 10, 64)
+			if res.Status != sandbox.StatusOK || err != nil {
+				t.Fatalf("want a count of tasks, got %s", describe(res))
+			}
+			warm := rt.WarmStats().Hits > before.Hits
+			t.Logf("served warm: %v; the program had %d processes and threads", warm, n)
+			if n > processes {
+				t.Errorf("the program had %d processes and threads under limits.processes = %d (served warm: %v)", n, processes, warm)
+			}
+			if processes == 64 && !warm {
+				t.Errorf("a run with the default limits was not served warm: %+v", rt.WarmStats())
+			}
+		})
 	}
 }
