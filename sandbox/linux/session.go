@@ -136,6 +136,11 @@ func newSessionID() string {
 // ID names the session.
 func (s *Session) ID() string { return s.id }
 
+// Done is closed once the session has ended on any account: closed,
+// expired when idle, or its interpreter exited. Whoever keeps a table of
+// sessions (package service) learns of the end from it, without polling.
+func (s *Session) Done() <-chan struct{} { return s.ended }
+
 // use guards an operation against Close and marks the session used.
 func (s *Session) use() (release func(), err error) {
 	s.lifeMu.RLock()
