@@ -14,7 +14,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 # Packages the sandboxes and the scripts need. The sandbox runs
 # /usr/bin/python3, /usr/bin/node and /bin/bash from the host, read-only.
-APT_PACKAGES=(python3 nodejs bash coreutils procps util-linux ca-certificates debootstrap postgresql)
+APT_PACKAGES=(python3 nodejs bash coreutils procps util-linux ca-certificates debootstrap postgresql gcc libc6-dev)
 
 step() { printf 'setup: %s\n' "$*"; }
 die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
@@ -93,6 +93,15 @@ if ! build >"$log" 2>&1 </dev/null; then
 	fi
 fi
 step "built bin/crucible"
+
+# 4b. staticcheck, for scripts/test.sh, from the Go module proxy.
+STATICCHECK_VERSION=2026.2.2
+staticcheck=$(go env GOPATH)/bin/staticcheck
+if ! "$staticcheck" -version 2>/dev/null | grep -q "^staticcheck $STATICCHECK_VERSION "; then
+	step "installing staticcheck $STATICCHECK_VERSION"
+	run_quiet "$log" go install "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION" ||
+		die "go install staticcheck failed"
+fi
 
 # 5. image
 if [[ ${CRUCIBLE_SKIP_IMAGE:-} == 1 ]]; then

@@ -2,8 +2,9 @@
 # Sets up the machine (scripts/setup.sh), then runs `go vet` and every test.
 # The sandbox tests need root; setup.sh refuses to go on without it.
 #
-#   scripts/test.sh           vet + tests
-#   scripts/test.sh --bench   vet + tests + the benchmarks (about 15 minutes more)
+#   scripts/test.sh           vet, staticcheck, tests, race tests
+#   scripts/test.sh --bench   ... + the benchmarks (about 15 minutes more)
+#   scripts/test.sh --soak    ... + the API soak: 3 000 mixed requests (a few minutes)
 #
 # Exits non-zero if any step fails; every step runs regardless, so one
 # failure does not hide another.
@@ -12,15 +13,17 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 bench=false
+soak=false
 for arg in "$@"; do
 	case $arg in
 	--bench) bench=true ;;
+	--soak) soak=true ;;
 	-h | --help)
 		sed -n '2,9s/^# \{0,1\}//p' "$0"
 		exit 0
 		;;
 	*)
-		echo "test: unknown argument $arg (want --bench)" >&2
+		echo "test: unknown argument $arg (want --bench or --soak)" >&2
 		exit 2
 		;;
 	esac
@@ -49,9 +52,20 @@ step() {
 # built it); the fallback, a crucible that re-executes itself as init, is
 # vetted and runs the conformance suite.
 step "go vet" go vet -tags crucible_initexe ./...
+step "staticcheck" "$(go env GOPATH)/bin/staticcheck" -tags crucible_initexe ./...
 step "go vet (no crucible-init)" go vet ./sandbox/linux/... ./cmd/...
 step "go test" go test -tags crucible_initexe -count=1 -timeout 20m ./...
 step "go test (no crucible-init)" go test -count=1 -timeout 10m -run '^(TestConformance|TestSelfWithoutEmbedded)$' ./sandbox/linux/...
+# The race detector (it needs cgo) on the packages where it is affordable:
+# the pipeline, the transports and the stores; the sandbox packages run a
+# few hostile programs under it too.
+step "go test -race" env CGO_ENABLED=1 go test -race -tags crucible_initexe -count=1 -timeout 15m \
+	./api/ ./service/ ./server/ ./store/ ./policy/ ./client/ ./agent/ ./llm/ ./sandbox/
+step "go test -race (sandbox)" env CGO_ENABLED=1 go test -race -tags crucible_initexe -count=1 -timeout 10m \
+	-run '^(TestConformance/prestart/ForkBomb|TestSessionCloseEndsRunningCell|TestProcessesExactWhileHostIsSlow)' ./sandbox/linux/
+if $soak; then
+	step "API soak" go test -tags crucible_initexe -count=1 -timeout 30m -run '^TestSoak$' ./e2e/ -soak
+fi
 if $bench; then
 	step "benchmarks" go test -tags crucible_initexe -run '^$' -bench . -benchtime 20x ./sandbox/linux/
 	step "eval benchmark" go test -tags crucible_initexe -run '^$' -bench Canonical -benchtime 2x ./eval/
