@@ -8,11 +8,20 @@
 //	if err != nil {
 //		return err
 //	}
-//	res, err := c.Run(ctx, sandbox.Request{Language: sandbox.Python, Code: "print(6 * 7)"})
+//	res, err := c.CreateRun(ctx, sandbox.Request{Language: sandbox.Python, Code: "print(6 * 7)"})
 //	if err != nil {
 //		return err // an *APIError when the server refused the request
 //	}
-//	fmt.Println(res.Status, string(res.Stdout)) // ok 42
+//	fmt.Println(res.ID, res.Status, string(res.Stdout)) // 3f9c… ok 42
+//
+// A Client is also a sandbox.Runtime and a sandbox.SessionRuntime (Run,
+// NewSession), so that code written against the execution contract, such
+// as the agent or an evaluation, runs its programs on a remote server
+// unchanged; its errors then answer as the contract's (see APIError).
+//
+// The package depends on the standard library and the packages of the
+// contract (sandbox) and of the API's types (api) only: a program that
+// embeds the SDK does not link database drivers or the server.
 //
 // A Client is safe for concurrent use.
 package client

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -135,23 +136,31 @@ func TestNewValidatesURL(t *testing.T) {
 func TestRun(t *testing.T) {
 	c := newClient(t, nil)
 	ctx := context.Background()
-	res, err := c.Run(ctx, py("print('hi')"))
+	res, err := c.CreateRun(ctx, py("print('hi')"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.ID == "" || res.Status != sandbox.StatusOK || string(res.Stdout) != "hi\n" || res.CacheHit {
-		t.Fatalf("Run: %+v", res)
+		t.Fatalf("CreateRun: %+v", res)
 	}
-	again, err := c.Run(ctx, py("print('hi')"))
+	again, err := c.CreateRun(ctx, py("print('hi')"))
 	if err != nil || !again.CacheHit || again.ID == res.ID || string(again.Stdout) != "hi\n" {
-		t.Fatalf("second Run: %+v, %v; want a cache hit", again, err)
+		t.Fatalf("second CreateRun: %+v, %v; want a cache hit", again, err)
 	}
-	fresh, err := c.Run(ctx, py("print('hi')"), client.NoCache())
+	fresh, err := c.CreateRun(ctx, py("print('hi')"), client.NoCache())
 	if err != nil || fresh.CacheHit || fresh.Status != sandbox.StatusOK {
-		t.Fatalf("Run with NoCache: %+v, %v", fresh, err)
+		t.Fatalf("CreateRun with NoCache: %+v, %v", fresh, err)
+	}
+	// Run, the sandbox.Runtime call, never answers from the cache.
+	plain, err := c.Run(ctx, py("print('hi')"))
+	if err != nil || plain.Status != sandbox.StatusOK || string(plain.Stdout) != "hi\n" {
+		t.Fatalf("Run: %+v, %v", plain, err)
+	}
+	if n := cacheHits(t, c); n != 1 {
+		t.Errorf("%d cache hits after CreateRun, CreateRun, CreateRun(NoCache), Run; want 1", n)
 	}
 
-	failed, err := c.Run(ctx, py("1/0"))
+	failed, err := c.CreateRun(ctx, py("1/0"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,21 +169,67 @@ func TestRun(t *testing.T) {
 	}
 }
 
+// cacheHits counts the records of c's server that are cache hits.
+func cacheHits(t *testing.T, c *client.Client) int {
+	t.Helper()
+	runs, _, err := c.ListRuns(context.Background(), client.ListOptions{Limit: 500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, r := range runs {
+		if r.CacheHit {
+			n++
+		}
+	}
+	return n
+}
+
 func TestRunInvalid(t *testing.T) {
 	c := newClient(t, nil)
-	_, err := c.Run(context.Background(), sandbox.Request{Language: "cobol", Code: "x"})
-	var e *client.APIError
-	if !errors.As(err, &e) {
-		t.Fatalf("err %v (%T), want *APIError", err, err)
-	}
-	if e.Status != http.StatusBadRequest || e.Code != "invalid_request" || e.Field != "language" || e.Rule == "" || e.Message == "" {
-		t.Fatalf("APIError %+v", e)
-	}
-	if !strings.Contains(e.Error(), "language") {
-		t.Errorf("Error() %q does not name the field", e.Error())
-	}
-	if client.IsNotFound(err) || client.IsTooManyRequests(err) {
-		t.Errorf("a 400 classified as 404 or 429: %v", err)
+	ctx := context.Background()
+	cobol := sandbox.Request{Language: "cobol", Code: "x"}
+	for _, tc := range []struct {
+		name string
+		run  func() error
+	}{
+		{"CreateRun", func() error { _, err := c.CreateRun(ctx, cobol); return err }},
+		{"CreateRun streamed", func() error {
+			req := cobol
+			req.OnOutput = func(sandbox.Stream, []byte) {}
+			_, err := c.CreateRun(ctx, req)
+			return err
+		}},
+		{"RunAsync", func() error { _, err := c.RunAsync(ctx, cobol); return err }},
+		{"Run", func() error {
+			res, err := c.Run(ctx, cobol)
+			if res.Status != "" {
+				t.Errorf("Run of an invalid request: status %q, want a zero Result", res.Status)
+			}
+			return err
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.run()
+			var e *client.APIError
+			if !errors.As(err, &e) {
+				t.Fatalf("err %v (%T), want *APIError", err, err)
+			}
+			if e.Status != http.StatusBadRequest || e.Code != "invalid_request" || e.Field != "language" || e.Rule == "" || e.Message == "" {
+				t.Fatalf("APIError %+v", e)
+			}
+			if !strings.Contains(e.Error(), "language") {
+				t.Errorf("Error() %q does not name the field", e.Error())
+			}
+			var ie *sandbox.InputError
+			if !sandbox.IsInputError(err) || !errors.As(err, &ie) || ie.Field != "language" || ie.Rule != e.Rule {
+				t.Errorf("err %v: want a *sandbox.InputError with field language and rule %q, got %+v", err, e.Rule, ie)
+			}
+			var pe *sandbox.PlatformError
+			if client.IsNotFound(err) || client.IsTooManyRequests(err) || errors.As(err, &pe) {
+				t.Errorf("a 400 classified as 404, 429 or a platform failure: %v", err)
+			}
+		})
 	}
 }
 
@@ -210,11 +265,11 @@ func TestListRuns(t *testing.T) {
 	ctx := context.Background()
 	start := time.Now().Add(-time.Second)
 	for i := range 3 {
-		if _, err := c.Run(ctx, py(fmt.Sprintf("print(%d)", i))); err != nil {
+		if _, err := c.CreateRun(ctx, py(fmt.Sprintf("print(%d)", i))); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := c.Run(ctx, sandbox.Request{Language: sandbox.Bash, Code: "echo hi"}); err != nil {
+	if _, err := c.CreateRun(ctx, sandbox.Request{Language: sandbox.Bash, Code: "echo hi"}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -260,7 +315,7 @@ func hasField(err error, field string) bool {
 func TestGetRun(t *testing.T) {
 	c := newClient(t, nil)
 	ctx := context.Background()
-	res, err := c.Run(ctx, py("print('x')"))
+	res, err := c.CreateRun(ctx, py("print('x')"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,17 +379,37 @@ func TestSession(t *testing.T) {
 	if names[name] != 9 || names["in.txt"] != 4 {
 		t.Fatalf("ListFiles: %+v", files)
 	}
-	if _, err := s.ReadFile(ctx, "missing.txt"); !client.IsNotFound(err) {
-		t.Fatalf("ReadFile of a missing file: %v", err)
+	if _, err := s.ReadFile(ctx, "missing.txt"); !client.IsNotFound(err) || !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("ReadFile of a missing file: %v, want IsNotFound and fs.ErrNotExist", err)
 	}
 
-	if err := s.Close(ctx); err != nil {
+	// A handle on the same session by its ID sees the same interpreter.
+	again := c.AttachSession(s.ID())
+	if res, err := again.Exec(ctx, sandbox.Cell{Code: "x * 2"}); err != nil || res.Value != "82" {
+		t.Fatalf("Exec through AttachSession: %+v, %v", res, err)
+	}
+
+	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	_, err = s.Exec(ctx, sandbox.Cell{Code: "x"})
-	var e *client.APIError
-	if !errors.As(err, &e) || e.Status != http.StatusGone || e.Code != "session_closed" {
-		t.Fatalf("Exec after Close: %v", err)
+	for _, tc := range []struct {
+		name string
+		call func() error
+	}{
+		{"Exec", func() error { _, err := s.Exec(ctx, sandbox.Cell{Code: "x"}); return err }},
+		{"Exec through the other handle", func() error { _, err := again.Exec(ctx, sandbox.Cell{Code: "x"}); return err }},
+		{"ListFiles", func() error { _, err := s.ListFiles(ctx); return err }},
+		{"WriteFile", func() error { return s.WriteFile(ctx, "a.txt", nil) }},
+		{"Close", func() error { return again.Close() }},
+	} {
+		err := tc.call()
+		var e *client.APIError
+		if !errors.As(err, &e) || e.Status != http.StatusGone || e.Code != "session_closed" || !errors.Is(err, sandbox.ErrSessionClosed) {
+			t.Errorf("%s after Close: %v, want a 410 session_closed matching sandbox.ErrSessionClosed", tc.name, err)
+		}
+	}
+	if _, err := c.AttachSession("no-such-session").Exec(ctx, sandbox.Cell{Code: "1"}); !client.IsNotFound(err) {
+		t.Errorf("Exec in an unknown session: %v, want IsNotFound", err)
 	}
 }
 
@@ -347,7 +422,7 @@ func TestTooManyRequests(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, errs[i] = c.Run(context.Background(), py("import time\ntime.sleep(1)"), client.NoCache())
+			_, errs[i] = c.CreateRun(context.Background(), py("import time\ntime.sleep(1)"), client.NoCache())
 		}()
 	}
 	wg.Wait()
@@ -363,7 +438,7 @@ func TestTooManyRequests(t *testing.T) {
 				t.Errorf("429: %+v", e)
 			}
 		default:
-			t.Errorf("Run: %v", err)
+			t.Errorf("CreateRun: %v", err)
 		}
 	}
 	if ok < 1 || ok > 2 || refused < 1 {

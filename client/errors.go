@@ -10,6 +10,9 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/crucible-sandbox/crucible/api"
+	"github.com/crucible-sandbox/crucible/sandbox"
 )
 
 // APIError is a request the server answered with a status other than 2xx.
@@ -17,6 +20,19 @@ import (
 // ({"error": {"code", "message", "field", "rule"}}). When the body is not
 // such JSON (a proxy's error page, say), Code is empty and Message holds
 // the start of the body, or the status text when the body is empty.
+//
+// An APIError also answers as the execution contract's errors, so that code
+// written against sandbox.Runtime and sandbox.Session handles a remote
+// server like a local runtime:
+//
+//   - errors.As gives a *sandbox.InputError for a request the server
+//     refused as invalid (code "invalid_request", or "payload_too_large"
+//     for a body over its limit), with the APIError's Field and Rule; Field
+//     is "body" when the server named none. sandbox.IsInputError reports it.
+//   - errors.As gives a *sandbox.PlatformError, wrapping the APIError, for a
+//     status of 500 or more: the server failed, not the caller.
+//   - errors.Is(err, sandbox.ErrSessionClosed) holds for code
+//     "session_closed" (410): the session was closed or expired.
 type APIError struct {
 	// Status is the HTTP status code, such as 400 or 429.
 	Status int
@@ -50,6 +66,39 @@ func (e *APIError) Error() string {
 	return b.String()
 }
 
+// As makes errors.As find a *sandbox.InputError in a refused request and a
+// *sandbox.PlatformError in a server failure; see APIError.
+func (e *APIError) As(target any) bool {
+	switch t := target.(type) {
+	case **sandbox.InputError:
+		if e.Code != api.CodeInvalidRequest && e.Code != api.CodePayloadTooLarge {
+			return false
+		}
+		ie := &sandbox.InputError{Field: e.Field, Rule: e.Rule}
+		if ie.Field == "" {
+			ie.Field = "body"
+		}
+		if ie.Rule == "" {
+			ie.Rule = e.Message
+		}
+		*t = ie
+		return true
+	case **sandbox.PlatformError:
+		if e.Status < http.StatusInternalServerError {
+			return false
+		}
+		*t = &sandbox.PlatformError{Op: "crucible server", Err: e}
+		return true
+	}
+	return false
+}
+
+// Is reports whether e is what target names: sandbox.ErrSessionClosed for
+// code "session_closed".
+func (e *APIError) Is(target error) bool {
+	return target == sandbox.ErrSessionClosed && e.Code == api.CodeSessionClosed
+}
+
 // IsNotFound reports whether err is, or wraps, an *APIError with status 404:
 // no such run, session, file or endpoint.
 func IsNotFound(err error) bool { return hasStatus(err, http.StatusNotFound) }
@@ -75,16 +124,9 @@ const (
 func readError(resp *http.Response) *APIError {
 	e := &APIError{Status: resp.StatusCode, RetryAfter: retryAfter(resp.Header.Get("Retry-After"))}
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-	var wire struct {
-		Error *struct {
-			Code    string `json:"code"`
-			Message string `json:"message"`
-			Field   string `json:"field"`
-			Rule    string `json:"rule"`
-		} `json:"error"`
-	}
-	if json.Unmarshal(body, &wire) == nil && wire.Error != nil && wire.Error.Code != "" {
-		e.Code, e.Message, e.Field, e.Rule = wire.Error.Code, wire.Error.Message, wire.Error.Field, wire.Error.Rule
+	var wire api.ErrorBody
+	if json.Unmarshal(body, &wire) == nil && wire.Error.Code != "" {
+		e.setError(wire.Error)
 		return e
 	}
 	e.Message = clip(strings.TrimSpace(string(body)))
@@ -122,4 +164,35 @@ func retryAfter(v string) time.Duration {
 		}
 	}
 	return 0
+}
+
+// setError copies the API's error description into e.
+func (e *APIError) setError(w api.Error) {
+	e.Code, e.Message, e.Field, e.Rule = w.Code, w.Message, w.Field, w.Rule
+}
+
+// statusOfCode is the HTTP status the server answers code with, for an
+// error that reached the client inside a stream, after its 200.
+func statusOfCode(code string) int {
+	switch code {
+	case api.CodeInvalidRequest:
+		return http.StatusBadRequest
+	case api.CodeUnauthorized:
+		return http.StatusUnauthorized
+	case api.CodeNotFound:
+		return http.StatusNotFound
+	case api.CodeMethodNotAllowed:
+		return http.StatusMethodNotAllowed
+	case api.CodeRequestTimeout:
+		return http.StatusRequestTimeout
+	case api.CodePayloadTooLarge:
+		return http.StatusRequestEntityTooLarge
+	case api.CodeSessionClosed:
+		return http.StatusGone
+	case api.CodeTooManyRequests:
+		return http.StatusTooManyRequests
+	case api.CodeUnavailable:
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
 }

@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 
@@ -13,7 +14,7 @@ import (
 // (see startServer), so their output is checked for real. They need root;
 // TestMain leaves them out of the run otherwise.
 
-func ExampleClient_Run() {
+func ExampleClient_CreateRun() {
 	baseURL, stop, err := startServer(nil) // your server's URL, such as "http://localhost:8080"
 	if err != nil {
 		log.Fatal(err)
@@ -24,15 +25,46 @@ func ExampleClient_Run() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	res, err := c.Run(context.Background(), sandbox.Request{Language: sandbox.Python, Code: "print(6 * 7)"})
+	res, err := c.CreateRun(context.Background(), sandbox.Request{Language: sandbox.Python, Code: "print(6 * 7)"})
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(res.Status)
+	fmt.Println(res.Status, len(res.ID)) // the ID names the run's record, for GetRun
 	fmt.Print(string(res.Stdout))
 	// Output:
-	// ok
+	// ok 32
 	// 42
+}
+
+// A Client is a sandbox.Runtime: code written against the execution
+// contract runs its programs on the server, and gets the contract's errors.
+func ExampleClient_Run() {
+	baseURL, stop, err := startServer(nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer stop()
+
+	c, err := client.New(baseURL)
+	if err != nil {
+		log.Fatal(err)
+	}
+	var rt sandbox.Runtime = c
+	ctx := context.Background()
+	res, err := rt.Run(ctx, sandbox.Request{Language: sandbox.Bash, Code: "echo $((6 * 7))"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("%s %s", res.Status, res.Stdout)
+
+	_, err = rt.Run(ctx, sandbox.Request{Language: sandbox.Python, Code: "x", Network: "host"})
+	var ie *sandbox.InputError
+	if errors.As(err, &ie) {
+		fmt.Println("refused:", ie.Field)
+	}
+	// Output:
+	// ok 42
+	// refused: network
 }
 
 func ExampleSession() {
@@ -51,7 +83,7 @@ func ExampleSession() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer s.Close(ctx)
+	defer s.Close()
 
 	if err := s.WriteFile(ctx, "data/n.txt", []byte("41")); err != nil {
 		log.Fatal(err)
@@ -70,7 +102,7 @@ func ExampleSession() {
 
 // Setting OnOutput streams the run: each chunk of output arrives while the
 // program still runs, then Run returns the whole result.
-func ExampleClient_Run_streaming() {
+func ExampleClient_CreateRun_streaming() {
 	baseURL, stop, err := startServer(nil)
 	if err != nil {
 		log.Fatal(err)
@@ -82,7 +114,7 @@ func ExampleClient_Run_streaming() {
 		log.Fatal(err)
 	}
 	code := "import time\nfor i in range(3):\n    print('step', i, flush=True)\n    time.sleep(0.1)"
-	res, err := c.Run(context.Background(), sandbox.Request{
+	res, err := c.CreateRun(context.Background(), sandbox.Request{
 		Language: sandbox.Python,
 		Code:     code,
 		OnOutput: func(stream sandbox.Stream, chunk []byte) {
@@ -114,7 +146,7 @@ func ExampleClient_Artifact() {
 		log.Fatal(err)
 	}
 	ctx := context.Background()
-	res, err := c.Run(ctx, sandbox.Request{Language: sandbox.Python,
+	res, err := c.CreateRun(ctx, sandbox.Request{Language: sandbox.Python,
 		Code: "open('report.csv', 'w').write('n,square\\n3,9\\n')"})
 	if err != nil {
 		log.Fatal(err)

@@ -12,19 +12,7 @@ import (
 	"github.com/crucible-sandbox/crucible/sandbox"
 )
 
-// RunResult is the answer to a synchronous run: the run's Result, redacted
-// by the server, with the ID of its record and whether it came from the
-// cache.
-type RunResult struct {
-	// ID names the run's record, for GetRun.
-	ID string `json:"id"`
-	// CacheHit is set when an earlier identical run's result was returned
-	// instead of running the code again.
-	CacheHit bool `json:"cache_hit"`
-	sandbox.Result
-}
-
-// RunOption adjusts one Run or RunAsync call.
+// RunOption adjusts one CreateRun or RunAsync call.
 type RunOption func(url.Values)
 
 // NoCache makes the server run the code even when an identical earlier run
@@ -41,21 +29,25 @@ func runQuery(opts []RunOption) url.Values {
 	return q
 }
 
-// Run runs req and waits for its result (POST /v1/runs). A program that
-// fails is not an error: it is a RunResult with Status "error", "timeout"
-// and so on. Errors are requests the server refused (an *APIError, such as
-// 400 with Field naming the invalid field, or 429 when its queue is full)
-// and transport failures.
+// CreateRun runs req and waits for its result (POST /v1/runs), which
+// comes with the ID of the run's record and whether the server answered
+// from its cache (see NoCache). A program that fails is not an error: it
+// is a result with Status "error", "timeout" and so on. Errors are
+// requests the server refused (an *APIError, such as 400 with Field naming
+// the invalid field, or 429 when its queue is full) and transport
+// failures. Cancelling ctx closes the request, and the server then kills
+// the run; use Run for the sandbox.Runtime contract, which also waits for
+// that.
 //
 // When req.OnOutput is set, the run is streamed (?stream=1): OnOutput
 // receives the redacted output while the program runs, from the calling
 // goroutine, and the result is the same.
-func (c *Client) Run(ctx context.Context, req sandbox.Request, opts ...RunOption) (*RunResult, error) {
-	var res RunResult
+func (c *Client) CreateRun(ctx context.Context, req sandbox.Request, opts ...RunOption) (*api.RunResponse, error) {
+	var res api.RunResponse
 	r := request{method: "POST", path: "/v1/runs", query: runQuery(opts)}
 	var err error
 	if req.OnOutput != nil {
-		err = c.stream(ctx, r, req, req.OnOutput, &res)
+		err = c.stream(ctx, r, req, events{output: req.OnOutput, result: &res})
 	} else {
 		err = c.call(ctx, r, req, &res)
 	}
@@ -70,13 +62,14 @@ func (c *Client) Run(ctx context.Context, req sandbox.Request, opts ...RunOption
 // run started with RunAsync is followed live from its start, whenever
 // FollowRun is called; a run that already ended is replayed from its
 // record (its artifacts then come without contents: see Artifact).
-func (c *Client) FollowRun(ctx context.Context, id string, onOutput sandbox.OutputFunc) (*RunResult, error) {
+// onOutput may be nil.
+func (c *Client) FollowRun(ctx context.Context, id string, onOutput sandbox.OutputFunc) (*api.RunResponse, error) {
 	if onOutput == nil {
 		onOutput = func(sandbox.Stream, []byte) {}
 	}
-	var res RunResult
+	var res api.RunResponse
 	r := request{method: "GET", path: "/v1/runs/" + url.PathEscape(id) + "/events"}
-	if err := c.readStream(ctx, r, onOutput, &res); err != nil {
+	if err := c.readStream(ctx, r, events{output: onOutput, result: &res}); err != nil {
 		return nil, err
 	}
 	return &res, nil
@@ -105,9 +98,7 @@ func (c *Client) Artifact(ctx context.Context, id, name string) ([]byte, error) 
 func (c *Client) RunAsync(ctx context.Context, req sandbox.Request, opts ...RunOption) (id string, err error) {
 	q := runQuery(opts)
 	q.Set("async", "1")
-	var ans struct {
-		ID string `json:"id"`
-	}
+	var ans api.RunAccepted
 	if err := c.call(ctx, request{method: "POST", path: "/v1/runs", query: q}, req, &ans); err != nil {
 		return "", err
 	}
@@ -194,10 +185,7 @@ func (c *Client) ListRuns(ctx context.Context, opts ListOptions) (runs []api.Run
 	if opts.Cursor != "" {
 		q.Set("cursor", opts.Cursor)
 	}
-	var page struct {
-		Runs []api.Run `json:"runs"`
-		Next string    `json:"next"`
-	}
+	var page api.RunList
 	if err := c.call(ctx, request{method: "GET", path: "/v1/runs", query: q}, nil, &page); err != nil {
 		return nil, "", err
 	}

@@ -5,33 +5,54 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/url"
+	"time"
 
+	"github.com/crucible-sandbox/crucible/api"
 	"github.com/crucible-sandbox/crucible/sandbox"
 )
 
 // Session is a live interpreter on the server whose variables and files
-// persist from one cell to the next. Create it with Client.NewSession and
-// end it with Close; the server may also close it when idle, after which
-// its calls fail with an *APIError of status 410 (code "session_closed").
+// persist from one cell to the next; it implements sandbox.Session. Create
+// it with Client.NewSession, or get a handle on an existing one with
+// Client.AttachSession, and end it with Close. The server may also close it
+// when idle; its calls then fail with an *APIError of status 410 (code
+// "session_closed"), for which errors.Is(err, sandbox.ErrSessionClosed)
+// holds. A Session is safe for concurrent use; the server runs its cells
+// one at a time.
 type Session struct {
 	c    *Client
 	id   string
 	path string // "/v1/sessions/{id}", escaped
 }
 
-// NewSession opens a session (POST /v1/sessions).
-func (c *Client) NewSession(ctx context.Context, req sandbox.SessionRequest) (*Session, error) {
-	var ans struct {
-		ID string `json:"id"`
-	}
+// NewSession opens a session (POST /v1/sessions) and returns it, a
+// *Session. A tenant or server already holding as many sessions as it
+// allows answers 429: the error then matches both sandbox.ErrTooManySessions
+// (errors.Is) and an *APIError with its RetryAfter (errors.As).
+func (c *Client) NewSession(ctx context.Context, req sandbox.SessionRequest) (sandbox.Session, error) {
+	var ans api.SessionCreated
 	if err := c.call(ctx, request{method: "POST", path: "/v1/sessions"}, req, &ans); err != nil {
+		if IsTooManyRequests(err) {
+			return nil, fmt.Errorf("%w: %w", sandbox.ErrTooManySessions, err)
+		}
 		return nil, err
 	}
 	if ans.ID == "" {
 		return nil, fmt.Errorf("client: POST /v1/sessions: the answer has no session id")
 	}
-	return &Session{c: c, id: ans.ID, path: "/v1/sessions/" + url.PathEscape(ans.ID)}, nil
+	return c.AttachSession(ans.ID), nil
+}
+
+// AttachSession returns a handle on the server's session id, opened
+// earlier by this or another client of the same tenant, such as by a
+// process that has since restarted. It sends no request: whether the
+// session exists is known at its first use, which fails with IsNotFound
+// for an id the server does not know (or that is another tenant's), and
+// with sandbox.ErrSessionClosed for a session that was closed.
+func (c *Client) AttachSession(id string) *Session {
+	return &Session{c: c, id: id, path: "/v1/sessions/" + url.PathEscape(id)}
 }
 
 // ID returns the session's server-side ID.
@@ -40,15 +61,31 @@ func (s *Session) ID() string { return s.id }
 // Exec runs a cell (POST /v1/sessions/{id}/exec). As with Client.Run, code
 // that fails is a Result, not an error. Result.Value holds the repr of the
 // cell's last expression. When cell.OnOutput is set, the cell is streamed
-// as Client.Run streams a run.
+// as Client.CreateRun streams a run. A Result with StatusInternal comes
+// with a *sandbox.PlatformError.
+//
+// Cancelling ctx closes the request; the server then interrupts the cell
+// and keeps the session, as a local session does, and Exec returns a
+// Result with StatusKilled and a nil error at once. The session's next
+// cell waits on the server until the interrupted one has ended.
 func (s *Session) Exec(ctx context.Context, cell sandbox.Cell) (sandbox.Result, error) {
 	var res sandbox.Result
 	r := request{method: "POST", path: s.path + "/exec"}
+	var err error
 	if cell.OnOutput != nil {
-		return res, s.c.stream(ctx, r, cell, cell.OnOutput, &res)
+		err = s.c.stream(ctx, r, cell, events{output: cell.OnOutput, result: &res})
+	} else {
+		err = s.c.call(ctx, r, cell, &res)
 	}
-	err := s.c.call(ctx, r, cell, &res)
-	return res, err
+	switch {
+	case err == nil:
+		return res, internalError("cell of session "+s.id, res)
+	case ctx.Err() != nil:
+		killed := failedResult(sandbox.Request{Language: sandbox.Python, Code: cell.Code})
+		killed.Status, killed.Reason = sandbox.StatusKilled, "cell cancelled: "+ctx.Err().Error()
+		return killed, nil
+	}
+	return sandbox.Result{}, err
 }
 
 // WriteFile creates or replaces the file name, a path relative to the
@@ -60,9 +97,14 @@ func (s *Session) WriteFile(ctx context.Context, name string, content []byte) er
 }
 
 // ReadFile returns the content of the file name (GET
-// /v1/sessions/{id}/files/{name}); IsNotFound reports a missing file.
+// /v1/sessions/{id}/files/{name}). A missing file's error matches both
+// fs.ErrNotExist (errors.Is), as a local session's does, and IsNotFound;
+// so does that of a session the server does not know.
 func (s *Session) ReadFile(ctx context.Context, name string) ([]byte, error) {
 	resp, err := s.c.send(ctx, request{method: "GET", path: s.filePath(name)})
+	if IsNotFound(err) {
+		return nil, fmt.Errorf("client: read file %q: %w (%w)", name, fs.ErrNotExist, err)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -77,18 +119,29 @@ func (s *Session) ReadFile(ctx context.Context, name string) ([]byte, error) {
 // ListFiles lists the session's working directory, recursively (GET
 // /v1/sessions/{id}/files).
 func (s *Session) ListFiles(ctx context.Context) ([]sandbox.FileInfo, error) {
-	var ans struct {
-		Files []sandbox.FileInfo `json:"files"`
-	}
+	var ans api.FileList
 	if err := s.c.call(ctx, request{method: "GET", path: s.path + "/files"}, nil, &ans); err != nil {
 		return nil, err
 	}
 	return ans.Files, nil
 }
 
+// closeTimeout bounds Close.
+const closeTimeout = 30 * time.Second
+
 // Close ends the session and destroys its sandbox (DELETE
-// /v1/sessions/{id}).
-func (s *Session) Close(ctx context.Context) error {
+// /v1/sessions/{id}), giving the server 30 seconds; CloseContext takes a
+// context instead. Closing a session that is already closed, by this
+// client, another, or the server when it was idle, fails with an error
+// matching sandbox.ErrSessionClosed.
+func (s *Session) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+	defer cancel()
+	return s.CloseContext(ctx)
+}
+
+// CloseContext is Close with a context.
+func (s *Session) CloseContext(ctx context.Context) error {
 	return s.c.call(ctx, request{method: "DELETE", path: s.path}, nil, nil)
 }
 

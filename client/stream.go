@@ -7,10 +7,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
 	"net/url"
 	"strings"
 
+	"github.com/crucible-sandbox/crucible/api"
 	"github.com/crucible-sandbox/crucible/sandbox"
 )
 
@@ -18,9 +18,18 @@ import (
 // output chunks (64 KiB at most before encoding) and results.
 const maxEventBytes = 256 << 20
 
-// stream sends r with in as its JSON body and ?stream=1, passes the output
-// events to onOutput and decodes the result event into out.
-func (c *Client) stream(ctx context.Context, r request, in any, onOutput sandbox.OutputFunc, out any) error {
+// events says what to do with the events of a stream: output goes to
+// output, the run's ID (the first event of a run, before it is queued) to
+// run if set, and the result is decoded into result.
+type events struct {
+	output sandbox.OutputFunc
+	run    func(id string)
+	result any
+}
+
+// stream sends r with in as its JSON body and ?stream=1, and reads the
+// answer's events as ev says.
+func (c *Client) stream(ctx context.Context, r request, in any, ev events) error {
 	b, err := json.Marshal(in)
 	if err != nil {
 		return fmt.Errorf("client: encode request: %w", err)
@@ -30,12 +39,13 @@ func (c *Client) stream(ctx context.Context, r request, in any, onOutput sandbox
 		r.query = url.Values{}
 	}
 	r.query.Set("stream", "1")
-	return c.readStream(ctx, r, onOutput, out)
+	return c.readStream(ctx, r, ev)
 }
 
-// readStream sends r, whose answer is an event stream, passes its output
-// events to onOutput and decodes its result event into out.
-func (c *Client) readStream(ctx context.Context, r request, onOutput sandbox.OutputFunc, out any) error {
+// readStream sends r, whose answer is an event stream, and reads its
+// events as ev says. An error event, the server failing once the stream
+// had started, is returned as an *APIError, unwrapped.
+func (c *Client) readStream(ctx context.Context, r request, ev events) error {
 	resp, err := c.send(ctx, r)
 	if err != nil {
 		return err
@@ -49,19 +59,31 @@ func (c *Client) readStream(ctx context.Context, r request, onOutput sandbox.Out
 			if err := json.Unmarshal(data, &d); err != nil {
 				return fmt.Errorf("decode %s event: %w", name, err)
 			}
-			onOutput(sandbox.Stream(name), d)
+			if len(d) > 0 {
+				ev.output(sandbox.Stream(name), d)
+			}
+		case "run":
+			if ev.run != nil {
+				var a api.RunAccepted
+				if err := json.Unmarshal(data, &a); err != nil {
+					return fmt.Errorf("decode run event: %w", err)
+				}
+				ev.run(a.ID)
+			}
 		case "result":
 			got = true
-			return json.Unmarshal(data, out)
+			return json.Unmarshal(data, ev.result)
 		case "error":
-			// The server failed once the stream had started (200 sent).
-			var e struct {
-				Code, Message, Field, Rule string
+			var w api.Error
+			_ = json.Unmarshal(data, &w)
+			e := &APIError{Status: statusOfCode(w.Code)}
+			e.setError(w)
+			if e.Message == "" {
+				e.Message = "the server failed during the stream"
 			}
-			_ = json.Unmarshal(data, &e)
-			return &APIError{Status: statusOfCode(e.Code), Code: e.Code, Message: e.Message, Field: e.Field, Rule: e.Rule}
+			return e
 		}
-		return nil // "run" and events of later versions
+		return nil // events of later versions
 	})
 	if err != nil {
 		if _, ok := err.(*APIError); ok { // not wrapped: callers test it with errors.As
@@ -107,22 +129,4 @@ func readEvents(body io.Reader, fn func(name string, data []byte) error) error {
 		}
 	}
 	return sc.Err()
-}
-
-// statusOfCode is the HTTP status the server answers code with, for an
-// error that reached the client inside a stream.
-func statusOfCode(code string) int {
-	switch code {
-	case "invalid_request":
-		return http.StatusBadRequest
-	case "not_found":
-		return http.StatusNotFound
-	case "session_closed":
-		return http.StatusGone
-	case "too_many_requests":
-		return http.StatusTooManyRequests
-	case "unavailable":
-		return http.StatusServiceUnavailable
-	}
-	return http.StatusInternalServerError
 }

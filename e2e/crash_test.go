@@ -241,7 +241,7 @@ func TestCrashRecovery(t *testing.T) {
 
 	step("host checked")
 	// The restarted server works.
-	res, err := second.Client.Run(ctx, sandbox.Request{Language: sandbox.Python, Code: "print('alive after the crash')"})
+	res, err := second.Client.CreateRun(ctx, sandbox.Request{Language: sandbox.Python, Code: "print('alive after the crash')"})
 	if err != nil {
 		t.Fatalf("Run on server 2: %v", err)
 	}

@@ -81,14 +81,14 @@ func TestServeEndpoints(t *testing.T) {
 			kind  string
 			req   sandbox.Request
 			want  sandbox.Status
-			check func(t *testing.T, res *client.RunResult)
+			check func(t *testing.T, res *api.RunResponse)
 		}{
-			{kind: "ok", req: py("print(6 * 7)"), want: sandbox.StatusOK, check: func(t *testing.T, res *client.RunResult) {
+			{kind: "ok", req: py("print(6 * 7)"), want: sandbox.StatusOK, check: func(t *testing.T, res *api.RunResponse) {
 				if string(res.Stdout) != "42\n" || res.ExitCode != 0 {
 					t.Errorf("stdout %q exit %d, want \"42\\n\" and 0", res.Stdout, res.ExitCode)
 				}
 			}},
-			{kind: "error", req: py("def f():\n    raise ValueError('boom')\nf()\n"), want: sandbox.StatusError, check: func(t *testing.T, res *client.RunResult) {
+			{kind: "error", req: py("def f():\n    raise ValueError('boom')\nf()\n"), want: sandbox.StatusError, check: func(t *testing.T, res *api.RunResponse) {
 				if res.Error == nil {
 					t.Fatalf("no structured error; stderr %q", res.Stderr)
 				}
@@ -99,18 +99,18 @@ func TestServeEndpoints(t *testing.T) {
 					t.Errorf("exit code 0 for a raised exception")
 				}
 			}},
-			{kind: "exit3", req: py("import sys\nsys.exit(3)\n"), want: sandbox.StatusError, check: func(t *testing.T, res *client.RunResult) {
+			{kind: "exit3", req: py("import sys\nsys.exit(3)\n"), want: sandbox.StatusError, check: func(t *testing.T, res *api.RunResponse) {
 				if res.ExitCode != 3 {
 					t.Errorf("exit code %d, want 3", res.ExitCode)
 				}
 			}},
-			{kind: "bash", req: sandbox.Request{Language: sandbox.Bash, Code: "echo hello from bash"}, want: sandbox.StatusOK, check: func(t *testing.T, res *client.RunResult) {
+			{kind: "bash", req: sandbox.Request{Language: sandbox.Bash, Code: "echo hello from bash"}, want: sandbox.StatusOK, check: func(t *testing.T, res *api.RunResponse) {
 				if string(res.Stdout) != "hello from bash\n" {
 					t.Errorf("stdout %q", res.Stdout)
 				}
 			}},
 			{kind: "timeout", req: sandbox.Request{Language: sandbox.Python, Code: "import time\ntime.sleep(30)\n",
-				Limits: sandbox.Limits{WallTimeMS: 1000}}, want: sandbox.StatusTimeout, check: func(t *testing.T, res *client.RunResult) {
+				Limits: sandbox.Limits{WallTimeMS: 1000}}, want: sandbox.StatusTimeout, check: func(t *testing.T, res *api.RunResponse) {
 				if res.Reason == "" {
 					t.Errorf("a timeout without a reason")
 				}
@@ -121,7 +121,7 @@ func TestServeEndpoints(t *testing.T) {
 		}
 		for _, tc := range cases {
 			t.Run(tc.kind, func(t *testing.T) {
-				res, err := c.Run(ctx, tc.req)
+				res, err := c.CreateRun(ctx, tc.req)
 				if err != nil {
 					t.Fatalf("Run: %v", err)
 				}
@@ -203,12 +203,12 @@ func TestServeEndpoints(t *testing.T) {
 	// that cache=0 runs the code again.
 	t.Run("cache", func(t *testing.T) {
 		req := py("import random\nprint('cached', random.random())")
-		first, err := c.Run(ctx, req)
+		first, err := c.CreateRun(ctx, req)
 		if err != nil {
 			t.Fatalf("Run: %v", err)
 		}
 		track(t, "cache-first", first.ID)
-		second, err := c.Run(ctx, req)
+		second, err := c.CreateRun(ctx, req)
 		if err != nil {
 			t.Fatalf("Run: %v", err)
 		}
@@ -232,7 +232,7 @@ func TestServeEndpoints(t *testing.T) {
 			t.Errorf("async cache hit, read at once: %+v, %v; want a finished cache hit", rec, err)
 		}
 
-		fresh, err := c.Run(ctx, req, client.NoCache())
+		fresh, err := c.CreateRun(ctx, req, client.NoCache())
 		if err != nil {
 			t.Fatalf("Run cache=0: %v", err)
 		}
@@ -248,7 +248,7 @@ func TestServeEndpoints(t *testing.T) {
 	// the redactions.
 	t.Run("redaction", func(t *testing.T) {
 		const key = "AKIAIOSFODNN7EXAMPLE"
-		res, err := c.Run(ctx, py("import sys\nk = 'AKIA' + 'IOSFODNN7EXAMPLE'\nprint('key:', k)\nprint('err key:', k, file=sys.stderr)\n"), client.NoCache())
+		res, err := c.CreateRun(ctx, py("import sys\nk = 'AKIA' + 'IOSFODNN7EXAMPLE'\nprint('key:', k)\nprint('err key:', k, file=sys.stderr)\n"), client.NoCache())
 		if err != nil {
 			t.Fatalf("Run: %v", err)
 		}
@@ -280,7 +280,7 @@ func TestServeEndpoints(t *testing.T) {
 	// for an artifact or run that does not exist.
 	t.Run("artifacts", func(t *testing.T) {
 		const content = "hello artifact\n"
-		res, err := c.Run(ctx, py("import os\nos.makedirs('out', exist_ok=True)\nopen('out/report.txt', 'w').write('hello artifact\\n')\n"))
+		res, err := c.CreateRun(ctx, py("import os\nos.makedirs('out', exist_ok=True)\nopen('out/report.txt', 'w').write('hello artifact\\n')\n"))
 		if err != nil {
 			t.Fatalf("Run: %v", err)
 		}
@@ -407,7 +407,7 @@ func TestServeEndpoints(t *testing.T) {
 		mark := time.Now()
 		var recent []string
 		for i := range 2 {
-			res, err := c.Run(ctx, sandbox.Request{Language: sandbox.Bash, Code: fmt.Sprintf("echo since %d", i)}, client.NoCache())
+			res, err := c.CreateRun(ctx, sandbox.Request{Language: sandbox.Bash, Code: fmt.Sprintf("echo since %d", i)}, client.NoCache())
 			if err != nil {
 				t.Fatalf("Run: %v", err)
 			}
@@ -488,7 +488,7 @@ func TestServeEndpoints(t *testing.T) {
 		closed := false
 		t.Cleanup(func() {
 			if !closed {
-				_ = sess.Close(context.Background())
+				_ = sess.Close()
 			}
 		})
 		exec := func(code string) sandbox.Result {
@@ -549,7 +549,7 @@ func TestServeEndpoints(t *testing.T) {
 			t.Errorf("/metrics with one open session lacks \"crucible_active_sessions 1\"")
 		}
 
-		if err := sess.Close(ctx); err != nil {
+		if err := sess.Close(); err != nil {
 			t.Fatalf("Close: %v", err)
 		}
 		closed = true
@@ -557,7 +557,7 @@ func TestServeEndpoints(t *testing.T) {
 		checkSDKError(t, "Exec after DELETE", err, 410, "session_closed", "")
 		_, err = sess.ReadFile(ctx, "out.txt")
 		checkSDKError(t, "ReadFile after DELETE", err, 410, "session_closed", "")
-		checkSDKError(t, "a second DELETE", sess.Close(ctx), 410, "session_closed", "")
+		checkSDKError(t, "a second DELETE", sess.Close(), 410, "session_closed", "")
 
 		r = s.do(t, "POST", "/v1/sessions/no-such-session/exec", "application/json", strings.NewReader(`{"code":"1"}`))
 		checkAPIError(t, "exec in an unknown session", r, 404, "not_found", "")

@@ -82,7 +82,7 @@ func TestKeysAndTenants(t *testing.T) {
 
 	var chunks []string
 	var firstAt time.Time
-	res, err := alice.Run(ctx, sandbox.Request{
+	res, err := alice.CreateRun(ctx, sandbox.Request{
 		Language: sandbox.Python,
 		Code:     "import time\nprint('one', flush=True)\ntime.sleep(0.6)\nopen('r.txt', 'w').write('alice')\nprint('two')",
 		OnOutput: func(stream sandbox.Stream, chunk []byte) {

@@ -120,10 +120,12 @@ func diffLines(a, b []string) (onlyA, onlyB []string) {
 }
 
 // cgroupGlobs are where runtimes create a run's cgroup, named
-// "<pid of the process that called Run>.<sequence>": under crucible/ in
-// every cgroup v1 hierarchy, or under crucible/ of the unified v2 tree.
-func cgroupGlobs() []string {
-	prefix := strconv.Itoa(os.Getpid()) + "."
+// "<owner>.<sequence>", where owner is the pid of the process that called
+// the native runtime's Run (this one, unless Options.CgroupOwnerPID says
+// otherwise): under crucible/ in every cgroup v1 hierarchy, or under
+// crucible/ of the unified v2 tree.
+func cgroupGlobs(owner int) []string {
+	prefix := strconv.Itoa(owner) + "."
 	return []string{
 		"/sys/fs/cgroup/*/crucible/" + prefix + "*",
 		"/sys/fs/cgroup/crucible/" + prefix + "*",
@@ -141,10 +143,10 @@ func cgroupParents() []string {
 	return dirs
 }
 
-// runCgroups lists the cgroup directories this test process's runs own.
-func runCgroups() []string {
+// runCgroups lists the cgroup directories of the runs of process owner.
+func runCgroups(owner int) []string {
 	var dirs []string
-	for _, g := range cgroupGlobs() {
+	for _, g := range cgroupGlobs(owner) {
 		m, _ := filepath.Glob(g)
 		for _, d := range m {
 			if fi, err := os.Stat(d); err == nil && fi.IsDir() {
@@ -186,14 +188,14 @@ func processCarries(pid int, tokens []string) bool {
 }
 
 // leftoverCgroups returns the run cgroups that should not exist now. For a
-// runtime without a pool every cgroup of this process is a leftover once no
+// runtime without a pool every cgroup of its owner is a leftover once no
 // run is in progress. A runtime that keeps pre-started sandboxes between
 // runs owns cgroups that hold their idle processes; those are allowed, but
 // an empty cgroup (a run's that was never removed) or one holding a process
 // marked with a run's token is not.
 func (s *suite) leftoverCgroups(tokens []string) []string {
 	var bad []string
-	for _, d := range runCgroups() {
+	for _, d := range runCgroups(s.owner) {
 		if !s.pooled {
 			bad = append(bad, d)
 			continue
@@ -328,17 +330,22 @@ func (s *suite) checkHost(t *testing.T, before hostState, w watch) {
 	}
 }
 
-// checkCgroups fails t if the runs marked with tokens left cgroups. With a
-// pool, a refill may be creating a cgroup at this moment; allow it a
-// moment to fill.
+// checkCgroups fails t if the runs marked with tokens left cgroups.
 func (s *suite) checkCgroups(t *testing.T, tokens []string) {
 	t.Helper()
+	for _, d := range s.settledLeftovers(tokens) {
+		t.Errorf("host check: cgroup left behind after the run: %s", d)
+	}
+}
+
+// settledLeftovers is leftoverCgroups, except that with a pool, whose
+// refill may be creating a cgroup (still empty) at this moment, a leftover
+// is allowed a moment to fill.
+func (s *suite) settledLeftovers(tokens []string) []string {
 	bad := s.leftoverCgroups(tokens)
 	for i := 0; len(bad) > 0 && s.pooled && i < 20; i++ {
 		time.Sleep(50 * time.Millisecond)
 		bad = s.leftoverCgroups(tokens)
 	}
-	for _, d := range bad {
-		t.Errorf("host check: cgroup left behind after the run: %s", d)
-	}
+	return bad
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -95,16 +94,18 @@ func testInputRejected(t *testing.T, s *suite) {
 }
 
 // cgroupWatch watches the directories where runs' cgroups are made and
-// records every directory of this process created there (inotify), so that
-// a cgroup made and removed again within a refused Run is still caught.
+// records every directory of the suite's cgroup owner created there
+// (inotify), so that a cgroup made and removed again within a refused Run
+// is still caught.
 type cgroupWatch struct {
-	fd   int            // inotify instance, -1 when not watching
-	dirs map[int]string // watch descriptor -> directory
+	fd    int            // inotify instance, -1 when not watching
+	dirs  map[int]string // watch descriptor -> directory
+	owner int            // the pid the cgroups are named after
 }
 
 func watchCgroupCreation(t *testing.T, s *suite) *cgroupWatch {
 	t.Helper()
-	w := &cgroupWatch{fd: -1, dirs: map[int]string{}}
+	w := &cgroupWatch{fd: -1, dirs: map[int]string{}, owner: s.owner}
 	if s.pooled {
 		// A pool refills by creating cgroups at any moment; creation
 		// proves nothing about the refused requests.
@@ -134,13 +135,13 @@ func watchCgroupCreation(t *testing.T, s *suite) *cgroupWatch {
 	return w
 }
 
-// created returns the cgroups of this process (or their crucible parent)
+// created returns the cgroups of the owner (or their crucible parent)
 // created since the watch began.
 func (w *cgroupWatch) created() []string {
 	if w.fd < 0 {
 		return nil
 	}
-	prefix := strconv.Itoa(os.Getpid()) + "."
+	prefix := strconv.Itoa(w.owner) + "."
 	var names []string
 	buf := make([]byte, 64<<10)
 	for {

@@ -13,6 +13,7 @@ package sandboxtest
 
 import (
 	"context"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -49,9 +50,29 @@ import (
 // it reads every process's /proc/<pid>/environ, and runtimes are expected
 // to create their cgroups as /sys/fs/cgroup/<controller>/crucible/<pid>.<n>
 // (cgroup v1) or /sys/fs/cgroup/crucible/<pid>.<n> (v2), where <pid> is the
-// process calling Run. It takes well under two minutes on two cores.
+// process calling Run (see Options.CgroupOwnerPID for a runtime whose
+// sandboxes another process makes). It takes well under two minutes on two
+// cores.
 func Run(t *testing.T, newRuntime func(t *testing.T) sandbox.Runtime) {
-	s := &suite{}
+	RunWith(t, newRuntime, Options{})
+}
+
+// Options adapt the suite to where a runtime's sandboxes live.
+type Options struct {
+	// CgroupOwnerPID is the pid of the process that makes the runs'
+	// cgroups (named <pid>.<n>), when it is not the test process: for a
+	// runtime that is a client of a Crucible server on this host, the
+	// server's. The host checks then look for that process's cgroups; all
+	// the others are unchanged. Zero means the test process.
+	CgroupOwnerPID int
+}
+
+// RunWith is Run with options.
+func RunWith(t *testing.T, newRuntime func(t *testing.T) sandbox.Runtime, opts Options) {
+	s := &suite{owner: opts.CgroupOwnerPID}
+	if s.owner == 0 {
+		s.owner = os.Getpid()
+	}
 	s.rt = newRuntime(t)
 	if s.rt == nil {
 		t.Fatal("newRuntime returned nil")
@@ -101,6 +122,8 @@ func Run(t *testing.T, newRuntime func(t *testing.T) sandbox.Runtime) {
 // suite is the state the subtests share.
 type suite struct {
 	rt sandbox.Runtime
+	// owner is the pid in the names of the runs' cgroups.
+	owner int
 	// pooled is set when the runtime keeps sandboxes (and their cgroups)
 	// alive between runs; the cgroup check then allows idle ones.
 	pooled bool
@@ -110,8 +133,8 @@ type suite struct {
 }
 
 // warmUp checks that the runtime runs the simplest program at all, and
-// finds out whether it keeps a pool of idle sandboxes (cgroups of this
-// process that hold processes while no run is in progress).
+// finds out whether it keeps a pool of idle sandboxes (cgroups of the
+// owner that hold processes while no run is in progress).
 func (s *suite) warmUp(t *testing.T) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
@@ -121,12 +144,12 @@ func (s *suite) warmUp(t *testing.T) {
 		t.Fatalf("the runtime cannot run print(\"ready\"): err %v, status %s, reason %q, stdout %q, stderr %q",
 			err, res.Status, res.Reason, res.Stdout, clip(res.Stderr))
 	}
-	// Let a pool, if any, refill: wait until every cgroup of this process
+	// Let a pool, if any, refill: wait until every cgroup of the owner
 	// holds a process (an idle sandbox) or none is left.
 	var left []string
 	for deadline := time.Now().Add(time.Second); ; time.Sleep(50 * time.Millisecond) {
 		left = nil
-		for _, d := range runCgroups() {
+		for _, d := range runCgroups(s.owner) {
 			if len(cgroupPids(d)) > 0 {
 				s.pooled = true
 			} else {
@@ -165,15 +188,15 @@ func (s *suite) finalCheck(t *testing.T) {
 		}
 	}
 	if !closed {
-		for _, d := range s.leftoverCgroups(tokens) {
+		for _, d := range s.settledLeftovers(tokens) {
 			t.Errorf("after the suite: cgroup left behind: %s", d)
 		}
 		return
 	}
-	left := runCgroups()
+	left := runCgroups(s.owner)
 	for i := 0; len(left) > 0 && i < 20; i++ {
 		time.Sleep(50 * time.Millisecond)
-		left = runCgroups()
+		left = runCgroups(s.owner)
 	}
 	for _, d := range left {
 		t.Errorf("after the suite and Close: cgroup left behind: %s (pids %v)", d, cgroupPids(d))
