@@ -23,6 +23,7 @@ import (
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/sandbox/linux"
 	"github.com/crucible-sandbox/crucible/server"
+	"github.com/crucible-sandbox/crucible/service"
 	"github.com/crucible-sandbox/crucible/store"
 )
 
@@ -56,7 +57,7 @@ var (
 // startServer starts a server on the shared native runtime with a fresh
 // SQLite store; adjust, if set, changes its Config. stop shuts it down and
 // removes the store.
-func startServer(adjust func(*server.Config)) (baseURL string, stop func(), err error) {
+func startServer(adjust func(*service.Config)) (baseURL string, stop func(), err error) {
 	runtimeOnce.Do(func() { sharedRT, runtimeErr = linux.New(linux.Options{}) })
 	if runtimeErr != nil {
 		return "", nil, runtimeErr
@@ -76,12 +77,18 @@ func startServer(adjust func(*server.Config)) (baseURL string, stop func(), err 
 		os.RemoveAll(dir)
 		return "", nil, err
 	}
-	cfg := server.Config{Runtime: sharedRT, Store: st, Redactor: red,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	cfg := service.Config{Runtime: sharedRT, Store: st, Redactor: red, CacheTTL: 10 * time.Minute, Logger: quiet}
 	if adjust != nil {
 		adjust(&cfg)
 	}
-	srv, err := server.New(cfg)
+	svc, err := service.New(cfg)
+	if err != nil {
+		st.Close()
+		os.RemoveAll(dir)
+		return "", nil, err
+	}
+	srv, err := server.New(server.Config{Service: svc, Keys: st, Logger: quiet})
 	if err != nil {
 		st.Close()
 		os.RemoveAll(dir)
@@ -92,7 +99,7 @@ func startServer(adjust func(*server.Config)) (baseURL string, stop func(), err 
 		hs.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		_ = srv.Shutdown(ctx)
+		_ = svc.Shutdown(ctx)
 		st.Close()
 		os.RemoveAll(dir)
 	}, nil
@@ -100,7 +107,7 @@ func startServer(adjust func(*server.Config)) (baseURL string, stop func(), err 
 
 // newClient starts a server for t, skipping t unless it runs as root, and
 // returns a client of it.
-func newClient(t *testing.T, adjust func(*server.Config)) *client.Client {
+func newClient(t *testing.T, adjust func(*service.Config)) *client.Client {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("skipping: the native sandbox needs root; run `go test` as root")
@@ -136,20 +143,20 @@ func TestNewValidatesURL(t *testing.T) {
 func TestRun(t *testing.T) {
 	c := newClient(t, nil)
 	ctx := context.Background()
-	res, err := c.CreateRun(ctx, py("print('hi')"))
+	res, err := c.CreateRun(ctx, py("print('hi')"), client.UseCache())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.ID == "" || res.Status != sandbox.StatusOK || string(res.Stdout) != "hi\n" || res.CacheHit {
 		t.Fatalf("CreateRun: %+v", res)
 	}
-	again, err := c.CreateRun(ctx, py("print('hi')"))
+	again, err := c.CreateRun(ctx, py("print('hi')"), client.UseCache())
 	if err != nil || !again.CacheHit || again.ID == res.ID || string(again.Stdout) != "hi\n" {
 		t.Fatalf("second CreateRun: %+v, %v; want a cache hit", again, err)
 	}
-	fresh, err := c.CreateRun(ctx, py("print('hi')"), client.NoCache())
+	fresh, err := c.CreateRun(ctx, py("print('hi')"))
 	if err != nil || fresh.CacheHit || fresh.Status != sandbox.StatusOK {
-		t.Fatalf("CreateRun with NoCache: %+v, %v", fresh, err)
+		t.Fatalf("CreateRun without UseCache: %+v, %v", fresh, err)
 	}
 	// Run, the sandbox.Runtime call, never answers from the cache.
 	plain, err := c.Run(ctx, py("print('hi')"))
@@ -157,7 +164,7 @@ func TestRun(t *testing.T) {
 		t.Fatalf("Run: %+v, %v", plain, err)
 	}
 	if n := cacheHits(t, c); n != 1 {
-		t.Errorf("%d cache hits after CreateRun, CreateRun, CreateRun(NoCache), Run; want 1", n)
+		t.Errorf("%d cache hits after CreateRun(UseCache) twice, CreateRun, Run; want 1", n)
 	}
 
 	failed, err := c.CreateRun(ctx, py("1/0"))
@@ -237,7 +244,7 @@ func TestAsyncAndWait(t *testing.T) {
 	c := newClient(t, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	id, err := c.RunAsync(ctx, py("import time\ntime.sleep(0.3)\nprint('later')"), client.NoCache())
+	id, err := c.RunAsync(ctx, py("import time\ntime.sleep(0.3)\nprint('later')"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +258,7 @@ func TestAsyncAndWait(t *testing.T) {
 
 	short, cancelShort := context.WithTimeout(ctx, 100*time.Millisecond)
 	defer cancelShort()
-	slow, err := c.RunAsync(ctx, py("import time\ntime.sleep(0.6)"), client.NoCache())
+	slow, err := c.RunAsync(ctx, py("import time\ntime.sleep(0.6)"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -414,7 +421,7 @@ func TestSession(t *testing.T) {
 }
 
 func TestTooManyRequests(t *testing.T) {
-	c := newClient(t, func(cfg *server.Config) { cfg.MaxConcurrent, cfg.MaxQueue = 1, 1 })
+	c := newClient(t, func(cfg *service.Config) { cfg.MaxConcurrent, cfg.MaxQueue = 1, 1 })
 	const n = 6
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -422,7 +429,7 @@ func TestTooManyRequests(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, errs[i] = c.CreateRun(context.Background(), py("import time\ntime.sleep(1)"), client.NoCache())
+			_, errs[i] = c.CreateRun(context.Background(), py("import time\ntime.sleep(1)"))
 		}()
 	}
 	wg.Wait()

@@ -120,7 +120,7 @@ func ExampleClient_CreateRun_streaming() {
 		OnOutput: func(stream sandbox.Stream, chunk []byte) {
 			fmt.Printf("%s: %s", stream, chunk) // printed as each step happens
 		},
-	}, client.NoCache())
+	})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -179,7 +179,7 @@ func ExampleClient_FollowRun() {
 	}
 	ctx := context.Background()
 	id, err := c.RunAsync(ctx, sandbox.Request{Language: sandbox.Python,
-		Code: "import time\nfor i in range(3):\n    print('batch', i, 'done', flush=True)\n    time.sleep(0.1)"}, client.NoCache())
+		Code: "import time\nfor i in range(3):\n    print('batch', i, 'done', flush=True)\n    time.sleep(0.1)"})
 	if err != nil {
 		log.Fatal(err)
 	}

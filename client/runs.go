@@ -15,10 +15,13 @@ import (
 // RunOption adjusts one CreateRun or RunAsync call.
 type RunOption func(url.Values)
 
-// NoCache makes the server run the code even when an identical earlier run
-// is cached, and keeps this run's result out of the cache (?cache=0).
-func NoCache() RunOption {
-	return func(q url.Values) { q.Set("cache", "0") }
+// UseCache lets the server answer from its result cache when an identical
+// earlier run of the tenant is there, and cache this run's result
+// (?cache=1). Without it the code always runs: caching is opt-in, since a
+// program that reads the clock or draws random numbers means something new
+// at every run.
+func UseCache() RunOption {
+	return func(q url.Values) { q.Set("cache", "1") }
 }
 
 func runQuery(opts []RunOption) url.Values {
@@ -31,7 +34,7 @@ func runQuery(opts []RunOption) url.Values {
 
 // CreateRun runs req and waits for its result (POST /v1/runs), which
 // comes with the ID of the run's record and whether the server answered
-// from its cache (see NoCache). A program that fails is not an error: it
+// from its cache (see UseCache). A program that fails is not an error: it
 // is a result with Status "error", "timeout" and so on. Errors are
 // requests the server refused (an *APIError, such as 400 with Field naming
 // the invalid field, or 429 when its queue is full) and transport

@@ -69,7 +69,7 @@ func TestCrashRecovery(t *testing.T) {
 			Code:     fmt.Sprintf("import time\nprint('run %d started', flush=True)\ntime.sleep(120)\n", i),
 			Limits:   sandbox.Limits{WallTimeMS: 300_000},
 		}
-		id, err := first.Client.RunAsync(ctx, req, client.NoCache())
+		id, err := first.Client.RunAsync(ctx, req)
 		if err != nil {
 			t.Fatalf("RunAsync %d: %v", i, err)
 		}

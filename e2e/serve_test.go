@@ -198,17 +198,17 @@ func TestServeEndpoints(t *testing.T) {
 		}
 	})
 
-	// Proves a second identical run is answered from the cache (a new
-	// record marked cache_hit, same output), also under ?async=1, and
-	// that cache=0 runs the code again.
+	// Proves a second identical run asking for the cache is answered from
+	// it (a new record marked cache_hit, same output), also under
+	// ?async=1, and that a run not asking runs the code again.
 	t.Run("cache", func(t *testing.T) {
 		req := py("import random\nprint('cached', random.random())")
-		first, err := c.CreateRun(ctx, req)
+		first, err := c.CreateRun(ctx, req, client.UseCache())
 		if err != nil {
 			t.Fatalf("Run: %v", err)
 		}
 		track(t, "cache-first", first.ID)
-		second, err := c.CreateRun(ctx, req)
+		second, err := c.CreateRun(ctx, req, client.UseCache())
 		if err != nil {
 			t.Fatalf("Run: %v", err)
 		}
@@ -223,7 +223,7 @@ func TestServeEndpoints(t *testing.T) {
 			t.Errorf("stored cache-hit record: %+v, %v", rec, err)
 		}
 
-		id, err := c.RunAsync(ctx, req)
+		id, err := c.RunAsync(ctx, req, client.UseCache())
 		if err != nil {
 			t.Fatalf("RunAsync: %v", err)
 		}
@@ -232,13 +232,13 @@ func TestServeEndpoints(t *testing.T) {
 			t.Errorf("async cache hit, read at once: %+v, %v; want a finished cache hit", rec, err)
 		}
 
-		fresh, err := c.CreateRun(ctx, req, client.NoCache())
+		fresh, err := c.CreateRun(ctx, req)
 		if err != nil {
-			t.Fatalf("Run cache=0: %v", err)
+			t.Fatalf("Run without the cache: %v", err)
 		}
 		track(t, "cache-bypass", fresh.ID)
 		if fresh.CacheHit || string(fresh.Stdout) == string(first.Stdout) {
-			t.Errorf("cache=0: cache_hit %v stdout %q (cached %q), want a fresh run with new random output",
+			t.Errorf("without the cache: cache_hit %v stdout %q (cached %q), want a fresh run with new random output",
 				fresh.CacheHit, fresh.Stdout, first.Stdout)
 		}
 	})
@@ -248,7 +248,7 @@ func TestServeEndpoints(t *testing.T) {
 	// the redactions.
 	t.Run("redaction", func(t *testing.T) {
 		const key = "AKIAIOSFODNN7EXAMPLE"
-		res, err := c.CreateRun(ctx, py("import sys\nk = 'AKIA' + 'IOSFODNN7EXAMPLE'\nprint('key:', k)\nprint('err key:', k, file=sys.stderr)\n"), client.NoCache())
+		res, err := c.CreateRun(ctx, py("import sys\nk = 'AKIA' + 'IOSFODNN7EXAMPLE'\nprint('key:', k)\nprint('err key:', k, file=sys.stderr)\n"))
 		if err != nil {
 			t.Fatalf("Run: %v", err)
 		}
@@ -407,7 +407,7 @@ func TestServeEndpoints(t *testing.T) {
 		mark := time.Now()
 		var recent []string
 		for i := range 2 {
-			res, err := c.CreateRun(ctx, sandbox.Request{Language: sandbox.Bash, Code: fmt.Sprintf("echo since %d", i)}, client.NoCache())
+			res, err := c.CreateRun(ctx, sandbox.Request{Language: sandbox.Bash, Code: fmt.Sprintf("echo since %d", i)})
 			if err != nil {
 				t.Fatalf("Run: %v", err)
 			}

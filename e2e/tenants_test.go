@@ -91,7 +91,7 @@ func TestKeysAndTenants(t *testing.T) {
 			}
 			chunks = append(chunks, string(stream)+":"+string(chunk))
 		},
-	}, client.NoCache())
+	})
 	if err != nil || res.Status != sandbox.StatusOK {
 		t.Fatalf("alice's streamed run: %+v, %v", res, err)
 	}

@@ -347,7 +347,7 @@ func apiCall(c *client.Client, req sandbox.Request) func(context.Context) outcom
 	return func(ctx context.Context) outcome {
 		ctx, cancel := context.WithTimeout(ctx, benchRequestTimeout)
 		defer cancel()
-		res, err := c.CreateRun(ctx, req, client.NoCache())
+		res, err := c.CreateRun(ctx, req)
 		var apiErr *client.APIError
 		switch {
 		case errors.As(err, &apiErr) && apiErr.Status == http.StatusTooManyRequests:
