@@ -96,8 +96,8 @@ func (c *Client) Artifact(ctx context.Context, id, name string) ([]byte, error) 
 }
 
 // RunAsync queues req and returns the ID of its record at once (POST
-// /v1/runs?async=1); follow it with GetRun or WaitRun. A cache hit's record
-// is already finished.
+// /v1/runs?async=1); follow it with FollowRun, WaitRun or GetRun. A cache
+// hit's record is already finished.
 func (c *Client) RunAsync(ctx context.Context, req sandbox.Request, opts ...RunOption) (id string, err error) {
 	q := runQuery(opts)
 	q.Set("async", "1")

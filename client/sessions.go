@@ -83,6 +83,7 @@ func (s *Session) Exec(ctx context.Context, cell sandbox.Cell) (sandbox.Result, 
 	case ctx.Err() != nil:
 		killed := failedResult(sandbox.Request{Language: sandbox.Python, Code: cell.Code})
 		killed.Status, killed.Reason = sandbox.StatusKilled, "cell cancelled: "+ctx.Err().Error()
+		killed.Limits = sandbox.Limits{} // the session's are not known here
 		return killed, nil
 	}
 	return sandbox.Result{}, err
