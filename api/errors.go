@@ -1,5 +1,7 @@
 package api
 
+import "net/http"
+
 // The stable error codes of the API, in Error.Code.
 const (
 	// CodeInvalidRequest: the request is wrong (400); Field and Rule say
@@ -45,4 +47,30 @@ type Error struct {
 type ErrorBody struct {
 	// Error describes what went wrong.
 	Error Error `json:"error"`
+}
+
+// HTTPStatus is the HTTP status the API answers an error of code with;
+// an unknown code is a 500.
+func HTTPStatus(code string) int {
+	switch code {
+	case CodeInvalidRequest:
+		return http.StatusBadRequest
+	case CodeUnauthorized:
+		return http.StatusUnauthorized
+	case CodeNotFound:
+		return http.StatusNotFound
+	case CodeMethodNotAllowed:
+		return http.StatusMethodNotAllowed
+	case CodeRequestTimeout:
+		return http.StatusRequestTimeout
+	case CodePayloadTooLarge:
+		return http.StatusRequestEntityTooLarge
+	case CodeSessionClosed:
+		return http.StatusGone
+	case CodeTooManyRequests:
+		return http.StatusTooManyRequests
+	case CodeUnavailable:
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
 }

@@ -170,29 +170,3 @@ func retryAfter(v string) time.Duration {
 func (e *APIError) setError(w api.Error) {
 	e.Code, e.Message, e.Field, e.Rule = w.Code, w.Message, w.Field, w.Rule
 }
-
-// statusOfCode is the HTTP status the server answers code with, for an
-// error that reached the client inside a stream, after its 200.
-func statusOfCode(code string) int {
-	switch code {
-	case api.CodeInvalidRequest:
-		return http.StatusBadRequest
-	case api.CodeUnauthorized:
-		return http.StatusUnauthorized
-	case api.CodeNotFound:
-		return http.StatusNotFound
-	case api.CodeMethodNotAllowed:
-		return http.StatusMethodNotAllowed
-	case api.CodeRequestTimeout:
-		return http.StatusRequestTimeout
-	case api.CodePayloadTooLarge:
-		return http.StatusRequestEntityTooLarge
-	case api.CodeSessionClosed:
-		return http.StatusGone
-	case api.CodeTooManyRequests:
-		return http.StatusTooManyRequests
-	case api.CodeUnavailable:
-		return http.StatusServiceUnavailable
-	}
-	return http.StatusInternalServerError
-}

@@ -76,7 +76,7 @@ func (c *Client) readStream(ctx context.Context, r request, ev events) error {
 		case "error":
 			var w api.Error
 			_ = json.Unmarshal(data, &w)
-			e := &APIError{Status: statusOfCode(w.Code)}
+			e := &APIError{Status: api.HTTPStatus(w.Code)}
 			e.setError(w)
 			if e.Message == "" {
 				e.Message = "the server failed during the stream"

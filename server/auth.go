@@ -33,8 +33,8 @@ var (
 )
 
 // unauthorized is a 401 about the Authorization header.
-func unauthorized(message, rule string) *apiError {
-	e := newError(http.StatusUnauthorized, api.CodeUnauthorized, "%s", message)
+func unauthorized(message, rule string) *api.Error {
+	e := newError(api.CodeUnauthorized, "%s", message)
 	e.Field, e.Rule = "Authorization", rule
 	return e
 }
@@ -65,7 +65,7 @@ func newAuthenticator(st store.Store, required bool) *authenticator {
 
 // tenant returns the tenant r acts as. Without an Authorization header it
 // is DefaultTenant as long as keys are neither required nor present.
-func (a *authenticator) tenant(r *http.Request) (string, *apiError, error) {
+func (a *authenticator) tenant(r *http.Request) (string, *api.Error, error) {
 	h := r.Header.Get("Authorization")
 	if h == "" {
 		n, err := a.activeKeys(r.Context())

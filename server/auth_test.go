@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crucible-sandbox/crucible/api"
 	"github.com/crucible-sandbox/crucible/store"
 )
 
@@ -27,7 +28,7 @@ func TestAuthenticatorRevocation(t *testing.T) {
 	for _, required := range []bool{false, true} {
 		a := newAuthenticator(st, required)
 		a.ttl = 50 * time.Millisecond
-		req := func(header string) (string, *apiError) {
+		req := func(header string) (string, *api.Error) {
 			r, _ := http.NewRequest("GET", "/v1/runs", nil)
 			if header != "" {
 				r.Header.Set("Authorization", header)

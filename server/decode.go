@@ -39,7 +39,7 @@ import (
 // through read, under the size and time bounds. The caller releases the
 // payload (or hands it to the run the body becomes); on an error it is
 // already released.
-func (s *Server) readBody(w http.ResponseWriter, r *http.Request, tenant string, read func(io.Reader) *apiError) (*service.Payload, *apiError) {
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request, tenant string, read func(io.Reader) *api.Error) (*service.Payload, *api.Error) {
 	limit := s.svc.MaxBodyBytes(tenant)
 	if r.ContentLength > limit {
 		return nil, tooLarge(limit)
@@ -53,7 +53,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, tenant string,
 		if e := answerOf(err); e != nil {
 			return nil, e
 		}
-		return nil, newError(http.StatusServiceUnavailable, api.CodeUnavailable, "the request ended while waiting: %v", err)
+		return nil, newError(api.CodeUnavailable, "the request ended while waiting: %v", err)
 	}
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Now().Add(s.cfg.BodyTimeout))
@@ -70,8 +70,8 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, tenant string,
 // length is read into a buffer of exactly that size first and decoded
 // from it: streaming it through the decoder instead grows the decoder's
 // buffer by doubling, which costs up to twice the body again.
-func (s *Server) readJSON(w http.ResponseWriter, r *http.Request, tenant string, v any) (*service.Payload, *apiError) {
-	return s.readBody(w, r, tenant, func(body io.Reader) *apiError {
+func (s *Server) readJSON(w http.ResponseWriter, r *http.Request, tenant string, v any) (*service.Payload, *api.Error) {
+	return s.readBody(w, r, tenant, func(body io.Reader) *api.Error {
 		strict := json.RejectUnknownMembers(true)
 		if r.ContentLength < 0 {
 			return s.bodyError(json.UnmarshalRead(body, v, strict))
@@ -85,9 +85,9 @@ func (s *Server) readJSON(w http.ResponseWriter, r *http.Request, tenant string,
 }
 
 // readRaw reads r's body as bytes; see readBody.
-func (s *Server) readRaw(w http.ResponseWriter, r *http.Request, tenant string) ([]byte, *service.Payload, *apiError) {
+func (s *Server) readRaw(w http.ResponseWriter, r *http.Request, tenant string) ([]byte, *service.Payload, *api.Error) {
 	var b []byte
-	p, apiErr := s.readBody(w, r, tenant, func(body io.Reader) *apiError {
+	p, apiErr := s.readBody(w, r, tenant, func(body io.Reader) *api.Error {
 		var err error
 		b, err = io.ReadAll(body)
 		return s.bodyError(err)
@@ -95,14 +95,14 @@ func (s *Server) readRaw(w http.ResponseWriter, r *http.Request, tenant string) 
 	return b, p, apiErr
 }
 
-func tooLarge(limit int64) *apiError {
-	e := newError(http.StatusRequestEntityTooLarge, api.CodePayloadTooLarge, "the body exceeds the limit of %d bytes", limit)
+func tooLarge(limit int64) *api.Error {
+	e := newError(api.CodePayloadTooLarge, "the body exceeds the limit of %d bytes", limit)
 	e.Field, e.Rule = "body", fmt.Sprintf("must be at most %d bytes", limit)
 	return e
 }
 
 // bodyError turns an error of reading or decoding a body into its answer.
-func (s *Server) bodyError(err error) *apiError {
+func (s *Server) bodyError(err error) *api.Error {
 	if err == nil {
 		return nil
 	}
@@ -111,7 +111,7 @@ func (s *Server) bodyError(err error) *apiError {
 		return tooLarge(tooBig.Limit)
 	}
 	if errors.Is(err, os.ErrDeadlineExceeded) {
-		e := newError(http.StatusRequestTimeout, api.CodeRequestTimeout, "the body did not arrive within %s", s.cfg.BodyTimeout)
+		e := newError(api.CodeRequestTimeout, "the body did not arrive within %s", s.cfg.BodyTimeout)
 		e.Field, e.Rule = "body", "must arrive within "+s.cfg.BodyTimeout.String()
 		return e
 	}

@@ -33,7 +33,7 @@ func (s *Server) createRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if stream && async {
-		writeError(w, badParam("stream", `cannot be combined with async=1: stream the run, or poll it`))
+		writeError(w, invalid("stream", `cannot be combined with async=1: stream the run, or poll it`))
 		return
 	}
 	var req sandbox.Request
@@ -94,7 +94,7 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
 }
 
 // boolParam reads an optional "0"/"1" query parameter.
-func boolParam(v, name string, def bool) (bool, *apiError) {
+func boolParam(v, name string, def bool) (bool, *api.Error) {
 	switch v {
 	case "":
 		return def, nil
@@ -103,7 +103,7 @@ func boolParam(v, name string, def bool) (bool, *apiError) {
 	case "1", "true":
 		return true, nil
 	}
-	return false, badParam(name, `must be "0" or "1", got "`+v+`"`)
+	return false, invalid(name, `must be "0" or "1", got "`+v+`"`)
 }
 
 // getRun serves GET /v1/runs/{id}.
@@ -122,17 +122,17 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 	f := store.Filter{Status: sandbox.Status(q.Get("status")), Language: sandbox.Language(q.Get("language")),
 		SessionID: q.Get("session"), AgentRun: q.Get("agent_run"), Cursor: q.Get("cursor")}
 	if f.Status != "" && !api.ValidStatus(f.Status) {
-		writeError(w, badParam("status", "is not a run status, got "+strconv.Quote(q.Get("status"))))
+		writeError(w, invalid("status", "is not a run status, got "+strconv.Quote(q.Get("status"))))
 		return
 	}
 	if f.Language != "" && !f.Language.Valid() {
-		writeError(w, badParam("language", "must be python, javascript or bash, got "+strconv.Quote(q.Get("language"))))
+		writeError(w, invalid("language", "must be python, javascript or bash, got "+strconv.Quote(q.Get("language"))))
 		return
 	}
 	if v := q.Get("since"); v != "" {
 		t, err := time.Parse(time.RFC3339, v)
 		if err != nil {
-			writeError(w, badParam("since", "must be an RFC 3339 time such as 2025-01-02T15:04:05Z, got "+strconv.Quote(v)))
+			writeError(w, invalid("since", "must be an RFC 3339 time such as 2025-01-02T15:04:05Z, got "+strconv.Quote(v)))
 			return
 		}
 		f.Since = t
@@ -140,7 +140,7 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
-			writeError(w, badParam("limit", "must be a positive integer, got "+strconv.Quote(v)))
+			writeError(w, invalid("limit", "must be a positive integer, got "+strconv.Quote(v)))
 			return
 		}
 		f.Limit = n

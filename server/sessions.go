@@ -76,7 +76,7 @@ func (s *Server) execCell(w http.ResponseWriter, r *http.Request) {
 			s.log.Error("session cell", "session", sess.ID(), "err", err)
 			e = internalError
 		}
-		es.send("error", e.Error)
+		es.send("error", e)
 		return
 	}
 	es.send("result", res)

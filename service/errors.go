@@ -1,7 +1,6 @@
 package service
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/crucible-sandbox/crucible/sandbox"
@@ -46,15 +45,6 @@ func (e *Error) Error() string { return e.Message }
 
 func errorf(kind Kind, format string, args ...any) *Error {
 	return &Error{Kind: kind, Message: fmt.Sprintf(format, args...)}
-}
-
-// KindOf returns the Kind of err if it is, or wraps, an *Error, else 0.
-func KindOf(err error) Kind {
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Kind
-	}
-	return 0
 }
 
 // invalid reports a request that breaks a rule of the service (rather

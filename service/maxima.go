@@ -53,11 +53,12 @@ func maximaWithDefaults(m sandbox.Limits) (sandbox.Limits, error) {
 	return m, nil
 }
 
-// clampLimits refuses limits above the server's maxima, naming the field,
+// validLimits refuses limits above the server's maxima, naming the field,
 // and lowers the defaults of the fields l leaves zero to the maxima.
-func (s *Service) clampLimits(l sandbox.Limits) (sandbox.Limits, error) {
+func (s *Service) validLimits(l *sandbox.Limits) error {
 	if err := l.Within(s.cfg.Maxima); err != nil {
-		return l, err
+		return err
 	}
-	return l.DefaultsWithin(s.cfg.Maxima), nil
+	*l = l.DefaultsWithin(s.cfg.Maxima)
+	return nil
 }

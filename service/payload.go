@@ -55,10 +55,7 @@ type Payload struct {
 // reserve waits until n bytes of body fit in the budget, for at most the
 // budget's wait, or until ctx ends.
 func (b *payloadBudget) reserve(ctx context.Context, n int64) (*Payload, error) {
-	cost := payloadCost(n)
-	if cost > b.max { // cannot happen for a body within MaxBodyBytes
-		return nil, errorf(KindTooLarge, "a body of %d bytes is more than the server can hold", n)
-	}
+	cost := payloadCost(n) // at most b.max: New checks it for MaxBodyBytes
 	timer := time.NewTimer(b.wait)
 	defer timer.Stop()
 	for {

@@ -364,13 +364,13 @@ func (s *Service) Follow(ctx context.Context, tenant, id string, emit func(Event
 			return err
 		}
 	}
-	Replay(api.RunResponse{ID: rec.ID, CacheHit: rec.CacheHit, Result: resultOf(rec)}, emit)
+	replay(api.RunResponse{ID: rec.ID, CacheHit: rec.CacheHit, Result: resultOf(rec)}, emit)
 	return nil
 }
 
-// Replay passes a finished run's events to emit: EventRun, its output in
+// replay passes a finished run's events to emit: EventRun, its output in
 // one event per stream, and EventResult.
-func Replay(resp api.RunResponse, emit func(Event) bool) {
+func replay(resp api.RunResponse, emit func(Event) bool) {
 	events := []Event{{Kind: EventRun, Run: &api.RunAccepted{ID: resp.ID, Status: resp.Status}}}
 	if len(resp.Stdout) > 0 {
 		events = append(events, Event{Kind: EventStdout, Output: resp.Stdout})

@@ -7,9 +7,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/crucible-sandbox/crucible/policy"
-	"github.com/crucible-sandbox/crucible/sandbox"
 )
 
 // Service is the run pipeline every transport calls: the HTTP API, the
@@ -63,10 +60,6 @@ func New(cfg Config) (*Service, error) {
 // named crucible_*, for a transport to serve.
 func (s *Service) Metrics() *prometheus.Registry { return s.met.reg }
 
-// Redactor returns the redaction policy the service applies to every
-// output, for transports that show a program's output in other ways.
-func (s *Service) Redactor() *policy.Redactor { return s.cfg.Redactor }
-
 // PayloadBudget is the most memory request bodies may hold at once
 // (Config.MaxPayloadBytes).
 func (s *Service) PayloadBudget() int64 { return s.cfg.MaxPayloadBytes }
@@ -103,15 +96,4 @@ func (s *Service) Shutdown(ctx context.Context) error {
 	s.cancel()
 	s.sessions.closeAll()
 	return err
-}
-
-// validLimits checks a request's limits against the server's maxima and
-// lowers its defaults to them.
-func (s *Service) validLimits(l *sandbox.Limits) error {
-	clamped, err := s.clampLimits(*l)
-	if err != nil {
-		return err
-	}
-	*l = clamped
-	return nil
 }

@@ -279,7 +279,6 @@ func (ss *Session) Exec(ctx context.Context, cell sandbox.Cell) (sandbox.Result,
 	}
 	res, err := ss.sess.Exec(ctx, cell)
 	if err != nil && res.Status == "" {
-		writes.wait()
 		res = s.failed(rec, sandbox.StatusInternal, err.Error())
 		if errors.Is(err, sandbox.ErrSessionClosed) {
 			res.Status, res.Reason = sandbox.StatusKilled, "the session is closed"

@@ -105,13 +105,9 @@ func runAgent(ctx context.Context, f *agentFlags, task string) error {
 	if err != nil {
 		return usageError(err)
 	}
-	conf, err := loadServeConfig(f.config)
+	_, redactor, err := loadConfigAndRedactor(f.config, f.db, f.store)
 	if err != nil {
-		return usageError(err)
-	}
-	redactor, err := conf.redactor(serverHostPaths(f.db, f.store))
-	if err != nil {
-		return usageError(err)
+		return err
 	}
 	var imageDigest string
 	rt, err := startRuntime(f.rootfs, f.image, f.store, func(o *linux.Options) { imageDigest = o.ImageDigest })

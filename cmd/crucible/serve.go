@@ -105,13 +105,9 @@ func serve(ctx context.Context, f *serveFlags) error {
 	if f.warm < 0 || f.prestart < 0 {
 		return usageError(errors.New("--warm and --prestart must not be negative"))
 	}
-	conf, err := loadServeConfig(f.config)
+	conf, redactor, err := loadConfigAndRedactor(f.config, f.db, f.store)
 	if err != nil {
-		return usageError(err)
-	}
-	redactor, err := conf.redactor(serverHostPaths(f.db, f.store))
-	if err != nil {
-		return usageError(err)
+		return err
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)

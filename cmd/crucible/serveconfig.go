@@ -142,3 +142,18 @@ func (c *serveConfig) redactor(hostPaths []string) (*policy.Redactor, error) {
 	}
 	return red, nil
 }
+
+// loadConfigAndRedactor reads the --config file at path and builds its
+// redaction policy, which also hides the server's own directories (the
+// database's, db, and the image store's); errors are usage errors.
+func loadConfigAndRedactor(path, db, imageStore string) (*serveConfig, *policy.Redactor, error) {
+	conf, err := loadServeConfig(path)
+	if err != nil {
+		return nil, nil, usageError(err)
+	}
+	redactor, err := conf.redactor(serverHostPaths(db, imageStore))
+	if err != nil {
+		return nil, nil, usageError(err)
+	}
+	return conf, redactor, nil
+}
