@@ -24,11 +24,13 @@ import (
 // runs without the built-in redaction patterns, a policy of the service
 // layered on the runtime: they would rightly hide the suite's marker, which
 // the programs print from a variable named SANDBOXTEST_TOKEN, as a secret
-// (the redaction itself is TestServeEndpoints' to prove).
+// (the redaction itself is TestServeEndpoints' to prove). Its one tenant
+// may use every run place, not the fair share of half a tenant gets by
+// default: the suite sends 50 runs at once.
 func TestRemoteConformance(t *testing.T) {
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "serve.json")
-	if err := os.WriteFile(conf, []byte(`{"redact": {"patterns": false}}`), 0o600); err != nil {
+	if err := os.WriteFile(conf, []byte(`{"redact": {"patterns": false}, "max_queue": 64, "tenant_defaults": {"max_concurrent_runs": 128}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	srv := startServer(t, "server", filepath.Join(dir, "runs.db"), "--config", conf)
