@@ -175,3 +175,42 @@ func TestNoRedirects(t *testing.T) {
 		checkAPIError(t, "PUT "+p, httpResult{Status: resp.StatusCode, Header: resp.Header, Body: b}, http.StatusBadRequest, "invalid_request", "path")
 	}
 }
+
+// TestIdleConnectionClosed: a keep-alive connection left idle past
+// idle_timeout is closed by the server, so idle clients cannot hold
+// connections open; one in use is not.
+func TestIdleConnectionClosed(t *testing.T) {
+	requireRoot(t)
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "serve.json")
+	if err := os.WriteFile(conf, []byte(`{"idle_timeout": "1s"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := startServer(t, "server", filepath.Join(dir, "runs.db"), "--config", conf)
+	conn, err := net.Dial("tcp", strings.TrimPrefix(srv.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	rd := bufio.NewReader(conn)
+	get := func() error {
+		if _, err := io.WriteString(conn, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+			return err
+		}
+		resp, err := http.ReadResponse(rd, nil)
+		if err != nil {
+			return err
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		return resp.Body.Close()
+	}
+	for range 3 { // in use: kept
+		if err := get(); err != nil {
+			t.Fatalf("request on a kept-alive connection: %v", err)
+		}
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	if n, err := rd.Read(make([]byte, 1)); err != io.EOF {
+		t.Fatalf("an idle connection: read %d bytes, %v; want the server to close it (EOF)", n, err)
+	}
+}

@@ -31,6 +31,9 @@ type Config struct {
 	// BodyTimeout is how long a request body may take to arrive (default
 	// DefaultBodyTimeout); a slower one is refused with 408.
 	BodyTimeout time.Duration
+	// IdleTimeout closes a keep-alive connection idle that long (default
+	// DefaultIdleTimeout), so idle clients cannot hold connections open.
+	IdleTimeout time.Duration
 	// Logger receives the server's logs (default slog.Default()).
 	Logger *slog.Logger
 }
@@ -39,14 +42,12 @@ type Config struct {
 // 2 MiB/s.
 const DefaultBodyTimeout = 30 * time.Second
 
-// HTTP server timeouts for the connections themselves, for an
-// http.Server that serves Handler (see NewHTTPServer).
-const (
-	// HeaderTimeout bounds the arrival of a request's headers.
-	HeaderTimeout = 10 * time.Second
-	// IdleTimeout closes a keep-alive connection idle that long.
-	IdleTimeout = 2 * time.Minute
-)
+// HeaderTimeout bounds the arrival of a request's headers, for the
+// http.Server NewHTTPServer returns.
+const HeaderTimeout = 10 * time.Second
+
+// DefaultIdleTimeout is Config.IdleTimeout's default.
+const DefaultIdleTimeout = 2 * time.Minute
 
 // Server serves Crucible's HTTP API over a service.Service. Create it
 // with New.
@@ -63,11 +64,14 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Service == nil || cfg.Keys == nil {
 		return nil, errors.New("server: Config needs a Service and Keys")
 	}
-	if cfg.BodyTimeout < 0 {
-		return nil, errors.New("server: Config.BodyTimeout must not be negative")
+	if cfg.BodyTimeout < 0 || cfg.IdleTimeout < 0 {
+		return nil, errors.New("server: Config.BodyTimeout and IdleTimeout must not be negative")
 	}
 	if cfg.BodyTimeout == 0 {
 		cfg.BodyTimeout = DefaultBodyTimeout
+	}
+	if cfg.IdleTimeout == 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -79,11 +83,11 @@ func New(cfg Config) (*Server, error) {
 
 // NewHTTPServer returns an http.Server for s's Handler with the
 // connection timeouts set: headers must arrive within HeaderTimeout and
-// an idle keep-alive connection is closed after IdleTimeout. (Bodies are
+// an idle keep-alive connection is closed after Config.IdleTimeout. (Bodies are
 // bounded per request, by Config.BodyTimeout; no write timeout is set, so
 // that a long run and its stream are never cut.)
 func (s *Server) NewHTTPServer() *http.Server {
-	return &http.Server{Handler: s.Handler(), ReadHeaderTimeout: HeaderTimeout, IdleTimeout: IdleTimeout,
+	return &http.Server{Handler: s.Handler(), ReadHeaderTimeout: HeaderTimeout, IdleTimeout: s.cfg.IdleTimeout,
 		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
 }
 

@@ -62,7 +62,7 @@ limits; every field is optional and unknown ones are refused:
 
   {"max_concurrent": 2, "max_queue": 64, "max_sessions": 16,
    "max_body_bytes": 67108864, "max_payload_bytes": 134217728,
-   "body_timeout": "30s", "cache_ttl": "10m",
+   "body_timeout": "30s", "idle_timeout": "2m", "cache_ttl": "10m",
    "maxima": {"memory_bytes": 4294967296, "wall_time_ms": 600000},
    "redact": {"patterns": true, "secrets": ["value-to-hide"],
               "host_paths": ["/srv/data"], "extra": ["token=(\\w+)"]},
@@ -146,7 +146,8 @@ func serve(ctx context.Context, f *serveFlags) error {
 		return usageError(fmt.Errorf("--config: %w", err))
 	}
 	setMemoryLimit(log, svc.PayloadBudget())
-	srv, err := server.New(server.Config{Service: svc, Keys: st, RequireKeys: !loopback, BodyTimeout: conf.bodyTimeout, Logger: log})
+	srv, err := server.New(server.Config{Service: svc, Keys: st, RequireKeys: !loopback, BodyTimeout: conf.bodyTimeout,
+		IdleTimeout: conf.idleTimeout, Logger: log})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "crucible:", err)
 		return exitCodeError(exitInternal)

@@ -33,6 +33,9 @@ type serveConfig struct {
 	// BodyTimeout is how long a request body may take to arrive, as a Go
 	// duration (default 30s).
 	BodyTimeout string `json:"body_timeout"`
+	// IdleTimeout closes keep-alive connections idle that long, as a Go
+	// duration (default 2m).
+	IdleTimeout string `json:"idle_timeout"`
 	// CacheTTL is how long results stay cached for the runs that ask for
 	// the cache, as a Go duration (default "10m"); "0" turns the cache off.
 	CacheTTL *string `json:"cache_ttl"`
@@ -41,8 +44,9 @@ type serveConfig struct {
 	Maxima sandbox.Limits `json:"maxima"`
 	// Redact configures output redaction; Patterns defaults to true.
 	Redact *redactConfig `json:"redact"`
-	// cacheTTL and bodyTimeout are CacheTTL and BodyTimeout parsed.
-	cacheTTL, bodyTimeout time.Duration
+	// cacheTTL, bodyTimeout and idleTimeout are CacheTTL, BodyTimeout and
+	// IdleTimeout parsed.
+	cacheTTL, bodyTimeout, idleTimeout time.Duration
 	// TenantDefaults are the limits of every tenant not in Tenants (zero
 	// fields: a fair share of the server's).
 	TenantDefaults service.TenantLimits `json:"tenant_defaults"`
@@ -103,12 +107,18 @@ func loadServeConfig(path string) (*serveConfig, error) {
 		}
 		c.cacheTTL = d
 	}
-	if c.BodyTimeout != "" {
-		d, err := time.ParseDuration(c.BodyTimeout)
-		if err != nil || d <= 0 {
-			return nil, fmt.Errorf("--config %s: body_timeout must be a positive duration such as \"30s\", got %q", path, c.BodyTimeout)
+	for _, d := range []struct {
+		name, value string
+		into        *time.Duration
+	}{{"body_timeout", c.BodyTimeout, &c.bodyTimeout}, {"idle_timeout", c.IdleTimeout, &c.idleTimeout}} {
+		if d.value == "" {
+			continue
 		}
-		c.bodyTimeout = d
+		v, err := time.ParseDuration(d.value)
+		if err != nil || v <= 0 {
+			return nil, fmt.Errorf("--config %s: %s must be a positive duration such as \"30s\", got %q", path, d.name, d.value)
+		}
+		*d.into = v
 	}
 	return c, nil
 }
