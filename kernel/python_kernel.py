@@ -150,11 +150,33 @@ def figures():
     return images
 
 
+# CELL_RUNNING is true while a cell's own code runs. The host interrupts a
+# cell with SIGINT, and a SIGINT can arrive late: after the cell ended,
+# while the kernel replies or reads the next request. A KeyboardInterrupt
+# raised there would end the kernel or drop the request it had just read
+# (the host would wait for a reply that never comes), so the kernel's
+# handler raises it only inside a cell, and once per cell.
+CELL_RUNNING = False
+
+
+def on_interrupt(signum, frame):
+    """SIGINT handler of a session kernel: interrupt the running cell, if any."""
+    global CELL_RUNNING
+    if CELL_RUNNING:
+        CELL_RUNNING = False
+        raise KeyboardInterrupt
+
+
 def run_cell(request):
     """Run one cell and return its reply."""
+    global CELL_RUNNING
     filename = "<cell-%d>" % request["id"]
     reply = {"id": request["id"], "status": "ok"}
     try:
+        # A cell may have replaced the handler; the next one gets the
+        # kernel's back.
+        signal.signal(signal.SIGINT, on_interrupt)
+        CELL_RUNNING = True
         tree = ast.parse(request["code"], filename, "exec")
         last = None
         if tree.body and isinstance(tree.body[-1], ast.Expr):
@@ -173,7 +195,9 @@ def run_cell(request):
                             reply["html"] = text
                     except Exception:
                         pass
+        CELL_RUNNING = False
     except BaseException as exc:  # KeyboardInterrupt and SystemExit included
+        CELL_RUNNING = False
         reply["status"] = "error"
         reply["error"] = describe(exc, filename)
     return reply
@@ -181,27 +205,23 @@ def run_cell(request):
 
 def finish(request, reply):
     """Flush the cell's output, collect figures, mark the streams, reply."""
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except Exception:
-                pass
-        sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
+    for stream in (sys.stdout, sys.stderr):
         try:
-            reply["figures"] = figures()
+            stream.flush()
         except Exception:
-            reply["figures"] = []
-        marker = request["marker"].encode()
-        for fd in (1, 2):
-            try:
-                os.write(fd, marker)
-            except OSError:
-                pass
-        send(reply)
-    finally:
-        signal.signal(signal.SIGINT, previous)
+            pass
+    sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
+    try:
+        reply["figures"] = figures()
+    except Exception:
+        reply["figures"] = []
+    marker = request["marker"].encode()
+    for fd in (1, 2):
+        try:
+            os.write(fd, marker)
+        except OSError:
+            pass
+    send(reply)
 
 
 def preload(names):
@@ -337,6 +357,7 @@ def main():
             args = args[1:]
     if not stateless:
         import_cell_modules()
+        signal.signal(signal.SIGINT, on_interrupt)
     loaded = preload(names)
     # What the kernel and the preloaded modules made lives as long as the
     # process: move it out of the collector's sight, so that collections
