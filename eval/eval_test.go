@@ -1,6 +1,8 @@
 package eval
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"math"
@@ -420,5 +422,47 @@ func TestJudge(t *testing.T) {
 		if outcome != c.outcome || reason != c.reason {
 			t.Errorf("%s: judge = (%s, %q), want (%s, %q)", c.name, outcome, reason, c.outcome, c.reason)
 		}
+	}
+}
+
+// TestLoadGzipFiles proves that gzip-compressed problems and samples files
+// (HumanEval.jsonl.gz, the form the reference harness ships) load exactly
+// as their plain text does, whatever their names, and that a damaged gzip
+// stream is refused with the file named rather than read as JSON.
+func TestLoadGzipFiles(t *testing.T) {
+	plain := problemLine("a") + "\n\n" + problemLine("b") + "\n"
+	samples := `{"task_id": "b", "completion": "x"}` + "\n"
+	gz := func(name, content string) string {
+		var buf bytes.Buffer
+		z := gzip.NewWriter(&buf)
+		if _, err := z.Write([]byte(content)); err != nil {
+			t.Fatal(err)
+		}
+		if err := z.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return writeFile(t, name, buf.String())
+	}
+	want, err := LoadProblems(writeFile(t, "problems.jsonl", plain))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"HumanEval.jsonl.gz", "problems.jsonl"} {
+		got, err := LoadProblems(gz(name, plain))
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("LoadProblems(gzip %s) = %+v, %v; want %+v", name, got, err, want)
+		}
+		s, err := LoadSamples(gz("samples-"+name, samples), want)
+		if err != nil || len(s) != 1 || s[0].TaskID != "b" || s[0].Completion != "x" {
+			t.Errorf("LoadSamples(gzip %s) = %+v, %v", name, s, err)
+		}
+	}
+	damaged := gz("damaged.jsonl.gz", plain)
+	content, _ := os.ReadFile(damaged)
+	if err := os.WriteFile(damaged, content[:len(content)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadProblems(damaged); err == nil || !strings.Contains(err.Error(), damaged) {
+		t.Errorf("LoadProblems(truncated gzip): error %v, want one naming the file", err)
 	}
 }

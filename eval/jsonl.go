@@ -2,6 +2,8 @@ package eval
 
 import (
 	"bufio"
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -21,15 +23,29 @@ type LineError struct {
 
 func (e *LineError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg) }
 
+// gzipMagic starts every gzip stream (RFC 1952).
+var gzipMagic = []byte{0x1f, 0x8b}
+
 // readJSONL calls fn with each non-blank line of path, decoded into a
-// fresh map of raw fields, and its 1-based line number.
+// fresh map of raw fields, and its 1-based line number. A gzip-compressed
+// file (HumanEval.jsonl.gz, as the reference harness ships it) is read
+// transparently: it is told by its magic bytes, not its name.
 func readJSONL(path string, fn func(line int, fields map[string]json.RawMessage) error) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	return scanJSONL(f, path, fn)
+	r := bufio.NewReader(f)
+	if magic, _ := r.Peek(len(gzipMagic)); bytes.Equal(magic, gzipMagic) {
+		z, err := gzip.NewReader(r)
+		if err != nil {
+			return &LineError{path, 1, "gzip: " + err.Error()}
+		}
+		defer z.Close()
+		return scanJSONL(z, path, fn)
+	}
+	return scanJSONL(r, path, fn)
 }
 
 func scanJSONL(r io.Reader, name string, fn func(line int, fields map[string]json.RawMessage) error) error {
