@@ -67,8 +67,8 @@ on some sample, 130 when interrupted.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runEval(cmd.Context(), &f) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.problems, "problems", "", "problems file (JSON lines: task_id, prompt, entry_point, test)")
-	fl.StringVar(&f.samples, "samples", "", `samples file (JSON lines: task_id + completion or solution), or "canonical"`)
+	fl.StringVar(&f.problems, "problems", "", "problems file (JSON lines: task_id, prompt, entry_point, test; plain or gzip, as HumanEval.jsonl.gz)")
+	fl.StringVar(&f.samples, "samples", "", `samples file (JSON lines: task_id + completion or solution; plain or gzip), or "canonical"`)
 	fl.StringVar(&f.ks, "k", "1,10,100", "comma-separated k values for pass@k")
 	fl.DurationVar(&f.timeout, "timeout", 3*time.Second, "wall-time limit per sample")
 	fl.StringVar(&f.memory, "memory", "256MiB", "memory limit per sample")
