@@ -1,5 +1,5 @@
 // Package sandbox is Crucible's execution contract: the types every caller
-// (CLI, HTTP API, MCP, the agent) sends and receives, and the Runtime
+// (the CLI, the HTTP API, the Go SDK and the agents) sends and receives, and the Runtime
 // interface every sandbox backend implements.
 //
 // A Request names a language, the code, its standard input, the files placed

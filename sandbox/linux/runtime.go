@@ -83,7 +83,7 @@ func New(opts Options) (*Runtime, error) {
 	if os.Geteuid() != 0 {
 		return nil, errors.New("the native sandbox needs root: it creates cgroups and mount " +
 			"namespaces and switches programs to an unprivileged user; run crucible as root " +
-			"(for example with sudo), or use the docker runtime")
+			"(for example with sudo)")
 	}
 	if opts.Prestart < 0 || opts.Warm < 0 {
 		return nil, fmt.Errorf("linux.Options: Prestart and Warm must not be negative, got %d and %d", opts.Prestart, opts.Warm)
