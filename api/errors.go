@@ -24,6 +24,9 @@ const (
 	CodeSessionClosed = "session_closed"
 	// CodeUnavailable: the server is shutting down (503).
 	CodeUnavailable = "unavailable"
+	// CodeWithheld: the file holds a secret the server hides and is not
+	// text, so it is not served at all rather than served corrupted (403).
+	CodeWithheld = "withheld"
 	// CodeInternal: the server failed, never the caller (500).
 	CodeInternal = "internal"
 )
@@ -71,6 +74,8 @@ func HTTPStatus(code string) int {
 		return http.StatusTooManyRequests
 	case CodeUnavailable:
 		return http.StatusServiceUnavailable
+	case CodeWithheld:
+		return http.StatusForbidden
 	}
 	return http.StatusInternalServerError
 }

@@ -42,9 +42,11 @@ type Run struct {
 	Tenant string `json:"tenant"`
 	// Language is the language of the code.
 	Language sandbox.Language `json:"language"`
-	// CodeHash is the hex SHA-256 of Code.
+	// CodeHash is the hex SHA-256 of the code as submitted, before
+	// redaction.
 	CodeHash string `json:"code_hash"`
-	// Code is the program's source text.
+	// Code is the program's source text, redacted like the output: a
+	// secret in it is stored and answered as a marker.
 	Code string `json:"code"`
 	// ImageDigest identifies the root filesystem the code ran in.
 	ImageDigest string `json:"image_digest,omitempty"`
@@ -104,8 +106,11 @@ type ArtifactMeta struct {
 	MIME string `json:"mime"`
 	// Size is the content length in bytes.
 	Size int64 `json:"size"`
-	// SHA256 is the hex SHA-256 of the content.
+	// SHA256 is the hex SHA-256 of the content; empty when Withheld.
 	SHA256 string `json:"sha256"`
+	// Withheld, when set, says why the content is not kept (see
+	// sandbox.Artifact.Withheld).
+	Withheld string `json:"withheld,omitempty"`
 }
 
 // ArtifactMetas returns the metadata of a result's artifacts, in the same
@@ -116,7 +121,7 @@ func ArtifactMetas(as []sandbox.Artifact) []ArtifactMeta {
 	}
 	ms := make([]ArtifactMeta, len(as))
 	for i, a := range as {
-		ms[i] = ArtifactMeta{Name: a.Name, MIME: a.MIME, Size: a.Size, SHA256: a.SHA256}
+		ms[i] = ArtifactMeta{Name: a.Name, MIME: a.MIME, Size: a.Size, SHA256: a.SHA256, Withheld: a.Withheld}
 	}
 	return ms
 }

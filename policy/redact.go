@@ -5,12 +5,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"mime"
 	"path"
 	"regexp"
 	"sort"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/crucible-sandbox/crucible/sandbox"
 )
@@ -334,13 +332,16 @@ func isPathByte(c byte) bool {
 	return strings.IndexByte("._-~+@%", c) >= 0
 }
 
-// RedactResult redacts res in place: Stdout, Stderr, the error's Type,
-// Message and Traceback, Value, ValueHTML, the artifacts' names (the program
-// chose them) and the contents of text artifacts (text/*, JSON, or any
-// content that is valid UTF-8). Binary artifacts such as images are left
-// alone. An artifact whose content changed gets its Size and SHA256
-// recomputed; names that redaction makes equal get a "~N" suffix, so they
-// stay unique. It returns the counts over all fields.
+// RedactResult redacts res in place: Stdout, Stderr, Reason, the error's
+// Type, Message and Traceback, Value, ValueHTML, the artifacts' names (the
+// program chose them) and their contents (see RedactContent). An artifact
+// whose content changed gets its Size and SHA256 recomputed, so the digest
+// always matches the content given; one whose content is withheld loses
+// its content and digest (a digest of bytes around a secret would let a
+// reader confirm a guess of it) and says why in Withheld. A name that
+// redaction makes equal to an earlier one gets a "~N" suffix, so names
+// stay unique (the store keeps artifacts by name). It returns the counts
+// over all fields.
 func (r *Redactor) RedactResult(res *sandbox.Result) Counts {
 	total := Counts{}
 	redact := func(b []byte) []byte {
@@ -357,6 +358,9 @@ func (r *Redactor) RedactResult(res *sandbox.Result) Counts {
 	}
 	res.Stdout = redact(res.Stdout)
 	res.Stderr = redact(res.Stderr)
+	// A reason may quote the program or the platform's error, which may
+	// name host paths.
+	redactString(&res.Reason)
 	if res.Error != nil {
 		redactString(&res.Error.Type)
 		redactString(&res.Error.Message)
@@ -367,36 +371,32 @@ func (r *Redactor) RedactResult(res *sandbox.Result) Counts {
 	names := make(map[string]bool, len(res.Artifacts))
 	for i := range res.Artifacts {
 		a := &res.Artifacts[i]
-		if out, c := r.RedactString(a.Name); c.Total() > 0 {
-			total.Add(c)
-			a.Name = out
-			for n := 2; names[a.Name]; n++ {
-				a.Name = fmt.Sprintf("%s~%d", out, n)
-			}
+		name, c := r.RedactString(a.Name)
+		total.Add(c)
+		// A redacted name may equal another artifact's, even one the
+		// program chose as "[REDACTED:secret]" itself: every name is
+		// checked.
+		a.Name = name
+		for n := 2; names[a.Name]; n++ {
+			a.Name = fmt.Sprintf("%s~%d", name, n)
 		}
 		names[a.Name] = true
-		if len(a.Content) == 0 || !isText(a.MIME, a.Content) {
+		if len(a.Content) == 0 {
 			continue
 		}
-		out, c := r.Redact(a.Content)
+		out, c, err := r.RedactContent(a.MIME, a.Content)
 		if c.Total() == 0 {
 			continue
 		}
 		total.Add(c)
+		if err != nil {
+			a.Content, a.ContentOmitted, a.SHA256, a.Withheld = nil, true, "", err.Error()
+			continue
+		}
 		sum := sha256.Sum256(out)
 		a.Content = out
 		a.Size = int64(len(out))
 		a.SHA256 = hex.EncodeToString(sum[:])
 	}
 	return total
-}
-
-// isText reports whether an artifact of media type mimeType with content b
-// is text, and so may hold secrets in readable form.
-func isText(mimeType string, b []byte) bool {
-	mt, _, err := mime.ParseMediaType(mimeType)
-	if err == nil && (strings.HasPrefix(mt, "text/") || mt == "application/json" || strings.HasSuffix(mt, "+json")) {
-		return true
-	}
-	return utf8.Valid(b)
 }

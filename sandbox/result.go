@@ -102,8 +102,13 @@ type Artifact struct {
 	// Content is the file's bytes, unless ContentOmitted.
 	Content Data `json:"content,omitempty"`
 	// ContentOmitted is set when the content did not fit in the run's
-	// artifact-bytes budget; name, size and digest are still given.
+	// artifact-bytes budget, or is Withheld; name and size are still given,
+	// and the digest unless Withheld.
 	ContentOmitted bool `json:"content_omitted,omitempty"`
+	// Withheld, when set, says why the server withholds the content: it is
+	// not text and holds a secret that redaction hides (see
+	// policy.Redactor.RedactResult).
+	Withheld string `json:"withheld,omitempty"`
 }
 
 // Metrics measure one run.

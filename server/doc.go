@@ -23,13 +23,17 @@
 //
 // Every run passes admission: at most Config.MaxConcurrent execute and at
 // most Config.MaxQueue wait; beyond that a run is refused with 429 and
-// Retry-After, so the backlog is always bounded. Outputs are redacted by a
-// policy.Redactor before they are stored, cached, streamed or answered.
+// Retry-After, so the backlog is always bounded. Everything a program made
+// (output, errors, artifacts and their names, a session's files and their
+// names) and the code kept in a record are redacted by a policy.Redactor
+// before they are stored, cached, streamed or answered; a program's files
+// are downloaded as inert attachments (untrusted.go).
 //
 // Errors are JSON, {"error": {"code", "message", "field", "rule"}}, with one
 // of the stable codes invalid_request, unauthorized, not_found,
 // method_not_allowed, payload_too_large, too_many_requests, session_closed,
-// unavailable (the server is shutting down) and internal.
+// unavailable (the server is shutting down), withheld (a binary file that
+// holds a secret) and internal.
 //
 // Sessions live in the runtime, not in the store: they do not survive a
 // restart of the server.

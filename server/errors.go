@@ -33,6 +33,7 @@ var codeOfKind = map[service.Kind]string{
 	service.KindTooLarge:      api.CodePayloadTooLarge,
 	service.KindBusy:          api.CodeTooManyRequests,
 	service.KindUnavailable:   api.CodeUnavailable,
+	service.KindWithheld:      api.CodeWithheld,
 }
 
 // answerOf returns the answer to err, an error of the service: a 400 for

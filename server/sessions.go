@@ -101,7 +101,8 @@ func (s *Server) writeFile(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// readFile serves GET /v1/sessions/{id}/files/{path...}.
+// readFile serves GET /v1/sessions/{id}/files/{path...}: the file,
+// redacted by the service, as untrusted content.
 func (s *Server) readFile(w http.ResponseWriter, r *http.Request) {
 	sess := s.session(w, r)
 	if sess == nil {
@@ -113,14 +114,11 @@ func (s *Server) readFile(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, "read session file", err)
 		return
 	}
-	ctype := mime.TypeByExtension(path.Ext(name))
-	if ctype == "" {
-		ctype = "application/octet-stream"
-	}
-	serveUntrusted(w, ctype, content)
+	serveUntrusted(w, name, mime.TypeByExtension(path.Ext(name)), content)
 }
 
-// listFiles serves GET /v1/sessions/{id}/files.
+// listFiles serves GET /v1/sessions/{id}/files; the service redacts the
+// names.
 func (s *Server) listFiles(w http.ResponseWriter, r *http.Request) {
 	sess := s.session(w, r)
 	if sess == nil {

@@ -3,6 +3,7 @@ package service
 import (
 	"fmt"
 
+	"github.com/crucible-sandbox/crucible/policy"
 	"github.com/crucible-sandbox/crucible/sandbox"
 )
 
@@ -26,6 +27,9 @@ const (
 	KindBusy
 	// KindUnavailable: the service is shutting down.
 	KindUnavailable
+	// KindWithheld: what was asked for holds a secret redaction hides and
+	// cannot be redacted without corrupting it (a binary file).
+	KindWithheld
 )
 
 // Error is a request the service refused for a reason the caller can act
@@ -57,3 +61,27 @@ var (
 	errShuttingDown = errorf(KindUnavailable, "the server is shutting down")
 	errQueueFull    = errorf(KindBusy, "too many runs are queued; retry later")
 )
+
+// redactedError is an error whose text was redacted; errors.Is and As
+// still see the error it wraps.
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
+
+// redactErr returns err with its text redacted by r, when that changes
+// it: a runtime's error may quote what the program did, and it reaches a
+// model through an agent, or a log.
+func redactErr(r *policy.Redactor, err error) error {
+	if err == nil {
+		return nil
+	}
+	msg, c := r.RedactString(err.Error())
+	if c.Total() == 0 {
+		return err
+	}
+	return &redactedError{msg: msg, err: err}
+}

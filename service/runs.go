@@ -142,7 +142,7 @@ func (s *Service) prepare(ctx context.Context, tenant string, req *sandbox.Reque
 	if err != nil {
 		return nil, nil, err
 	}
-	rec := newRecord(tenant, *req, s.cfg.ImageDigest)
+	rec := s.newRecord(tenant, *req)
 	rec.AgentRun = opts.AgentRun
 	return &pending{tenant: tenant, rec: rec, ticket: t, writes: &recordWrites{s: s}, key: key, payload: opts.Payload}, nil, nil
 }
@@ -165,7 +165,8 @@ func (s *Service) fromCache(ctx context.Context, tenant string, req sandbox.Requ
 	rec := *cached
 	now := time.Now()
 	rec.ID, rec.CreatedAt, rec.CacheHit, rec.AgentRun, rec.SessionID = "", time.Time{}, true, agentRun, ""
-	rec.Code, rec.StartedAt, rec.FinishedAt = req.Code, nil, &now
+	rec.Code, _ = s.cfg.Redactor.RedactString(req.Code)
+	rec.StartedAt, rec.FinishedAt = nil, &now
 	if err := s.cfg.Store.Create(ctx, &rec); err != nil {
 		return nil, err
 	}
@@ -173,17 +174,20 @@ func (s *Service) fromCache(ctx context.Context, tenant string, req sandbox.Requ
 }
 
 // newRecord returns the record of tenant's run of req, queued, with its
-// ID and creation time.
-func newRecord(tenant string, req sandbox.Request, imageDigest string) *api.Run {
+// ID and creation time. Its code is redacted like the output: everything
+// the store keeps passes redaction first, and code (a model's, say) may
+// hold a secret as well as print one.
+func (s *Service) newRecord(tenant string, req sandbox.Request) *api.Run {
 	sum := sha256.Sum256([]byte(req.Code))
+	code, _ := s.cfg.Redactor.RedactString(req.Code)
 	return &api.Run{
 		ID:          store.NewID(),
 		CreatedAt:   time.Now(),
 		Tenant:      tenant,
 		Language:    req.Language,
 		CodeHash:    hex.EncodeToString(sum[:]),
-		Code:        req.Code,
-		ImageDigest: imageDigest,
+		Code:        code,
+		ImageDigest: s.cfg.ImageDigest,
 		Limits:      req.Limits.WithDefaults(),
 		Status:      api.StatusQueued,
 		ExitCode:    -1,

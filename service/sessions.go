@@ -3,7 +3,10 @@ package service
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
+	"mime"
+	"path"
 	"sync"
 	"time"
 
@@ -191,8 +194,8 @@ func (s *Service) Session(tenant, id string) (*Session, error) {
 // SessionRuntime returns tenant's view of the service as a
 // sandbox.SessionRuntime, for an agent: its sessions are the service's,
 // their cells recorded and linked to agentRun, and everything they give
-// back redacted: cells' output and files read, since all of it goes on to
-// a model provider.
+// back redacted, as for every caller: cells' output, file names and files
+// read, since all of it goes on to a model provider.
 func (s *Service) SessionRuntime(tenant, agentRun string) sandbox.SessionRuntime {
 	return tenantSessions{s: s, tenant: tenant, agentRun: agentRun}
 }
@@ -208,31 +211,7 @@ func (t tenantSessions) NewSession(ctx context.Context, req sandbox.SessionReque
 	if err != nil {
 		return nil, err
 	}
-	return modelView{ss}, nil
-}
-
-// modelView is a session as an agent sees it: what it reads of the
-// working directory goes to a model provider, so it is redacted like the
-// cells' output.
-type modelView struct{ *Session }
-
-// ReadFile returns the file's content, redacted.
-func (v modelView) ReadFile(ctx context.Context, name string) ([]byte, error) {
-	b, err := v.Session.ReadFile(ctx, name)
-	if err != nil {
-		return nil, err
-	}
-	red, _ := v.s.cfg.Redactor.Redact(b)
-	return red, nil
-}
-
-// ListFiles lists the working directory, its names redacted.
-func (v modelView) ListFiles(ctx context.Context) ([]sandbox.FileInfo, error) {
-	files, err := v.Session.ListFiles(ctx)
-	for i := range files {
-		files[i].Name, _ = v.s.cfg.Redactor.RedactString(files[i].Name)
-	}
-	return files, err
+	return ss, nil
 }
 
 // ID names the session.
@@ -240,7 +219,7 @@ func (ss *Session) ID() string { return ss.id }
 
 // check turns the session's own errors into the service's: a closed
 // session is forgotten and reported as KindSessionClosed; a missing file
-// is KindNotFound.
+// is KindNotFound. The text of the error is redacted.
 func (ss *Session) check(err error) error {
 	switch {
 	case err == nil:
@@ -248,7 +227,9 @@ func (ss *Session) check(err error) error {
 	case errors.Is(err, sandbox.ErrSessionClosed):
 		ss.s.sessions.ended(ss.id)
 		return errors.Join(errSessionClosed(ss.id), sandbox.ErrSessionClosed)
-	case errors.Is(err, fs.ErrNotExist):
+	}
+	err = redactErr(ss.s.cfg.Redactor, err)
+	if errors.Is(err, fs.ErrNotExist) {
 		return errors.Join(errorf(KindNotFound, "%v", err), fs.ErrNotExist)
 	}
 	return err
@@ -266,7 +247,7 @@ func (ss *Session) Exec(ctx context.Context, cell sandbox.Cell) (sandbox.Result,
 	if cell.TimeoutMS > 0 {
 		lim.WallTimeMS = cell.TimeoutMS
 	}
-	rec := newRecord(ss.tenant, sandbox.Request{Language: sandbox.Python, Code: cell.Code, Limits: lim}, s.cfg.ImageDigest)
+	rec := s.newRecord(ss.tenant, sandbox.Request{Language: sandbox.Python, Code: cell.Code, Limits: lim})
 	rec.SessionID, rec.AgentRun = ss.id, ss.agentRun
 	started := time.Now()
 	rec.Status, rec.StartedAt = api.StatusRunning, &started
@@ -283,7 +264,8 @@ func (ss *Session) Exec(ctx context.Context, cell sandbox.Cell) (sandbox.Result,
 		if errors.Is(err, sandbox.ErrSessionClosed) {
 			res.Status, res.Reason = sandbox.StatusKilled, "the session is closed"
 		}
-		s.finish(rec, &res, 0, writes)
+		redactions := s.cfg.Redactor.RedactResult(&res).Total() // the reason quotes err
+		s.finish(rec, &res, redactions, writes)
 		return sandbox.Result{}, ss.check(err)
 	}
 	if err != nil { // a platform failure that still has a Result
@@ -300,17 +282,31 @@ func (ss *Session) WriteFile(ctx context.Context, name string, content []byte) e
 	return ss.check(ss.sess.WriteFile(ctx, name, content))
 }
 
-// ReadFile returns a file of the session's working directory, as it is:
-// callers that show it to a model redact it (see Redactor).
+// ReadFile returns a file of the session's working directory, redacted
+// as artifacts are (policy.Redactor.RedactContent), whoever asks: the
+// program wrote it, and a download is as much an answer as its output. A
+// file that is not text and holds a secret is refused, KindWithheld.
 func (ss *Session) ReadFile(ctx context.Context, name string) ([]byte, error) {
 	b, err := ss.sess.ReadFile(ctx, name)
-	return b, ss.check(err)
+	if err != nil {
+		return nil, ss.check(err)
+	}
+	out, _, err := ss.s.cfg.Redactor.RedactContent(mime.TypeByExtension(path.Ext(name)), b)
+	if err != nil {
+		return nil, &Error{Kind: KindWithheld, Message: fmt.Sprintf("file %q: %v", name, err), Field: "path", Rule: "must not name a binary file that holds a secret"}
+	}
+	return out, nil
 }
 
-// ListFiles lists the session's working directory.
+// ListFiles lists the session's working directory, the names redacted:
+// the program chose them. A redacted name is shown, not found again: a
+// file is read by its real name.
 func (ss *Session) ListFiles(ctx context.Context) ([]sandbox.FileInfo, error) {
-	fi, err := ss.sess.ListFiles(ctx)
-	return fi, ss.check(err)
+	files, err := ss.sess.ListFiles(ctx)
+	for i := range files {
+		files[i].Name, _ = ss.s.cfg.Redactor.RedactString(files[i].Name)
+	}
+	return files, ss.check(err)
 }
 
 // Close ends the session and destroys its sandbox.
