@@ -56,8 +56,10 @@ Figures left open by a cell and files it creates or changes are saved under
 "/", control characters, leading "." or "-"), and a file is never replaced
 nor written through a symlink: a name taken gets -2, -3... before its
 extension. On a terminal, escape sequences in the output are shown as
-visible escapes (\x1b) unless --raw-output. A cell that outlives --timeout is interrupted
-and the session kept; one that ignores the interrupt ends the session.`,
+visible escapes (\x1b) unless --raw-output.
+
+A cell that outlives --timeout is interrupted and the session kept; one that
+ignores the interrupt ends the session.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runSession(cmd.Context(), &f, newDisplay(cmd)) },
 	}
