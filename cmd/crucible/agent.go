@@ -5,10 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -63,9 +63,16 @@ CRUCIBLE_PROVIDER. A missing key or a bad URL is reported before any work.
 Every execution goes through the same pipeline as the HTTP API: its output
 is redacted before the model sees it (credential patterns, and the secrets
 and host paths of --config's "redact", as for crucible serve), and it is
-recorded in --db as a run linked to the agent run (the trace's ID).`,
+recorded in --db as a run linked to the agent run (the trace's ID).
+
+The model's answer and code and the programs' output are shown on a terminal
+with escape sequences as visible escapes (\x1b), unless --raw-output; the
+code --approve asks about always is. Artifacts are saved in --out under
+cleaned names, never replacing a file (see crucible session --help).`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return runAgent(cmd.Context(), &f, args[0]) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runAgent(cmd.Context(), &f, args[0], newDisplay(cmd))
+		},
 	}
 	fl := cmd.Flags()
 	fl.StringArrayVar(&f.files, "file", nil, "input file NAME=PATH placed in the working directory (repeatable)")
@@ -86,10 +93,11 @@ recorded in --db as a run linked to the agent run (the trace's ID).`,
 	fl.StringVar(&f.store, "store", image.DefaultStore, "image store directory")
 	fl.StringVar(&f.db, "db", "", "run store for the executions' records: SQLite file path or postgres:// URL (default "+store.DefaultSQLitePath+")")
 	fl.StringVar(&f.config, "config", "", "JSON file as for crucible serve; its \"redact\" settings apply")
+	addRawOutputFlag(fl)
 	return cmd
 }
 
-func runAgent(ctx context.Context, f *agentFlags, task string) error {
+func runAgent(ctx context.Context, f *agentFlags, task string, d *display) error {
 	if err := f.llm.Validate(); err != nil {
 		return usageError(err)
 	}
@@ -132,25 +140,26 @@ func runAgent(ctx context.Context, f *agentFlags, task string) error {
 	cfg := agent.Config{
 		ID: id, Model: model, Sandbox: svc.SessionRuntime(server.DefaultTenant, id), TextMode: f.textMode, TestDriven: f.testDriven, MaxRetries: f.maxRetries, CellTimeout: f.timeout,
 		SessionLimits: sandbox.Limits{MemoryBytes: mem, WallTimeMS: f.timeout.Milliseconds(), CPUTimeMS: f.timeout.Milliseconds()},
-		OnEvent:       func(e agent.Event) { fmt.Fprintf(os.Stderr, "agent: attempt %d · %s\n", e.Attempt, e.Message) },
+		OnEvent:       func(e agent.Event) { d.say("agent: attempt %d · %s", e.Attempt, e.Message) },
 	}
 	if f.approve {
-		cfg.Approve = approveOnTerminal
+		cfg.Approve = approveOn(os.Stdin, os.Stderr)
 	}
 	trace, err := agent.Run(ctx, cfg, agent.Task{Prompt: task, Files: files})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "crucible:", err)
+		d.status("crucible: %v", err)
 		return exitCodeError(exitInternal)
 	}
 	if f.jsonOut {
-		enc := json.NewEncoder(os.Stdout)
+		enc := json.NewEncoder(d.stdout) // inert on a terminal, and still the same JSON
 		enc.SetIndent("", "  ")
 		enc.SetEscapeHTML(false)
 		if err := enc.Encode(trace); err != nil {
 			return err
 		}
+		d.stdout.flush()
 	} else {
-		printTrace(trace, f.out)
+		printTrace(d, trace, f.out)
 	}
 	if trace.Status != agent.StatusAnswered {
 		return exitCodeError(1)
@@ -158,42 +167,55 @@ func runAgent(ctx context.Context, f *agentFlags, task string) error {
 	return nil
 }
 
-// approveOnTerminal shows the code and asks y/n on the terminal.
-func approveOnTerminal(ctx context.Context, code string) (bool, error) {
-	fmt.Fprintf(os.Stderr, "\n--- the agent wants to run ---\n%s\n------------------------------\nrun it? [y/N] ", code)
-	line, err := bufio.NewReader(os.Stdin).ReadString('\n')
-	if err != nil && line == "" {
-		return false, nil
+// approveOn returns an approver that shows the code on prompt (the
+// terminal) and reads y/n from in.
+//
+// Security: the code is the model's, and the person approves what they
+// see, so it is always shown inert, --raw-output or not: an escape sequence
+// could conceal a line, a \r overwrite one, a bidirectional override
+// reorder one.
+func approveOn(in io.Reader, prompt io.Writer) func(context.Context, string) (bool, error) {
+	return func(ctx context.Context, code string) (bool, error) {
+		fmt.Fprintf(prompt, "\n--- the agent wants to run ---\n%s\n------------------------------\nrun it? [y/N] ", inert(code))
+		line, err := bufio.NewReader(in).ReadString('\n')
+		if err != nil && line == "" {
+			return false, nil
+		}
+		answer := strings.ToLower(strings.TrimSpace(line))
+		return answer == "y" || answer == "yes", nil
 	}
-	answer := strings.ToLower(strings.TrimSpace(line))
-	return answer == "y" || answer == "yes", nil
 }
 
-// printTrace shows the outcome for a person and saves the artifacts.
-func printTrace(t *agent.Trace, out string) {
-	fmt.Printf("status: %s", t.Status)
+// printTrace shows the outcome for a person on d's stdout and saves the
+// artifacts in out. Everything but the labels is the model's or a
+// program's, so it goes through d.
+func printTrace(d *display, t *agent.Trace, out string) {
+	w := d.stdout
+	fmt.Fprintf(w, "status: %s", t.Status)
 	if t.Reason != "" {
-		fmt.Printf(" (%s)", t.Reason)
+		fmt.Fprintf(w, " (%s)", t.Reason)
 	}
-	fmt.Println()
+	fmt.Fprintln(w)
 	if t.Answer != "" {
-		fmt.Printf("\nanswer:\n%s\n", t.Answer)
+		fmt.Fprintf(w, "\nanswer:\n%s\n", t.Answer)
 	}
 	if t.Code != "" {
-		fmt.Printf("\ncode:\n%s\n", strings.TrimRight(t.Code, "\n"))
+		fmt.Fprintf(w, "\ncode:\n%s\n", strings.TrimRight(t.Code, "\n"))
 	}
 	if t.Output != "" {
-		fmt.Printf("\noutput:\n%s\n", strings.TrimRight(t.Output, "\n"))
+		fmt.Fprintf(w, "\noutput:\n%s\n", strings.TrimRight(t.Output, "\n"))
 	}
 	for _, a := range t.Artifacts {
 		if a.ContentOmitted {
 			continue
 		}
-		dst := filepath.Join(out, filepath.FromSlash(a.Name))
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err == nil && os.WriteFile(dst, a.Content, 0o644) == nil {
-			fmt.Printf("artifact: %s (%s)\n", dst, a.MIME)
+		if dst, err := saveNew(out, a.Name, a.Content); err != nil {
+			fmt.Fprintf(w, "artifact %s not saved: %v\n", a.Name, err)
+		} else {
+			fmt.Fprintf(w, "artifact: %s (%s)\n", dst, a.MIME)
 		}
 	}
 	b := t.Budget
-	fmt.Printf("\nattempts %d/%d · tokens %d · execution %.0f ms · %d steps · trace %s\n", b.Attempts, b.MaxAttempts, b.Tokens, b.ExecMS, len(t.Steps), t.ID)
+	fmt.Fprintf(w, "\nattempts %d/%d · tokens %d · execution %.0f ms · %d steps · trace %s\n", b.Attempts, b.MaxAttempts, b.Tokens, b.ExecMS, len(t.Steps), t.ID)
+	w.flush()
 }

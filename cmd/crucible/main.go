@@ -3,7 +3,6 @@
 package main
 
 import (
-	"fmt"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -26,7 +25,7 @@ func main() {
 		if asExitCode(err, &ec) {
 			os.Exit(int(ec))
 		}
-		fmt.Fprintln(os.Stderr, "crucible:", err)
+		errorLine(err)
 		os.Exit(exitUsage)
 	}
 }

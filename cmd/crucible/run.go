@@ -49,7 +49,10 @@ func newRunCommand() *cobra.Command {
 		Long: `Run a program in a fresh native sandbox and report how it ended.
 
 The program's stdout and stderr are passed through, followed by a one-line
-summary on stderr. With --json only the Result object is printed.
+summary on stderr. On a terminal, control characters and escape sequences in
+the output are shown as visible escapes (\x1b) and the summary is bold on a
+line of its own; --raw-output passes them through. Output to a pipe or a
+file is byte-exact. With --json only the Result object is printed.
 
 Exit code: the program's own when it ran to its end; 124 timeout, 123 CPU
 limit, 122 memory limit, 121 output limit, 128+N killed by signal N,
@@ -57,7 +60,7 @@ limit, 122 memory limit, 121 output limit, 128+N killed by signal N,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.codeSeen = cmd.Flags().Changed("code")
-			return runCommand(cmd.Context(), &f, args)
+			return runCommand(cmd.Context(), &f, args, newDisplay(cmd))
 		},
 	}
 	fl := cmd.Flags()
@@ -76,10 +79,11 @@ limit, 122 memory limit, 121 output limit, 128+N killed by signal N,
 	fl.StringVar(&f.image, "image", "", "run in a built image (see `crucible image ls`)")
 	fl.StringVar(&f.store, "store", image.DefaultStore, "image store directory")
 	fl.BoolVar(&f.jsonOut, "json", false, "print the Result as JSON and nothing else")
+	addRawOutputFlag(fl)
 	return cmd
 }
 
-func runCommand(ctx context.Context, f *runFlags, args []string) error {
+func runCommand(ctx context.Context, f *runFlags, args []string, d *display) error {
 	req, err := f.request(args)
 	if err != nil {
 		return usageError(err)
@@ -106,23 +110,26 @@ func runCommand(ctx context.Context, f *runFlags, args []string) error {
 		res = sandbox.Result{Status: sandbox.StatusInternal, Reason: err.Error(), ExitCode: -1, Language: req.Language}
 	}
 	if f.jsonOut {
-		enc := json.NewEncoder(os.Stdout)
+		// On a terminal, inertText keeps the JSON valid and equal: it shows
+		// C1 and bidirectional characters as JSON's own \u escapes.
+		enc := json.NewEncoder(d.stdout)
 		enc.SetIndent("", "  ")
 		enc.SetEscapeHTML(false) // tracebacks say <module>, not \u003cmodule\u003e
 		if encErr := enc.Encode(res); encErr != nil {
 			return encErr
 		}
+		d.stdout.flush()
 	} else {
-		os.Stdout.Write(res.Stdout)
-		os.Stderr.Write(res.Stderr)
-		fmt.Fprintln(os.Stderr, summary(res, err))
+		_, _ = d.stdout.Write(res.Stdout)
+		_, _ = d.stderr.Write(res.Stderr)
+		d.status("%s", summary(res, err))
 	}
 	return exitCodeError(exitCodeFor(res))
 }
 
 // usageError prints err and returns the usage exit code.
 func usageError(err error) error {
-	fmt.Fprintln(os.Stderr, "crucible:", err)
+	errorLine(err)
 	return exitCodeError(exitUsage)
 }
 

@@ -48,13 +48,20 @@ empty line closes. Piped input is split into cells at lines starting with
 "# %%" (the percent format of Jupytext and VS Code), or is one cell.
 
 Commands: :ls lists the working directory, :upload LOCAL [NAME] copies a file
-in, :download NAME [LOCAL] copies one out, :quit ends the session.
+in, :download NAME [LOCAL] copies one out (to --out, or to a new file LOCAL),
+:quit ends the session.
 
 Figures left open by a cell and files it creates or changes are saved under
---out and their paths printed. A cell that outlives --timeout is interrupted
-and the session kept; one that ignores the interrupt ends the session.`,
+--out and their paths printed. Saved names are cleaned (one name in --out: no
+"/", control characters, leading "." or "-"), and a file is never replaced
+nor written through a symlink: a name taken gets -2, -3... before its
+extension. On a terminal, escape sequences in the output are shown as
+visible escapes (\x1b) unless --raw-output.
+
+A cell that outlives --timeout is interrupted and the session kept; one that
+ignores the interrupt ends the session.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error { return runSession(cmd.Context(), &f) },
+		RunE: func(cmd *cobra.Command, args []string) error { return runSession(cmd.Context(), &f, newDisplay(cmd)) },
 	}
 	fl := cmd.Flags()
 	fl.StringArrayVar(&f.files, "file", nil, "input file NAME=PATH placed in the working directory (repeatable)")
@@ -65,10 +72,11 @@ and the session kept; one that ignores the interrupt ends the session.`,
 	fl.StringVar(&f.rootfs, "rootfs", "", "root filesystem directory (default: the host's system directories)")
 	fl.StringVar(&f.image, "image", "", "run in a built image (see `crucible image ls`)")
 	fl.StringVar(&f.store, "store", image.DefaultStore, "image store directory")
+	addRawOutputFlag(fl)
 	return cmd
 }
 
-func runSession(ctx context.Context, f *sessionFlags) error {
+func runSession(ctx context.Context, f *sessionFlags, d *display) error {
 	files, err := readFileFlags(f.files)
 	if err != nil {
 		return usageError(err)
@@ -106,7 +114,7 @@ func runSession(ctx context.Context, f *sessionFlags) error {
 	if interactive {
 		cells = typedCells(os.Stdin, os.Stderr)
 	}
-	r := &sessionREPL{s: s, out: f.out}
+	r := &sessionREPL{s: s, out: f.out, d: d}
 	for cell := range cells {
 		if r.command(ctx, cell) {
 			if r.quit {
@@ -122,7 +130,7 @@ func runSession(ctx context.Context, f *sessionFlags) error {
 			fmt.Fprintln(os.Stderr, "crucible: the session has ended")
 			return exitCodeError(exitCodeFor(r.last))
 		case err != nil:
-			fmt.Fprintln(os.Stderr, "crucible:", err)
+			d.status("crucible: %v", err)
 			return exitCodeError(exitInternal)
 		}
 		r.show(res)
@@ -134,6 +142,7 @@ func runSession(ctx context.Context, f *sessionFlags) error {
 type sessionREPL struct {
 	s    sandbox.Session
 	out  string
+	d    *display
 	n    int
 	quit bool
 	last sandbox.Result
@@ -151,15 +160,16 @@ func (r *sessionREPL) command(ctx context.Context, text string) bool {
 	case ":ls":
 		files, err := r.s.ListFiles(ctx)
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "crucible:", err)
+			r.d.say("crucible: %v", err)
 		}
 		for _, fi := range files {
 			if fi.Dir {
-				fmt.Printf("%10s  %s/\n", "", fi.Name)
+				fmt.Fprintf(r.d.stdout, "%10s  %s/\n", "", fi.Name)
 			} else {
-				fmt.Printf("%10d  %s\n", fi.Size, fi.Name)
+				fmt.Fprintf(r.d.stdout, "%10d  %s\n", fi.Size, fi.Name)
 			}
 		}
+		r.d.stdout.flush()
 	case ":upload":
 		if len(fields) < 2 {
 			fmt.Fprintln(os.Stderr, "usage: :upload LOCAL [NAME]")
@@ -173,66 +183,71 @@ func (r *sessionREPL) command(ctx context.Context, text string) bool {
 		if err == nil {
 			err = r.s.WriteFile(ctx, name, b)
 		}
-		report(err, "uploaded "+name)
+		r.report(err, "uploaded "+name)
 	case ":download":
 		if len(fields) < 2 {
 			fmt.Fprintln(os.Stderr, "usage: :download NAME [LOCAL]")
 			break
 		}
-		local := filepath.Base(fields[1])
-		if len(fields) > 2 {
-			local = fields[2]
-		}
 		b, err := r.s.ReadFile(ctx, fields[1])
-		if err == nil {
-			err = os.WriteFile(local, b, 0o644)
+		local := ""
+		switch {
+		case err != nil:
+		case len(fields) > 2:
+			local = fields[2]
+			err = createNew(local, b)
+		default:
+			local, err = saveNew(r.out, fields[1], b)
 		}
-		report(err, "saved "+local)
+		r.report(err, "saved "+local)
 	default:
 		fmt.Fprintf(os.Stderr, "unknown command %s (:ls, :upload, :download, :quit)\n", fields[0])
 	}
 	return true
 }
 
-func report(err error, ok string) {
+// report says how a colon command went.
+func (r *sessionREPL) report(err error, ok string) {
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "crucible:", err)
+		r.d.say("crucible: %v", err)
 		return
 	}
-	fmt.Fprintln(os.Stderr, ok)
+	r.d.say("%s", ok)
 }
 
 // show prints a cell's result and saves its artifacts.
 func (r *sessionREPL) show(res sandbox.Result) {
 	r.n++
 	r.last = res
-	os.Stdout.Write(res.Stdout)
-	os.Stderr.Write(res.Stderr)
+	d := r.d
+	_, _ = d.stdout.Write(res.Stdout)
+	_, _ = d.stderr.Write(res.Stderr)
 	if res.Error != nil && res.Error.Traceback != "" {
-		fmt.Fprintln(os.Stderr, res.Error.Traceback)
+		fmt.Fprintln(d.stderr, res.Error.Traceback)
 	}
 	if res.Value != "" {
-		fmt.Printf("Out[%d]: %s\n", r.n, res.Value)
+		fmt.Fprintf(d.stdout, "Out[%d]: %s\n", r.n, res.Value)
 	}
 	for _, a := range res.Artifacts {
 		if a.ContentOmitted {
-			fmt.Fprintf(os.Stderr, "artifact %s (%s) is over the artifact limit; not saved\n", a.Name, units.BytesSize(float64(a.Size)))
+			d.say("artifact %s (%s) is over the artifact limit; not saved", a.Name, units.BytesSize(float64(a.Size)))
 			continue
 		}
 		name := a.Name
 		if strings.HasPrefix(name, "figure-") {
 			name = fmt.Sprintf("cell%d-%s", r.n, name)
 		}
-		dst := filepath.Join(r.out, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err == nil {
-			if err := os.WriteFile(dst, a.Content, 0o644); err == nil {
-				fmt.Fprintf(os.Stderr, "saved %s (%s)\n", dst, a.MIME)
-			}
+		if dst, err := saveNew(r.out, name, a.Content); err != nil {
+			d.say("crucible: artifact %s: %v", a.Name, err)
+		} else {
+			d.say("saved %s (%s)", dst, a.MIME)
 		}
 	}
 	if res.Status != sandbox.StatusOK && res.Status != sandbox.StatusError || res.Reason != "" {
-		fmt.Fprintf(os.Stderr, "crucible: %s · %s\n", res.Status, res.Reason)
+		d.status("crucible: %s · %s", res.Status, res.Reason)
 	}
+	d.stdout.flush()
+	d.stderr.flush()
 }
 
 // typedCells reads cells typed at a terminal: a line is a cell, and a line
