@@ -13,7 +13,6 @@ import (
 	"syscall"
 	"time"
 
-	units "github.com/docker/go-units"
 	"github.com/spf13/cobra"
 
 	"github.com/crucible-sandbox/crucible/agent"
@@ -37,7 +36,7 @@ type agentFlags struct {
 	textMode   bool
 	testDriven bool
 	timeout    time.Duration
-	memory     string
+	memory     int64
 	rootfs     string
 	image      string
 	store      string
@@ -48,7 +47,16 @@ type agentFlags struct {
 func newAgentCommand() *cobra.Command {
 	f := agentFlags{llm: llm.ConfigFromEnv()}
 	cmd := &cobra.Command{
-		Use:   `agent "TASK"`,
+		Use: `agent "TASK"`,
+		Example: `  # A task for a local OpenAI-compatible server (Ollama, vLLM, llama.cpp)
+  crucible agent --base-url http://localhost:11434/v1 --model qwen2.5-coder "sum of the primes below 1000"
+
+  # With Anthropic, a data file, the data-science image, and charts saved in ./out
+  ANTHROPIC_API_KEY=... crucible agent --provider anthropic --image datascience \
+      --file sales.csv=./sales.csv --out out "plot monthly revenue from sales.csv"
+
+  # Ask before each program runs
+  crucible agent --approve "list the first 20 Fibonacci numbers"`,
 		Short: "Let a model solve a task by writing and running code in a sandbox",
 		Long: `Give a task in plain language. A language model writes Python, Crucible runs
 it in a sandboxed session, the model reads the result and fixes its errors, a
@@ -86,10 +94,10 @@ cleaned names, never replacing a file (see crucible session --help).`,
 	fl.BoolVar(&f.jsonOut, "json", false, "print the whole trace as JSON")
 	fl.BoolVar(&f.textMode, "text-mode", false, "ask for fenced code instead of tool calls (models without tool calling)")
 	fl.BoolVar(&f.testDriven, "tdd", false, "test-driven: the model must run a reference solution with example and property tests before answering")
-	fl.DurationVar(&f.timeout, "timeout", agent.DefaultCellTimeout, "wall-time limit of each execution")
-	fl.StringVar(&f.memory, "memory", "1GiB", "memory limit of the sandbox session")
+	durationVar(fl, &f.timeout, "timeout", agent.DefaultCellTimeout, "wall-time limit of each execution")
+	sizeVar(fl, &f.memory, "memory", 1<<30, "memory limit of the sandbox session")
 	fl.StringVar(&f.rootfs, "rootfs", "", "root filesystem directory (default: the host's system directories)")
-	fl.StringVar(&f.image, "image", "", "run in a built image (see `crucible image ls`)")
+	fl.StringVar(&f.image, "image", "", "run in the built image `NAME` (list them with: crucible image ls)")
 	fl.StringVar(&f.store, "store", image.DefaultStore, "image store directory")
 	fl.StringVar(&f.db, "db", "", "run store for the executions' records: SQLite file path or postgres:// URL (default "+store.DefaultSQLitePath+")")
 	fl.StringVar(&f.config, "config", "", "JSON file as for crucible serve; its \"redact\" settings apply")
@@ -101,10 +109,7 @@ func runAgent(ctx context.Context, f *agentFlags, task string, d *display) error
 	if err := f.llm.Validate(); err != nil {
 		return usageError(err)
 	}
-	mem, err := units.RAMInBytes(f.memory)
-	if err != nil {
-		return usageError(fmt.Errorf("--memory %q: want a size such as 1GiB", f.memory))
-	}
+	mem := f.memory
 	files, err := readFileFlags(f.files)
 	if err != nil {
 		return usageError(err)

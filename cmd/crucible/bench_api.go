@@ -65,7 +65,11 @@ const (
 func newBenchAPICommand() *cobra.Command {
 	var f benchAPIFlags
 	cmd := &cobra.Command{
-		Use:   "api",
+		Use: "api",
+		Example: `  # Load the API and the runtime directly, 10 s per level, and print the ratio
+  crucible bench api --duration 10s --concurrency 2,8,32
+
+  crucible bench api --language python --code 'print(sum(range(10**6)))' --json`,
 		Short: "Measure the HTTP API's throughput and latency under load",
 		Long: `Measure the HTTP API's throughput and latency under load, against the runtime
 it serves as a baseline measured in the same run.
@@ -102,7 +106,7 @@ warnings), 70 when one had, 2 for bad flags, 130 when interrupted.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runBenchAPI(cmd.Context(), &f) },
 	}
 	fl := cmd.Flags()
-	fl.DurationVar(&f.duration, "duration", 30*time.Second, "how long each path (api, direct) is loaded at each level")
+	durationVar(fl, &f.duration, "duration", 30*time.Second, "how long each path (api, direct) is loaded at each level")
 	fl.IntSliceVar(&f.levels, "concurrency", []int{2, 8, 32}, "comma-separated concurrency levels: clients sending requests at once")
 	fl.IntVar(&f.warm, "warm", 2, "Python sandboxes kept running with the interpreter started")
 	fl.IntVar(&f.prestart, "prestart", 2, "sandboxes kept built ahead of requests")

@@ -14,7 +14,6 @@ import (
 	"syscall"
 	"time"
 
-	units "github.com/docker/go-units"
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -31,7 +30,7 @@ type evalFlags struct {
 	samples     string
 	ks          string
 	timeout     time.Duration
-	memory      string
+	memory      int64
 	concurrency int
 	out         string
 	rootfs      string
@@ -50,7 +49,12 @@ type evalReport struct {
 func newEvalCommand() *cobra.Command {
 	var f evalFlags
 	cmd := &cobra.Command{
-		Use:   "eval --problems PROBLEMS.jsonl --samples SAMPLES.jsonl",
+		Use: "eval --problems PROBLEMS.jsonl --samples SAMPLES.jsonl",
+		Example: `  # Check the harness: every canonical solution should pass
+  crucible eval --problems HumanEval.jsonl.gz --samples canonical
+
+  # Score a model's completions, pass@1 and pass@10, details to a file
+  crucible eval --problems HumanEval.jsonl.gz --samples samples.jsonl --k 1,10 --out results.jsonl`,
 		Short: "Run benchmark samples (HumanEval format) in sandboxes and report pass@k",
 		Long: `Run every sample in its own fresh sandbox with its problem's tests and report
 pass@k (the unbiased estimator). Samples are JSON lines with task_id and
@@ -70,12 +74,12 @@ on some sample, 130 when interrupted.`,
 	fl.StringVar(&f.problems, "problems", "", "problems file (JSON lines: task_id, prompt, entry_point, test; plain or gzip, as HumanEval.jsonl.gz)")
 	fl.StringVar(&f.samples, "samples", "", `samples file (JSON lines: task_id + completion or solution; plain or gzip), or "canonical"`)
 	fl.StringVar(&f.ks, "k", "1,10,100", "comma-separated k values for pass@k")
-	fl.DurationVar(&f.timeout, "timeout", 3*time.Second, "wall-time limit per sample")
-	fl.StringVar(&f.memory, "memory", "256MiB", "memory limit per sample")
+	durationVar(fl, &f.timeout, "timeout", 3*time.Second, "wall-time limit per sample")
+	sizeVar(fl, &f.memory, "memory", 256<<20, "memory limit per sample")
 	fl.IntVar(&f.concurrency, "concurrency", runtime.NumCPU(), "samples run at once")
 	fl.StringVar(&f.out, "out", "", "write per-sample results here as JSON lines")
 	fl.StringVar(&f.rootfs, "rootfs", "", "root filesystem directory (default: the host's system directories, read-only)")
-	fl.StringVar(&f.image, "image", "", "run in a built image (see `crucible image ls`)")
+	fl.StringVar(&f.image, "image", "", "run in the built image `NAME` (list them with: crucible image ls)")
 	fl.StringVar(&f.store, "store", image.DefaultStore, "image store directory")
 	fl.BoolVar(&f.jsonOut, "json", false, "print the summary as JSON and nothing else on stdout")
 	_ = cmd.MarkFlagRequired("problems")
@@ -91,10 +95,7 @@ func runEval(ctx context.Context, f *evalFlags) error {
 	if f.concurrency < 1 {
 		return usageError(fmt.Errorf("--concurrency must be at least 1, got %d", f.concurrency))
 	}
-	mem, err := units.RAMInBytes(f.memory)
-	if err != nil {
-		return usageError(fmt.Errorf("--memory %q: want a size such as 256MiB", f.memory))
-	}
+	mem := f.memory
 	limits := sandbox.Limits{WallTimeMS: f.timeout.Milliseconds(), CPUTimeMS: f.timeout.Milliseconds(), MemoryBytes: mem}
 	if err := limits.Validate(); err != nil {
 		return usageError(err)

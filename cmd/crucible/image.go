@@ -16,7 +16,9 @@ import (
 func newImageCommand() *cobra.Command {
 	var store string
 	cmd := &cobra.Command{
-		Use:   "image",
+		Use: "image",
+		Example: `  crucible image build
+  crucible image ls`,
 		Short: "Build and list sandbox root filesystems made from Debian packages",
 	}
 	cmd.PersistentFlags().StringVar(&store, "store", image.DefaultStore, "image store directory")
@@ -28,7 +30,12 @@ func newImageBuildCommand(store *string) *cobra.Command {
 	var manifest, mirror string
 	var force, verbose bool
 	cmd := &cobra.Command{
-		Use:   "build [--manifest FILE]",
+		Use: "build [--manifest FILE]",
+		Example: `  # The curated data-science image (python3, pandas, matplotlib, node, bash)
+  crucible image build
+
+  # An image of your own, rebuilt even if up to date, showing each step
+  crucible image build --manifest my-image.json --force -v`,
 		Short: "Build an image (debootstrap, minbase); only when its manifest changed",
 		Long: `Build a root filesystem from the Debian packages a manifest names, with
 debootstrap (variant minbase) from the mirror this host's apt uses, and record
@@ -77,7 +84,9 @@ coreutils.`,
 func newImageListCommand(store *string) *cobra.Command {
 	var jsonOut bool
 	cmd := &cobra.Command{
-		Use:     "ls",
+		Use: "ls",
+		Example: `  crucible image ls
+  crucible image ls --json`,
 		Aliases: []string{"list"},
 		Short:   "List built images with size and digest",
 		Args:    cobra.NoArgs,

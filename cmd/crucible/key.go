@@ -17,7 +17,10 @@ import (
 func newKeyCommand() *cobra.Command {
 	var db string
 	cmd := &cobra.Command{
-		Use:   "key",
+		Use: "key",
+		Example: `  crucible key create --tenant team-a
+  crucible key list
+  crucible key revoke key_e092b9da2954`,
 		Short: "Create, list and revoke the HTTP API's keys",
 		Long: `Manage the API keys of ` + "`crucible serve`" + `. A key acts as one tenant: what it
 creates (runs, sessions, artifacts) only that tenant's keys can see.
@@ -33,9 +36,10 @@ beyond loopback.`,
 	var tenant, name string
 	var asJSON bool
 	create := &cobra.Command{
-		Use:   "create --tenant NAME",
-		Short: "Create a key and print its secret (once)",
-		Args:  cobra.NoArgs,
+		Use:     "create --tenant NAME",
+		Example: `  crucible key create --tenant team-a --name ci`,
+		Short:   "Create a key and print its secret (once)",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			secret, k, err := store.NewAPIKey(tenant, name)
 			if err != nil {
@@ -64,9 +68,10 @@ beyond loopback.`,
 
 	var listJSON bool
 	list := &cobra.Command{
-		Use:   "list",
-		Short: "List the keys, revoked ones included (never their secrets)",
-		Args:  cobra.NoArgs,
+		Use:     "list",
+		Example: `  crucible key list --json`,
+		Short:   "List the keys, revoked ones included (never their secrets)",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withStore(cmd.Context(), db, func(st store.Store) error {
 				keys, err := st.ListKeys(cmd.Context())
@@ -95,9 +100,10 @@ beyond loopback.`,
 	list.Flags().BoolVar(&listJSON, "json", false, "print the keys as a JSON array")
 
 	revoke := &cobra.Command{
-		Use:   "revoke ID",
-		Short: "Revoke a key (its ID, as list shows it)",
-		Args:  cobra.ExactArgs(1),
+		Use:     "revoke ID",
+		Example: `  crucible key revoke key_e092b9da2954`,
+		Short:   "Revoke a key (its ID, as list shows it)",
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withStore(cmd.Context(), db, func(st store.Store) error {
 				err := st.RevokeKey(cmd.Context(), args[0])

@@ -12,15 +12,24 @@ import (
 	_ "github.com/crucible-sandbox/crucible/sandbox/linux"
 )
 
-func main() {
+// newRootCommand is the crucible command with every subcommand.
+func newRootCommand() *cobra.Command {
 	root := &cobra.Command{
-		Use:           "crucible",
-		Short:         "Run LLM-generated code safely",
+		Use:   "crucible",
+		Short: "Run LLM-generated code safely",
+		Example: `  crucible run -c 'print(6*7)'
+  crucible session --image datascience
+  crucible agent "how many Sundays fell on the first of the month in the 20th century?"
+  crucible serve --addr 127.0.0.1:8080`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
 	root.AddCommand(newRunCommand(), newEvalCommand(), newImageCommand(), newSessionCommand(), newAgentCommand(), newServeCommand(), newKeyCommand(), newBenchCommand())
-	if err := root.Execute(); err != nil {
+	return root
+}
+
+func main() {
+	if err := newRootCommand().Execute(); err != nil {
 		var ec exitCodeError
 		if asExitCode(err, &ec) {
 			os.Exit(int(ec))

@@ -30,10 +30,10 @@ type runFlags struct {
 	stdin    string
 	timeout  time.Duration
 	cpuTime  time.Duration
-	memory   string
+	memory   int64
 	pids     int64
-	output   string
-	disk     string
+	output   int64
+	disk     int64
 	rootfs   string
 	image    string
 	store    string
@@ -44,7 +44,13 @@ type runFlags struct {
 func newRunCommand() *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
-		Use:   "run [flags] (-c CODE | FILE | -)",
+		Use: "run [flags] (-c CODE | FILE | -)",
+		Example: `  crucible run -c 'print(sum(range(10)))'
+  crucible run script.py
+  echo 'console.log(6*7)' | crucible run --lang javascript -
+
+  # Limits, an input file, and the full Result as JSON
+  crucible run --timeout 2s --memory 128MiB --file data.csv=./data.csv --json analyse.py`,
 		Short: "Run a program in a fresh sandbox",
 		Long: `Run a program in a fresh native sandbox and report how it ended.
 
@@ -69,14 +75,14 @@ limit, 122 memory limit, 121 output limit, 128+N killed by signal N,
 	fl.StringArrayVar(&f.files, "file", nil, "input file NAME=PATH placed in the working directory (repeatable)")
 	fl.StringArrayVar(&f.env, "env", nil, "environment variable NAME=VALUE for the program (repeatable)")
 	fl.StringVar(&f.stdin, "stdin", "", "file fed to the program's standard input")
-	fl.DurationVar(&f.timeout, "timeout", sandbox.DefaultLimits.WallTime(), "wall-time limit")
-	fl.DurationVar(&f.cpuTime, "cpu-time", sandbox.DefaultLimits.CPUTime(), "CPU-time limit")
-	fl.StringVar(&f.memory, "memory", "256MiB", "memory limit")
+	durationVar(fl, &f.timeout, "timeout", sandbox.DefaultLimits.WallTime(), "wall-time limit")
+	durationVar(fl, &f.cpuTime, "cpu-time", sandbox.DefaultLimits.CPUTime(), "CPU-time limit")
+	sizeVar(fl, &f.memory, "memory", sandbox.DefaultLimits.MemoryBytes, "memory limit")
 	fl.Int64Var(&f.pids, "pids", sandbox.DefaultLimits.Processes, "process and thread limit")
-	fl.StringVar(&f.output, "output", "1MiB", "stdout+stderr limit")
-	fl.StringVar(&f.disk, "disk", "64MiB", "size of the writable working directory")
+	sizeVar(fl, &f.output, "output", sandbox.DefaultLimits.OutputBytes, "stdout+stderr limit")
+	sizeVar(fl, &f.disk, "disk", sandbox.DefaultLimits.DiskBytes, "size of the writable working directory")
 	fl.StringVar(&f.rootfs, "rootfs", "", "root filesystem directory (default: the host's system directories, read-only)")
-	fl.StringVar(&f.image, "image", "", "run in a built image (see `crucible image ls`)")
+	fl.StringVar(&f.image, "image", "", "run in the built image `NAME` (list them with: crucible image ls)")
 	fl.StringVar(&f.store, "store", image.DefaultStore, "image store directory")
 	fl.BoolVar(&f.jsonOut, "json", false, "print the Result as JSON and nothing else")
 	addRawOutputFlag(fl)
@@ -163,23 +169,12 @@ func (f *runFlags) request(args []string) (sandbox.Request, error) {
 		}
 	}
 	req.Limits = sandbox.Limits{
-		WallTimeMS: f.timeout.Milliseconds(),
-		CPUTimeMS:  f.cpuTime.Milliseconds(),
-		Processes:  f.pids,
-	}
-	sizes := []struct {
-		flag, val string
-		dst       *int64
-	}{{"--memory", f.memory, &req.Limits.MemoryBytes}, {"--output", f.output, &req.Limits.OutputBytes}, {"--disk", f.disk, &req.Limits.DiskBytes}}
-	for _, s := range sizes {
-		n, err := units.RAMInBytes(s.val)
-		if err != nil {
-			return req, fmt.Errorf("%s %q: want a size such as 256MiB", s.flag, s.val)
-		}
-		*s.dst = n
-	}
-	if f.timeout <= 0 || f.cpuTime <= 0 {
-		return req, fmt.Errorf("--timeout and --cpu-time must be positive")
+		WallTimeMS:  f.timeout.Milliseconds(),
+		CPUTimeMS:   f.cpuTime.Milliseconds(),
+		Processes:   f.pids,
+		MemoryBytes: f.memory,
+		OutputBytes: f.output,
+		DiskBytes:   f.disk,
 	}
 	return req, nil
 }

@@ -43,7 +43,11 @@ const shutdownGrace = 30 * time.Second
 func newServeCommand() *cobra.Command {
 	var f serveFlags
 	cmd := &cobra.Command{
-		Use:   "serve",
+		Use: "serve",
+		Example: `  crucible serve --addr 127.0.0.1:8080 --warm 4
+  crucible serve --image datascience --config serve.json
+
+  curl -s localhost:8080/v1/runs -d '{"language": "python", "code": "print(1)"}'`,
 		Short: "Serve the HTTP API on loopback",
 		Long: `Serve Crucible's HTTP API: runs (POST /v1/runs, GET /v1/runs[/{id}]),
 sessions (/v1/sessions/...), /healthz and /metrics.
@@ -82,7 +86,7 @@ get ` + shutdownGrace.String() + ` to finish.`,
 	fl.IntVar(&f.warm, "warm", 0, "Python sandboxes kept running with the interpreter started")
 	fl.IntVar(&f.prestart, "prestart", 2, "sandboxes kept built ahead of requests")
 	fl.StringVar(&f.rootfs, "rootfs", "", "root filesystem directory (default: the host's system directories, read-only)")
-	fl.StringVar(&f.image, "image", "", "run in a built image (see `crucible image ls`)")
+	fl.StringVar(&f.image, "image", "", "run in the built image `NAME` (list them with: crucible image ls)")
 	fl.StringVar(&f.store, "store", image.DefaultStore, "image store directory")
 	return cmd
 }

@@ -27,8 +27,8 @@ import (
 type sessionFlags struct {
 	files   []string
 	timeout time.Duration
-	memory  string
-	disk    string
+	memory  int64
+	disk    int64
 	out     string
 	rootfs  string
 	image   string
@@ -38,7 +38,12 @@ type sessionFlags struct {
 func newSessionCommand() *cobra.Command {
 	var f sessionFlags
 	cmd := &cobra.Command{
-		Use:   "session",
+		Use: "session",
+		Example: `  # An interactive Python session in the data-science image
+  crucible session --image datascience
+
+  # Cells from a file, split at lines starting with "# %%"
+  crucible session --file data.csv=./data.csv --out out < cells.py`,
 		Short: "A sandboxed Python session: type or pipe cells, keep the variables",
 		Long: `Start a live Python interpreter in a sandbox and run cells in it; variables,
 imports and files persist from one cell to the next.
@@ -65,12 +70,12 @@ ignores the interrupt ends the session.`,
 	}
 	fl := cmd.Flags()
 	fl.StringArrayVar(&f.files, "file", nil, "input file NAME=PATH placed in the working directory (repeatable)")
-	fl.DurationVar(&f.timeout, "timeout", 30*time.Second, "wall-time limit per cell")
-	fl.StringVar(&f.memory, "memory", "1GiB", "memory limit of the session")
-	fl.StringVar(&f.disk, "disk", "256MiB", "size of the working directory")
+	durationVar(fl, &f.timeout, "timeout", 30*time.Second, "wall-time limit per cell")
+	sizeVar(fl, &f.memory, "memory", 1<<30, "memory limit of the session")
+	sizeVar(fl, &f.disk, "disk", 256<<20, "size of the working directory")
 	fl.StringVar(&f.out, "out", "crucible-out", "directory for figures and files the cells produce")
 	fl.StringVar(&f.rootfs, "rootfs", "", "root filesystem directory (default: the host's system directories)")
-	fl.StringVar(&f.image, "image", "", "run in a built image (see `crucible image ls`)")
+	fl.StringVar(&f.image, "image", "", "run in the built image `NAME` (list them with: crucible image ls)")
 	fl.StringVar(&f.store, "store", image.DefaultStore, "image store directory")
 	addRawOutputFlag(fl)
 	return cmd
@@ -82,12 +87,7 @@ func runSession(ctx context.Context, f *sessionFlags, d *display) error {
 		return usageError(err)
 	}
 	req := sandbox.SessionRequest{Language: sandbox.Python, Files: files}
-	mem, err1 := units.RAMInBytes(f.memory)
-	disk, err2 := units.RAMInBytes(f.disk)
-	if err1 != nil || err2 != nil {
-		return usageError(fmt.Errorf("--memory and --disk want sizes such as 1GiB"))
-	}
-	req.Limits = sandbox.Limits{WallTimeMS: f.timeout.Milliseconds(), CPUTimeMS: f.timeout.Milliseconds(), MemoryBytes: mem, DiskBytes: disk}
+	req.Limits = sandbox.Limits{WallTimeMS: f.timeout.Milliseconds(), CPUTimeMS: f.timeout.Milliseconds(), MemoryBytes: f.memory, DiskBytes: f.disk}
 	if err := req.Validate(); err != nil {
 		return usageError(err)
 	}
