@@ -303,7 +303,7 @@ func TestConformanceWarm(t *testing.T) {
 		{"pool full", func(rt *linux.Runtime) sandbox.Runtime { return warmFirst{rt} }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			sandboxtest.Run(t, func(t *testing.T) sandbox.Runtime {
+			sandboxtest.RunWith(t, func(t *testing.T) sandbox.Runtime {
 				rt, err := linux.New(linux.Options{Warm: 2})
 				if err != nil {
 					t.Fatalf("linux.New: %v", err)
@@ -318,7 +318,7 @@ func TestConformanceWarm(t *testing.T) {
 					}
 				})
 				return tc.wrap(rt)
-			})
+			}, defaultUIDs)
 		})
 	}
 }
