@@ -218,6 +218,7 @@ func runConfigFor(req *sandbox.Request, lim sandbox.Limits, spec lang.Spec, env 
 		CPUSeconds:    uint64((lim.CPUTimeMS + 999) / 1000),
 		FileSizeBytes: uint64(lim.FileSizeBytes),
 		OpenFiles:     uint64(lim.OpenFiles),
+		Processes:     uint64(lim.Processes),
 	}
 	var contents [][]byte
 	cfg.Files, contents = inputFiles(req.Files)
