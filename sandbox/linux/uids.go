@@ -118,8 +118,9 @@ func (a *uidAllocator) take() (int, error) {
 		a.next = (off + 1) % a.count
 		return uid, nil
 	}
-	return 0, fmt.Errorf("all %d sandbox uids [%d, %d) are in use: the uid count bounds the sandboxes alive at once "+
-		"(prestarted, warm, sessions and runs, of every Crucible process sharing the range); raise it", a.count, a.base, a.base+a.count)
+	return 0, fmt.Errorf("all %d sandbox uids [%d, %d) are in use: the uid count (linux.Options.UIDCount, "+
+		"uid_count in crucible serve's --config) bounds the sandboxes alive at once (prestarted, warm, "+
+		"sessions and runs, of every Crucible process sharing the range); raise it", a.count, a.base, a.base+a.count)
 }
 
 // give returns uid, taken by take, to the range. The caller must be sure
