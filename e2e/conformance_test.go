@@ -7,6 +7,7 @@ import (
 
 	"github.com/crucible-sandbox/crucible/client"
 	"github.com/crucible-sandbox/crucible/sandbox"
+	"github.com/crucible-sandbox/crucible/sandbox/linux"
 	"github.com/crucible-sandbox/crucible/sandbox/sandboxtest"
 )
 
@@ -41,5 +42,5 @@ func TestRemoteConformance(t *testing.T) {
 			t.Fatalf("client.New(%q): %v", srv.URL, err)
 		}
 		return c
-	}, sandboxtest.Options{CgroupOwnerPID: srv.PID()})
+	}, sandboxtest.Options{CgroupOwnerPID: srv.PID(), UIDBase: linux.DefaultUIDBase, UIDCount: linux.DefaultUIDCount})
 }

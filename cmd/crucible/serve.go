@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -72,7 +73,12 @@ limits; every field is optional and unknown ones are refused:
               "host_paths": ["/srv/data"], "extra": ["token=(\\w+)"]},
    "tenant_defaults": {"max_concurrent_runs": 4, "max_sessions": 2,
                        "max_request_bytes": 1048576},
-   "tenants": {"acme": {"max_concurrent_runs": 16}}}
+   "tenants": {"acme": {"max_concurrent_runs": 16}},
+   "uid_base": 2000000000, "uid_count": 65536}
+
+Each sandbox runs as a host uid of its own, from [uid_base, uid_base +
+uid_count): reserve the range for Crucible (no user or subordinate-uid
+range may overlap it). uid_count bounds the sandboxes alive at once.
 
 SIGINT or SIGTERM stops it: no new runs are admitted and those in progress
 get ` + shutdownGrace.String() + ` to finish.`,
@@ -113,6 +119,9 @@ func serve(ctx context.Context, f *serveFlags) error {
 	if err != nil {
 		return err
 	}
+	if uids := cmp.Or(conf.UIDCount, linux.DefaultUIDCount); uids <= f.warm+f.prestart {
+		return usageError(fmt.Errorf("--config: uid_count (%d) must exceed --warm plus --prestart (%d): every sandbox kept ready holds a uid", uids, f.warm+f.prestart))
+	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -137,6 +146,7 @@ func serve(ctx context.Context, f *serveFlags) error {
 	var imageDigest string
 	rt, err := startRuntime(f.rootfs, f.image, f.store, func(o *linux.Options) {
 		o.Warm, o.Prestart = f.warm, f.prestart
+		o.UIDBase, o.UIDCount = conf.UIDBase, conf.UIDCount
 		imageDigest = o.ImageDigest
 	})
 	if err != nil {

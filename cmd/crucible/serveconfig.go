@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/crucible-sandbox/crucible/policy"
 	"github.com/crucible-sandbox/crucible/sandbox"
+	"github.com/crucible-sandbox/crucible/sandbox/linux"
 	"github.com/crucible-sandbox/crucible/service"
 )
 
@@ -53,6 +55,11 @@ type serveConfig struct {
 	// Tenants are limits of particular tenants (zero fields: the
 	// defaults).
 	Tenants map[string]service.TenantLimits `json:"tenants"`
+	// UIDBase and UIDCount are the host uids reserved for sandboxes, one
+	// per live sandbox (default linux.DefaultUIDBase and
+	// linux.DefaultUIDCount; see linux.Options).
+	UIDBase  int `json:"uid_base"`
+	UIDCount int `json:"uid_count"`
 }
 
 // redactConfig is policy.RedactConfig in the file's snake_case.
@@ -93,6 +100,11 @@ func loadServeConfig(path string) (*serveConfig, error) {
 		return nil, fmt.Errorf("--config %s: max_body_bytes must not be negative, got %d", path, c.MaxBodyBytes)
 	case c.MaxPayloadBytes < 0:
 		return nil, fmt.Errorf("--config %s: max_payload_bytes must not be negative, got %d", path, c.MaxPayloadBytes)
+	}
+	if c.UIDBase != 0 || c.UIDCount != 0 {
+		if err := linux.CheckUIDRange(cmp.Or(c.UIDBase, linux.DefaultUIDBase), cmp.Or(c.UIDCount, linux.DefaultUIDCount)); err != nil {
+			return nil, fmt.Errorf("--config %s: uid_base and uid_count: %w", path, err)
+		}
 	}
 	if err := c.Maxima.Validate(); err != nil {
 		return nil, fmt.Errorf("--config %s: maxima: %w", path, err)

@@ -26,13 +26,16 @@ func TestConformance(t *testing.T) {
 		{"prestart", linux.Options{Prestart: 2}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			sandboxtest.Run(t, func(t *testing.T) sandbox.Runtime {
+			sandboxtest.RunWith(t, func(t *testing.T) sandbox.Runtime {
 				rt, err := linux.New(tc.opts)
 				if err != nil {
 					t.Fatalf("linux.New: %v", err)
 				}
 				return rt
-			})
+			}, defaultUIDs)
 		})
 	}
 }
+
+// defaultUIDs tells the suite the uids the runtime's sandboxes run as.
+var defaultUIDs = sandboxtest.Options{UIDBase: linux.DefaultUIDBase, UIDCount: linux.DefaultUIDCount}

@@ -227,7 +227,7 @@ func (x *execution) startWarm() error {
 		if f.Executable {
 			mode = 0o755
 		}
-		if err := work.writeFile(f.Name, f.Content, x.rt.base.UID, x.rt.base.GID, mode); err != nil {
+		if err := work.writeFile(f.Name, f.Content, x.p.uid, x.p.uid, mode); err != nil {
 			return fmt.Errorf("input file %s: %w", f.Name, err)
 		}
 	}

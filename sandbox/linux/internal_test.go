@@ -88,7 +88,7 @@ func TestImageLayout(t *testing.T) {
 }
 
 func TestHostLayoutHidesSecrets(t *testing.T) {
-	root, err := hostLayout(nobody, nobody)
+	root, err := hostLayout()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,8 +40,14 @@ const (
 // for the kernel's exit.
 func (r *Runtime) bootKernel(ctx context.Context, p *sandboxProc, lim sandbox.Limits, env map[string]string, files []sandbox.File, mode kernelMode, preload []string) (*kernelProc, error) {
 	argv := []string{lang.For(sandbox.Python).Interpreter, kernel.PythonPath}
+	processes := lim.Processes
 	if mode == statelessKernel {
 		argv = append(argv, "--stateless")
+		// A warm interpreter cannot raise RLIMIT_NPROC for the run it
+		// gets, and that run may have any process limit a request may
+		// ask: the rlimit is the largest, the cgroup's pids limit (set
+		// per run, see takeWarm) the exact one.
+		processes = sandbox.MaxLimits.Processes
 	}
 	if len(preload) > 0 {
 		argv = append(argv, "--preload", strings.Join(preload, ","))
@@ -55,6 +61,7 @@ func (r *Runtime) bootKernel(ctx context.Context, p *sandboxProc, lim sandbox.Li
 		DiskBytes:     lim.DiskBytes,
 		FileSizeBytes: uint64(lim.FileSizeBytes),
 		OpenFiles:     uint64(lim.OpenFiles),
+		Processes:     uint64(processes),
 		Channel:       true,
 	}
 	var contents [][]byte

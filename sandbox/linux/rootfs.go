@@ -38,20 +38,21 @@ var rootfsSkipped = map[string]bool{
 	"home": true, "root": true, "mnt": true, "media": true, "boot": true, "lost+found": true,
 }
 
-// sandboxPasswd and sandboxGroup give the sandbox user a name, so that
-// programs asking "who am I" (getpass.getuser, os.getlogin's fallbacks,
-// `id`) get an answer instead of an error.
-func sandboxPasswd(uid, gid int) string {
-	return fmt.Sprintf("root:x:0:0:root:/nonexistent:/usr/sbin/nologin\nsandbox:x:%d:%d:sandbox:/tmp:/usr/sbin/nologin\n", uid, gid)
-}
-
-func sandboxGroup(gid int) string {
-	return fmt.Sprintf("root:x:0:\nsandbox:x:%d:\n", gid)
+// identityEntries are the /etc/passwd and /etc/group of a sandbox on the
+// host's directories, which give its user, uid and gid id, a name: programs
+// asking "who am I" (getpass.getuser, os.getlogin's fallbacks, `id`) get
+// an answer instead of an error. Each sandbox has a uid of its own, so
+// each gets its own two entries, appended to the shared root's.
+func identityEntries(id int) []sandboxinit.RootEntry {
+	return []sandboxinit.RootEntry{
+		{Target: "/etc/passwd", Content: fmt.Sprintf("root:x:0:0:root:/nonexistent:/usr/sbin/nologin\nsandbox:x:%d:%d:sandbox:/tmp:/usr/sbin/nologin\n", id, id)},
+		{Target: "/etc/group", Content: fmt.Sprintf("root:x:0:\nsandbox:x:%d:\n", id)},
+	}
 }
 
 // hostLayout describes a root made of the host's system directories,
-// bound read-only, as bubblewrap does.
-func hostLayout(uid, gid int) ([]sandboxinit.RootEntry, error) {
+// bound read-only, as bubblewrap does, but for identityEntries.
+func hostLayout() ([]sandboxinit.RootEntry, error) {
 	var root []sandboxinit.RootEntry
 	for _, dir := range hostSystemDirs {
 		e, ok, err := entryFor(dir, dir)
@@ -82,8 +83,6 @@ func hostLayout(uid, gid int) ([]sandboxinit.RootEntry, error) {
 		root = append(root, e)
 	}
 	root = append(root,
-		sandboxinit.RootEntry{Target: "/etc/passwd", Content: sandboxPasswd(uid, gid)},
-		sandboxinit.RootEntry{Target: "/etc/group", Content: sandboxGroup(gid)},
 		sandboxinit.RootEntry{Target: "/etc/hostname", Content: sandboxinit.Hostname + "\n"},
 		sandboxinit.RootEntry{Target: "/etc/hosts", Content: "127.0.0.1 localhost " + sandboxinit.Hostname + "\n::1 localhost\n"},
 	)

@@ -1,6 +1,7 @@
 package linux
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -15,10 +16,6 @@ import (
 	"github.com/crucible-sandbox/crucible/sandbox/linux/sandboxinit"
 )
 
-// nobody is the default sandbox user and group: the conventional
-// unprivileged "nobody", which owns no file a sandbox can reach.
-const nobody = 65534
-
 // Options configure a Runtime.
 type Options struct {
 	// RootFS is a directory holding a complete root filesystem (for example
@@ -26,9 +23,15 @@ type Options struct {
 	// system directories (/usr, /bin, /lib, ...), bound read-only, with a
 	// small allowlist of /etc.
 	RootFS string
-	// UID and GID are the identity programs run as; 0 means 65534
-	// ("nobody"). Running programs as root is refused.
-	UID, GID int
+	// UIDBase and UIDCount reserve the host uids programs run as: each
+	// live sandbox (prestarted, warm, in a session or a run) has a uid of
+	// its own in [UIDBase, UIDBase+UIDCount), and the gid of the same
+	// number, so that the kernel's per-user quotas are per sandbox (see
+	// uids.go). Zero means DefaultUIDBase and DefaultUIDCount. The range
+	// must not hold any other user's uid; UIDCount bounds the sandboxes
+	// alive at once, so it must exceed Prestart+Warm. Runtimes and
+	// processes may share a range: a uid one of them uses, the others skip.
+	UIDBase, UIDCount int
 	// ImageDigest identifies RootFS's content; every Result carries it.
 	ImageDigest string
 	// TmpSeed is a directory of RootFS whose contents every sandbox gets in
@@ -60,8 +63,13 @@ type Options struct {
 // concurrent use.
 type Runtime struct {
 	// initPath is the executable every sandbox's init is started from.
-	initPath            string
-	base                sandboxinit.BaseConfig
+	initPath string
+	// base is what every sandbox shares; each gets a copy with its uid.
+	base sandboxinit.BaseConfig
+	// identity is set when the runtime writes the root's /etc/passwd and
+	// /etc/group, which then name each sandbox's own uid.
+	identity            bool
+	uids                *uidAllocator
 	imageDigest         string
 	env                 []string
 	defaultCgroupLimits cgroupLimits
@@ -88,23 +96,28 @@ func New(opts Options) (*Runtime, error) {
 	if opts.Prestart < 0 || opts.Warm < 0 {
 		return nil, fmt.Errorf("linux.Options: Prestart and Warm must not be negative, got %d and %d", opts.Prestart, opts.Warm)
 	}
-	uid, gid := opts.UID, opts.GID
-	if uid == 0 {
-		uid = nobody
+	uidBase, uidCount := cmp.Or(opts.UIDBase, DefaultUIDBase), cmp.Or(opts.UIDCount, DefaultUIDCount)
+	if err := CheckUIDRange(uidBase, uidCount); err != nil {
+		return nil, fmt.Errorf("linux.Options: UIDBase and UIDCount: %w", err)
 	}
-	if gid == 0 {
-		gid = nobody
+	if uidCount <= opts.Prestart+opts.Warm {
+		return nil, fmt.Errorf("linux.Options: UIDCount (%d) must exceed Prestart+Warm (%d): every sandbox kept ready holds a uid", uidCount, opts.Prestart+opts.Warm)
+	}
+	uids, err := newUIDAllocator(uidBase, uidCount, uidLockPath)
+	if err != nil {
+		return nil, err
 	}
 	r := &Runtime{
-		base:                sandboxinit.BaseConfig{UID: uid, GID: gid, Hostname: sandboxinit.Hostname, TmpSeed: opts.TmpSeed},
+		base:                sandboxinit.BaseConfig{Hostname: sandboxinit.Hostname, TmpSeed: opts.TmpSeed},
+		identity:            opts.RootFS == "",
+		uids:                uids,
 		defaultCgroupLimits: cgroupLimitsFor(sandbox.DefaultLimits),
 		imageDigest:         opts.ImageDigest,
 		env:                 opts.Env,
 		sessions:            newSessionTable(opts.MaxSessions, opts.SessionIdleTimeout),
 	}
-	var err error
 	if opts.RootFS == "" {
-		r.base.Root, err = hostLayout(uid, gid)
+		r.base.Root, err = hostLayout()
 	} else {
 		r.base.Root, err = imageLayout(opts.RootFS)
 	}
@@ -205,6 +218,7 @@ func runConfigFor(req *sandbox.Request, lim sandbox.Limits, spec lang.Spec, env 
 		CPUSeconds:    uint64((lim.CPUTimeMS + 999) / 1000),
 		FileSizeBytes: uint64(lim.FileSizeBytes),
 		OpenFiles:     uint64(lim.OpenFiles),
+		Processes:     uint64(lim.Processes),
 	}
 	var contents [][]byte
 	cfg.Files, contents = inputFiles(req.Files)

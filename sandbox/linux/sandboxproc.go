@@ -46,21 +46,28 @@ type sandboxProc struct {
 	pool       *prestartPool   // the pool that built it, if any
 	kernel     *kernelProc     // the kernel running in it, for a warm sandbox
 	evicted    bool            // init has left the run's cgroup
+	// uid is the sandbox's own user and group id, held from launch until
+	// release has seen every process of the sandbox gone (see uids.go).
+	uid  int
+	uids *uidAllocator
 }
 
 // launch starts a sandbox's init in new namespaces, inside a new cgroup with
-// the limits lim, and waits until it has built the sandbox.
+// the limits lim, with a uid of its own, and waits until it has built the
+// sandbox.
 func (r *Runtime) launch(lim cgroupLimits) (*sandboxProc, error) {
+	uid, err := r.uids.take()
+	if err != nil {
+		return nil, err
+	}
 	name := fmt.Sprintf("%d.%d", os.Getpid(), sandboxSeq.Add(1))
 	cg, err := newRunCgroup(name, lim)
 	if err != nil {
+		r.uids.give(uid)
 		return nil, fmt.Errorf("create cgroup: %w", err)
 	}
-	p, err := r.startInit(cg)
+	p, err := r.startInit(cg, uid)
 	if err != nil {
-		if rerr := cg.remove(); rerr != nil {
-			err = errors.Join(err, rerr)
-		}
 		return nil, err
 	}
 	if err := p.awaitReady(); err != nil {
@@ -69,11 +76,12 @@ func (r *Runtime) launch(lim cgroupLimits) (*sandboxProc, error) {
 	return p, nil
 }
 
-// startInit starts init, moves it into cg and sends it the base config.
-func (r *Runtime) startInit(cg runCgroup) (*sandboxProc, error) {
+// startInit starts init, moves it into cg and sends it the base config,
+// made the sandbox's with uid. Failing, it removes cg and gives uid back.
+func (r *Runtime) startInit(cg runCgroup, uid int) (*sandboxProc, error) {
 	pipes, err := newPipes(7)
 	if err != nil {
-		return nil, fmt.Errorf("create pipes: %w", err)
+		return nil, errors.Join(fmt.Errorf("create pipes: %w", err), r.discard(cg, uid))
 	}
 	stdin, stdout, stderr, config, events := pipes[0], pipes[1], pipes[2], pipes[3], pipes[4]
 	toKernel, fromKernel := pipes[5], pipes[6]
@@ -96,11 +104,11 @@ func (r *Runtime) startInit(cg runCgroup) (*sandboxProc, error) {
 		f.Close()
 	}
 	p := &sandboxProc{cmd: cmd, cg: cg, stdin: stdin.w, stdout: stdout.r, stderr: stderr.r, config: config.w,
-		toKernel: toKernel.w, fromKernel: fromKernel.r}
+		toKernel: toKernel.w, fromKernel: fromKernel.r, uid: uid, uids: r.uids}
 	if err != nil {
 		p.closePipes()
 		events.r.Close()
-		return nil, fmt.Errorf("start sandbox init: %w", err)
+		return nil, errors.Join(fmt.Errorf("start sandbox init: %w", err), r.discard(cg, uid))
 	}
 	waited := make(chan struct{})
 	go func() {
@@ -116,10 +124,26 @@ func (r *Runtime) startInit(cg runCgroup) (*sandboxProc, error) {
 	if err := cg.add(cmd.Process.Pid); err != nil {
 		return nil, errors.Join(fmt.Errorf("join cgroup: %w", err), p.release())
 	}
-	if err := sandboxinit.WriteMessage(config.w, &r.base, nil); err != nil {
+	base := r.base
+	base.UID, base.GID = uid, uid
+	if r.identity {
+		base.Root = append(r.base.Root[:len(r.base.Root):len(r.base.Root)], identityEntries(uid)...)
+	}
+	if err := sandboxinit.WriteMessage(config.w, &base, nil); err != nil {
 		return nil, errors.Join(fmt.Errorf("send config: %w", err), p.release())
 	}
 	return p, nil
+}
+
+// discard removes the cgroup of a sandbox whose init never started and
+// gives its uid back. A cgroup that cannot be removed may hold a process
+// of the uid: the uid is then never given back.
+func (r *Runtime) discard(cg runCgroup, uid int) error {
+	if err := cg.remove(); err != nil {
+		return fmt.Errorf("remove cgroup: %w", err)
+	}
+	r.uids.give(uid)
+	return nil
 }
 
 // awaitReady waits for init to report that the sandbox is built.
@@ -194,11 +218,30 @@ func (p *sandboxProc) exitState() string {
 func (p *sandboxProc) kill() { _ = p.cmd.Process.Kill() }
 
 // release kills what is left of the sandbox, waits until init has been
-// reaped, closes the host's pipe ends and removes the cgroup. The kernel
-// has killed and reaped every process of the PID namespace by the time
-// init is reaped; the cgroup is killed anyway, so that a bug elsewhere can
-// never leave a process running or the cgroup behind.
+// reaped, closes the host's pipe ends, removes the cgroup and gives the
+// sandbox's uid back. The kernel has killed and reaped every process of
+// the PID namespace by the time init is reaped; the cgroup is killed
+// anyway, so that a bug elsewhere can never leave a process running or the
+// cgroup behind.
+//
+// Security: the uid goes back only once init has been reaped and the
+// cgroup removed, which the kernel refuses while it holds a process: no
+// process of this sandbox can then share the uid with the next sandbox to
+// take it. If the cgroup cannot be removed, the uid is kept for good.
 func (p *sandboxProc) release() error {
+	if err := p.removeCgroup(); err != nil {
+		return err
+	}
+	if p.uids != nil { // once: a second release must not give back a uid taken again since
+		p.uids.give(p.uid)
+		p.uids = nil
+	}
+	return nil
+}
+
+// removeCgroup kills the sandbox, waits for init, closes the pipes and
+// removes the cgroup.
+func (p *sandboxProc) removeCgroup() error {
 	// Once init has left the run's cgroup and reported the program's end,
 	// the cgroup is empty: remove it while init is being killed rather
 	// than after. (If something is still in it, removal fails and is

@@ -167,7 +167,7 @@ func (s *Session) WriteFile(ctx context.Context, name string, content []byte) er
 		return err
 	}
 	defer release()
-	return s.work.writeFile(name, content, s.rt.base.UID, s.rt.base.GID, 0o644)
+	return s.work.writeFile(name, content, s.p.uid, s.p.uid, 0o644)
 }
 
 // ReadFile returns a file of the working directory.

@@ -30,8 +30,10 @@ import (
 // the promise is about the host (processes killed, cgroups removed, host
 // files untouched), by looking at the host from outside the sandbox.
 
-// sandboxUID is the user sandboxed programs run as by default ("nobody").
-const sandboxUID = 65534
+// sandboxed reports whether uid is one sandboxes run as by default.
+func sandboxed(uid int) bool {
+	return uid >= linux.DefaultUIDBase && uid < linux.DefaultUIDBase+linux.DefaultUIDCount
+}
 
 // callTimeout bounds every call the tests make into a session, so that a
 // hang fails its test instead of the whole test binary.
@@ -121,8 +123,8 @@ func uniqueToken() string {
 }
 
 // procsWith returns the host processes whose command line contains token,
-// running as uid (any user when uid is negative).
-func procsWith(token string, uid int) []int {
+// running as a sandbox's uid if onlySandboxed (else as any user).
+func procsWith(token string, onlySandboxed bool) []int {
 	ents, _ := os.ReadDir("/proc")
 	var pids []int
 	for _, e := range ents {
@@ -134,7 +136,7 @@ func procsWith(token string, uid int) []int {
 		if err != nil || !bytes.Contains(cmdline, []byte(token)) {
 			continue
 		}
-		if uid >= 0 && procUID(pid) != uid {
+		if onlySandboxed && !sandboxed(procUID(pid)) {
 			continue
 		}
 		pids = append(pids, pid)
@@ -166,10 +168,10 @@ func procStatus(pid int) []string {
 // running (running true) or gone (false), and returns those there at the
 // end. A child that Popen has just forked carries its new command line
 // only once its exec is done, so a single look can miss it.
-func awaitProcs(token string, uid int, running bool, limit time.Duration) []int {
+func awaitProcs(token string, onlySandboxed bool, running bool, limit time.Duration) []int {
 	deadline := time.Now().Add(limit)
 	for {
-		found := procsWith(token, uid)
+		found := procsWith(token, onlySandboxed)
 		if (len(found) > 0) == running || time.Now().After(deadline) {
 			return found
 		}
@@ -190,14 +192,14 @@ type spotter struct {
 	seen chan sighting
 }
 
-// spot starts watching for a process of uid (any when negative) whose
-// command line holds token.
-func spot(token string, uid int) *spotter {
+// spot starts watching for a process (of a sandbox's uid if onlySandboxed)
+// whose command line holds token.
+func spot(token string, onlySandboxed bool) *spotter {
 	sp := &spotter{stop: make(chan struct{}), seen: make(chan sighting, 1)}
 	go func() {
 		defer close(sp.seen)
 		for {
-			if pids := procsWith(token, uid); len(pids) > 0 {
+			if pids := procsWith(token, onlySandboxed); len(pids) > 0 {
 				cg, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pids[0]))
 				sp.seen <- sighting{pids[0], string(cg)}
 				return
@@ -346,7 +348,7 @@ func TestSessionUnresponsiveCellKillsSession(t *testing.T) {
 
 	// Watch the host while the cell runs: the positive control that the
 	// process scan and the cgroup glob see this session at all.
-	sp := spot(token, sandboxUID)
+	sp := spot(token, true)
 	res := execCell(t, s, sandbox.Cell{Code: code, TimeoutMS: 500})
 	sight, seen := sp.result()
 	if res.Status != sandbox.StatusTimeout || !strings.Contains(res.Reason, "session was killed") {
@@ -362,7 +364,7 @@ func TestSessionUnresponsiveCellKillsSession(t *testing.T) {
 		t.Errorf("positive control: no cgroup of this process found while the session is open")
 	}
 
-	if left := awaitProcs(token, sandboxUID, false, 2*time.Second); len(left) > 0 {
+	if left := awaitProcs(token, true, false, 2*time.Second); len(left) > 0 {
 		t.Errorf("2s after the session was killed, its processes %v are alive", left)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
@@ -498,8 +500,9 @@ func TestSessionFiles(t *testing.T) {
 			t.Errorf("ListFiles: directory %q listed as %+v (present %v)", dir, fi, ok)
 		}
 	}
-	res := execCode(t, s, "import os\nopen('a/b/c/deep.bin', 'rb').read(), os.stat('a/b/c').st_uid, os.stat('top.txt').st_uid")
-	if want := fmt.Sprintf("(b'\\x00\\x01\\x02\\xff\\n', %d, %d)", sandboxUID, sandboxUID); res.Value != want {
+	// The host writes the files as the session's own uid, whatever it is.
+	res := execCode(t, s, "import os\nopen('a/b/c/deep.bin', 'rb').read(), os.stat('a/b/c').st_uid == os.getuid(), os.stat('top.txt').st_uid == os.getuid()")
+	if want := "(b'\\x00\\x01\\x02\\xff\\n', True, True)"; res.Value != want {
 		t.Errorf("inside the sandbox: %s, want value %s (content, owners)", describe(res), want)
 	}
 
@@ -674,7 +677,7 @@ func TestSessionIsolation(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantOK(t, execCode(t, a, fmt.Sprintf("import subprocess\nopen('/tmp/tmp-secret', 'w').write(%q)\nsleeper = subprocess.Popen([%q, '1000'], executable='sleep')", token, token)))
-	if len(awaitProcs(token, sandboxUID, true, 5*time.Second)) == 0 {
+	if len(awaitProcs(token, true, true, 5*time.Second)) == 0 {
 		t.Fatalf("positive control: A's `sleep 1000` named %s is not running on the host", token)
 	}
 

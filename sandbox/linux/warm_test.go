@@ -104,7 +104,7 @@ os.environ['LEFT'] = token
 subprocess.Popen([token, '1000'], executable='sleep', start_new_session=True)
 time.sleep(0.3)
 print('planted')`, token)
-			sp := spot(token, -1)
+			sp := spot(token, false)
 			res := runProgram(t, rt, sandbox.Request{Language: sandbox.Python, Code: plant})
 			_, seen := sp.result()
 			if res.Status != sandbox.StatusOK || string(res.Stdout) != "planted\n" {
@@ -113,7 +113,7 @@ print('planted')`, token)
 			if !seen {
 				t.Fatalf("positive control: run A's background process was never seen on the host")
 			}
-			if left := procsWith(token, -1); len(left) > 0 {
+			if left := procsWith(token, false); len(left) > 0 {
 				t.Errorf("after run A returned, its background processes %v are alive on the host", left)
 			}
 
@@ -303,7 +303,7 @@ func TestConformanceWarm(t *testing.T) {
 		{"pool full", func(rt *linux.Runtime) sandbox.Runtime { return warmFirst{rt} }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			sandboxtest.Run(t, func(t *testing.T) sandbox.Runtime {
+			sandboxtest.RunWith(t, func(t *testing.T) sandbox.Runtime {
 				rt, err := linux.New(linux.Options{Warm: 2})
 				if err != nil {
 					t.Fatalf("linux.New: %v", err)
@@ -318,7 +318,7 @@ func TestConformanceWarm(t *testing.T) {
 					}
 				})
 				return tc.wrap(rt)
-			})
+			}, defaultUIDs)
 		})
 	}
 }

@@ -541,10 +541,19 @@ print(json.dumps(out))
 		} `json:"binaries"`
 	}
 	decodeReport(t, res, &rep)
-	const nobody = "65534 65534 65534 65534"
+	// Real, effective, saved and filesystem ids: one unprivileged id each,
+	// the uid in the runtime's range if it has one.
+	uid, uidOK := oneID(rep.Self["Uid"])
+	_, gidOK := oneID(rep.Self["Gid"])
+	switch {
+	case !uidOK || !gidOK:
+		t.Errorf("the program's /proc/self/status Uid = %q, Gid = %q, want four times one unprivileged id each", rep.Self["Uid"], rep.Self["Gid"])
+	case s.uidCount > 0 && (uid < s.uidBase || uid >= s.uidBase+s.uidCount):
+		t.Errorf("the program runs as uid %d, outside the sandbox range [%d, %d)", uid, s.uidBase, s.uidBase+s.uidCount)
+	}
 	const noCaps = "0000000000000000"
 	want := map[string]string{
-		"Uid": nobody, "Gid": nobody, "Groups": "",
+		"Groups": "",
 		"CapInh": noCaps, "CapPrm": noCaps, "CapEff": noCaps, "CapBnd": noCaps, "CapAmb": noCaps,
 		"NoNewPrivs": "1", "Seccomp": "2",
 	}
@@ -560,10 +569,22 @@ print(json.dumps(out))
 		switch {
 		case b.Creds == nil:
 			t.Errorf("%s: its credentials could not be read after exec (exit %d, said %q)", path, b.Exit, b.Said)
-		case b.Creds["Uid"] != nobody || b.Creds["Gid"] != nobody || b.Creds["CapEff"] != noCaps || b.Creds["CapPrm"] != noCaps:
+		case b.Creds["Uid"] != rep.Self["Uid"] || b.Creds["Gid"] != rep.Self["Gid"] || b.Creds["CapEff"] != noCaps || b.Creds["CapPrm"] != noCaps:
 			t.Errorf("set-uid %s gained privileges: %v", path, b.Creds)
 		default:
 			t.Logf("set-uid %s ran as %s, exit %d: %q", path, b.Creds["Uid"], b.Exit, strings.TrimSpace(b.Said))
 		}
 	}
+}
+
+// oneID reads a Uid or Gid line of /proc/<pid>/status (real, effective,
+// saved and filesystem ids, space-separated): the id if all four are the
+// same and not root.
+func oneID(line string) (int, bool) {
+	f := strings.Fields(line)
+	if len(f) != 4 || f[1] != f[0] || f[2] != f[0] || f[3] != f[0] {
+		return 0, false
+	}
+	id, err := strconv.Atoi(f[0])
+	return id, err == nil && id > 0
 }

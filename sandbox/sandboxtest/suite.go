@@ -65,11 +65,17 @@ type Options struct {
 	// server's. The host checks then look for that process's cgroups; all
 	// the others are unchanged. Zero means the test process.
 	CgroupOwnerPID int
+	// UIDBase and UIDCount are the host uids the runtime's sandboxes run
+	// as, [UIDBase, UIDBase+UIDCount), if it documents a range: the host
+	// checks then require every sandbox's uid in it. Zero skips the check
+	// of the range (a sandbox's uid must still not be root, nor another
+	// live sandbox's).
+	UIDBase, UIDCount int
 }
 
 // RunWith is Run with options.
 func RunWith(t *testing.T, newRuntime func(t *testing.T) sandbox.Runtime, opts Options) {
-	s := &suite{owner: opts.CgroupOwnerPID}
+	s := &suite{owner: opts.CgroupOwnerPID, uidBase: opts.UIDBase, uidCount: opts.UIDCount}
 	if s.owner == 0 {
 		s.owner = os.Getpid()
 	}
@@ -114,6 +120,8 @@ func RunWith(t *testing.T, newRuntime func(t *testing.T) sandbox.Runtime, opts O
 		// Many runs, and runs cut short (concurrency.go).
 		{"Concurrent", testConcurrent},
 		{"Cancel", testCancel},
+		// Per-user kernel quotas, per sandbox (quotas.go).
+		{"PerSandboxQuotas", testPerSandboxQuotas},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, s) })
 	}
@@ -124,6 +132,8 @@ type suite struct {
 	rt sandbox.Runtime
 	// owner is the pid in the names of the runs' cgroups.
 	owner int
+	// uidBase and uidCount are Options.UIDBase and UIDCount.
+	uidBase, uidCount int
 	// pooled is set when the runtime keeps sandboxes (and their cgroups)
 	// alive between runs; the cgroup check then allows idle ones.
 	pooled bool

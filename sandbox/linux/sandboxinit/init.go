@@ -166,8 +166,12 @@ func loopbackUp() error {
 // setRlimits sets the per-process limits the program inherits. CPU time
 // gets a soft limit (SIGXCPU) and a hard one a second later (SIGKILL) for
 // programs that catch SIGXCPU; the host also watches the cgroup's total.
-// RLIMIT_NPROC is not used: it counts per user across the whole host, and
-// the cgroup's pids limit counts per run.
+//
+// RLIMIT_NPROC counts the processes and threads of a user across the whole
+// host. Every sandbox has a uid of its own (see the host's uids.go), so it
+// is a per-sandbox cap, set to the run's process limit: a second wall
+// behind the cgroup's pids limit, which it equals. Left inherited from the
+// host (root's, thousands) it would be one more quota shared by sandboxes.
 func setRlimits(cfg *RunConfig) error {
 	limits := []struct {
 		name     string
@@ -179,10 +183,11 @@ func setRlimits(cfg *RunConfig) error {
 		{"fsize", syscall.RLIMIT_FSIZE, cfg.FileSizeBytes, cfg.FileSizeBytes},
 		{"nofile", syscall.RLIMIT_NOFILE, cfg.OpenFiles, cfg.OpenFiles},
 		{"core", syscall.RLIMIT_CORE, 0, 0},
+		{"nproc", rlimitNPROC, cfg.Processes, cfg.Processes},
 	}
 	for _, l := range limits {
-		if l.resource == syscall.RLIMIT_CPU && l.soft == 0 {
-			continue // a session: CPU is limited per cell, from the cgroup
+		if l.soft == 0 && (l.resource == syscall.RLIMIT_CPU || l.resource == rlimitNPROC) {
+			continue // a session's CPU is limited per cell, from the cgroup; no process limit was given
 		}
 		// syscall.Setrlimit, not unix's: the Go runtime remembers the
 		// RLIMIT_NOFILE it saw at start and restores it in children unless

@@ -90,11 +90,13 @@ type RunConfig struct {
 	DiskBytes int64 `json:"disk_bytes"`
 	// Channel gives the program the kernel channel as fds 3 and 4.
 	Channel bool `json:"channel,omitempty"`
-	// CPUSeconds, FileSizeBytes and OpenFiles become rlimits; CPUSeconds 0
-	// sets no CPU rlimit (a session, whose CPU is limited per cell).
+	// CPUSeconds, FileSizeBytes, OpenFiles and Processes become rlimits;
+	// CPUSeconds 0 sets no CPU rlimit (a session, whose CPU is limited per
+	// cell), Processes 0 no RLIMIT_NPROC.
 	CPUSeconds    uint64 `json:"cpu_seconds"`
 	FileSizeBytes uint64 `json:"file_size_bytes"`
 	OpenFiles     uint64 `json:"open_files"`
+	Processes     uint64 `json:"processes,omitempty"`
 }
 
 // FileHeader describes one input file whose content follows on the pipe.

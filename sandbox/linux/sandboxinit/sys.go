@@ -61,3 +61,7 @@ func setInterfaceFlags(fd int, name string, flags uint16) error {
 	}
 	return nil
 }
+
+// rlimitNPROC is RLIMIT_NPROC, which the syscall package does not name:
+// 6 on every architecture the sandbox is built for (amd64, arm64).
+const rlimitNPROC = 6

@@ -1,0 +1,37 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestServeConfigUIDRange(t *testing.T) {
+	for _, tc := range []struct {
+		json        string
+		base, count int
+		err         string // a part of the error; "" for none
+	}{
+		{`{}`, 0, 0, ""},
+		{`{"uid_base": 3000000000, "uid_count": 1000}`, 3000000000, 1000, ""},
+		{`{"uid_count": 100}`, 0, 100, ""},
+		{`{"uid_base": 1000}`, 0, 0, "uid_base and uid_count: uid base must be at least 65536"},
+		{`{"uid_count": -1}`, 0, 0, "uid_base and uid_count: uid count must be at least 1"},
+		{`{"uid_base": 4294967000, "uid_count": 1000}`, 0, 0, "uid_base and uid_count: uid range [4294967000, 4294968000) must end by 4294967295"},
+	} {
+		path := filepath.Join(t.TempDir(), "config.json")
+		if err := os.WriteFile(path, []byte(tc.json), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		c, err := loadServeConfig(path)
+		switch {
+		case tc.err == "" && err != nil:
+			t.Errorf("%s: %v", tc.json, err)
+		case tc.err == "" && (c.UIDBase != tc.base || c.UIDCount != tc.count):
+			t.Errorf("%s: uid_base %d, uid_count %d; want %d, %d", tc.json, c.UIDBase, c.UIDCount, tc.base, tc.count)
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("%s: error %v, want one saying %q", tc.json, err, tc.err)
+		}
+	}
+}
