@@ -50,6 +50,8 @@ type Session struct {
 	// closing is set by Close before it kills the sandbox, so that a cell
 	// running then can tell why its interpreter vanished.
 	closing atomic.Bool
+	// expiring is set while the idle reaper closes the session.
+	expiring atomic.Bool
 }
 
 var _ sandbox.Session = (*Session)(nil)
@@ -160,34 +162,47 @@ func (s *Session) use() (release func(), err error) {
 	}, nil
 }
 
-// WriteFile creates or replaces a file in the working directory.
-func (s *Session) WriteFile(ctx context.Context, name string, content []byte) error {
-	release, err := s.use()
-	if err != nil {
-		return err
-	}
-	defer release()
-	return s.work.writeFile(name, content, s.rt.base.UID, s.rt.base.GID, 0o644)
-}
-
-// ReadFile returns a file of the working directory.
-func (s *Session) ReadFile(ctx context.Context, name string) ([]byte, error) {
+// files returns a handle of its own on the working directory, which the
+// caller closes. The session's lock is held only to take it: the file
+// operations run outside it, so that Close (and the idle reaper, and a
+// server's shutdown) never waits for one, whatever the program put where.
+func (s *Session) files() (*workDir, error) {
 	release, err := s.use()
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	return s.work.readFile(name, s.lim.DiskBytes)
+	return s.work.dup()
+}
+
+// WriteFile creates or replaces a regular file in the working directory.
+func (s *Session) WriteFile(ctx context.Context, name string, content []byte) error {
+	w, err := s.files()
+	if err != nil {
+		return err
+	}
+	defer w.close()
+	return w.writeFile(name, content, s.rt.base.UID, s.rt.base.GID, 0o644)
+}
+
+// ReadFile returns a regular file of the working directory.
+func (s *Session) ReadFile(ctx context.Context, name string) ([]byte, error) {
+	w, err := s.files()
+	if err != nil {
+		return nil, err
+	}
+	defer w.close()
+	return w.readFile(name, s.lim.DiskBytes)
 }
 
 // ListFiles lists the working directory.
 func (s *Session) ListFiles(ctx context.Context) ([]sandbox.FileInfo, error) {
-	release, err := s.use()
+	w, err := s.files()
 	if err != nil {
 		return nil, err
 	}
-	defer release()
-	return s.work.list(), nil
+	defer w.close()
+	return w.list(), nil
 }
 
 // Close ends the session: the kernel and everything it started are killed
