@@ -104,7 +104,8 @@ type ArtifactMeta struct {
 	MIME string `json:"mime"`
 	// Size is the content length in bytes.
 	Size int64 `json:"size"`
-	// SHA256 is the hex SHA-256 of the content.
+	// SHA256 is the hex SHA-256 of the content; empty when the host did
+	// not read it (see sandbox.Artifact).
 	SHA256 string `json:"sha256"`
 }
 
