@@ -106,7 +106,8 @@ type ArtifactMeta struct {
 	MIME string `json:"mime"`
 	// Size is the content length in bytes.
 	Size int64 `json:"size"`
-	// SHA256 is the hex SHA-256 of the content; empty when Withheld.
+	// SHA256 is the hex SHA-256 of the content; empty when Withheld or
+	// when the host did not read it (see sandbox.Artifact).
 	SHA256 string `json:"sha256"`
 	// Withheld, when set, says why the content is not kept (see
 	// sandbox.Artifact.Withheld).

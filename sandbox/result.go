@@ -97,13 +97,17 @@ type Artifact struct {
 	MIME string `json:"mime"`
 	// Size is the content length in bytes.
 	Size int64 `json:"size"`
-	// SHA256 is the hex SHA-256 of the content.
+	// SHA256 is the hex SHA-256 of the content. It is empty when the host
+	// did not read the file: content omitted from a file that is mostly
+	// holes (apparent size above the data written, as ftruncate makes), or
+	// once the run's artifact and disk budgets are spent. A digest given is
+	// always of the whole content.
 	SHA256 string `json:"sha256"`
 	// Content is the file's bytes, unless ContentOmitted.
 	Content Data `json:"content,omitempty"`
 	// ContentOmitted is set when the content did not fit in the run's
 	// artifact-bytes budget, or is Withheld; name and size are still given,
-	// and the digest unless Withheld.
+	// the digest as SHA256 says.
 	ContentOmitted bool `json:"content_omitted,omitempty"`
 	// Withheld, when set, says why the server withholds the content: it is
 	// not text and holds a secret that redaction hides (see

@@ -31,6 +31,10 @@ const cpuPollInterval = 50 * time.Millisecond
 // host slow to react.
 var testHookStarted func()
 
+// testHookCollecting, when a test sets it, runs as the host begins to
+// collect a run's artifacts: it cancels the run there.
+var testHookCollecting func()
+
 // execution is one run in progress.
 type execution struct {
 	rt   *Runtime
@@ -121,8 +125,15 @@ func (x *execution) run(ctx context.Context) (err error) {
 		if werr != nil {
 			return &sandbox.PlatformError{Op: "collect artifacts", Err: werr}
 		}
-		res.Artifacts = work.artifacts(inputFilter(x.req.Files), x.lim.ArtifactBytes)
+		if testHookCollecting != nil {
+			testHookCollecting()
+		}
+		var aerr error
+		res.Artifacts, aerr = work.artifacts(ctx, inputFilter(x.req.Files), new(budgetFor(x.lim)))
 		work.close()
+		if aerr != nil {
+			x.stopWith(sandbox.StatusKilled, "run cancelled while its artifacts were collected ("+aerr.Error()+"); the artifacts are incomplete")
+		}
 	}
 	res.Metrics.QueueMS = ms(acquired.Sub(t0))
 	if !started.IsZero() {

@@ -50,6 +50,8 @@ type Session struct {
 	// closing is set by Close before it kills the sandbox, so that a cell
 	// running then can tell why its interpreter vanished.
 	closing atomic.Bool
+	// expiring is set while the idle reaper closes the session.
+	expiring atomic.Bool
 }
 
 var _ sandbox.Session = (*Session)(nil)
@@ -160,34 +162,47 @@ func (s *Session) use() (release func(), err error) {
 	}, nil
 }
 
-// WriteFile creates or replaces a file in the working directory.
-func (s *Session) WriteFile(ctx context.Context, name string, content []byte) error {
-	release, err := s.use()
-	if err != nil {
-		return err
-	}
-	defer release()
-	return s.work.writeFile(name, content, s.p.uid, s.p.uid, 0o644)
-}
-
-// ReadFile returns a file of the working directory.
-func (s *Session) ReadFile(ctx context.Context, name string) ([]byte, error) {
+// files returns a handle of its own on the working directory, which the
+// caller closes. The session's lock is held only to take it: the file
+// operations run outside it, so that Close (and the idle reaper, and a
+// server's shutdown) never waits for one, whatever the program put where.
+func (s *Session) files() (*workDir, error) {
 	release, err := s.use()
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	return s.work.readFile(name, s.lim.DiskBytes)
+	return s.work.dup()
+}
+
+// WriteFile creates or replaces a regular file in the working directory.
+func (s *Session) WriteFile(ctx context.Context, name string, content []byte) error {
+	w, err := s.files()
+	if err != nil {
+		return err
+	}
+	defer w.close()
+	return w.writeFile(name, content, s.p.uid, s.p.uid, 0o644)
+}
+
+// ReadFile returns a regular file of the working directory.
+func (s *Session) ReadFile(ctx context.Context, name string) ([]byte, error) {
+	w, err := s.files()
+	if err != nil {
+		return nil, err
+	}
+	defer w.close()
+	return w.readFile(name, s.lim.DiskBytes)
 }
 
 // ListFiles lists the working directory.
 func (s *Session) ListFiles(ctx context.Context) ([]sandbox.FileInfo, error) {
-	release, err := s.use()
+	w, err := s.files()
 	if err != nil {
 		return nil, err
 	}
-	defer release()
-	return s.work.list(), nil
+	defer w.close()
+	return w.list(), nil
 }
 
 // Close ends the session: the kernel and everything it started are killed
@@ -278,7 +293,7 @@ func (s *Session) runCell(ctx context.Context, cell sandbox.Cell, n int) (sandbo
 			if !ok {
 				return s.kernelGone(res, usage0, start)
 			}
-			return s.finishCell(res, reply, stop, usage0, start, before)
+			return s.finishCell(ctx, res, reply, stop, usage0, start, before)
 		case <-s.ended:
 			return s.kernelGone(res, usage0, start)
 		case <-timer.C:
@@ -324,7 +339,7 @@ func (s *Session) collectStreams(res *sandbox.Result, deadline time.Time) {
 }
 
 // finishCell builds the Result of a cell the kernel answered.
-func (s *Session) finishCell(res sandbox.Result, reply kernel.Reply, stop *cellStop, usage0 cgroupUsage, start time.Time, before map[string]unix.Stat_t) (sandbox.Result, error) {
+func (s *Session) finishCell(ctx context.Context, res sandbox.Result, reply kernel.Reply, stop *cellStop, usage0 cgroupUsage, start time.Time, before map[string]unix.Stat_t) (sandbox.Result, error) {
 	res.Metrics.WallMS = ms(time.Since(start))
 	s.collectStreams(&res, time.Now().Add(time.Second))
 	usage, _ := s.p.cg.usage()
@@ -348,7 +363,7 @@ func (s *Session) finishCell(res sandbox.Result, reply kernel.Reply, stop *cellS
 		res.Status = sandbox.StatusOutputLimit
 		res.Reason = "output limit of " + units.BytesSize(float64(s.lim.OutputBytes)) + " reached"
 	}
-	budget := s.lim.ArtifactBytes
+	budget := budgetFor(s.lim)
 	for i, b64 := range reply.Figures {
 		png, err := base64.StdEncoding.DecodeString(b64)
 		if err != nil {
@@ -356,8 +371,8 @@ func (s *Session) finishCell(res sandbox.Result, reply kernel.Reply, stop *cellS
 		}
 		sum := sha256.Sum256(png)
 		a := sandbox.Artifact{Name: fmt.Sprintf("figure-%d.png", i+1), MIME: "image/png", Size: int64(len(png)), SHA256: hex.EncodeToString(sum[:])}
-		if int64(len(png)) <= budget {
-			a.Content, budget = png, budget-int64(len(png))
+		if int64(len(png)) <= budget.content {
+			a.Content, budget.content = png, budget.content-int64(len(png))
 		} else {
 			a.ContentOmitted = true
 		}
@@ -367,7 +382,14 @@ func (s *Session) finishCell(res sandbox.Result, reply kernel.Reply, stop *cellS
 		old, ok := before[e.name]
 		return ok && old.Size == e.stat.Size && old.Mtim == e.stat.Mtim && old.Ctim == e.stat.Ctim && old.Ino == e.stat.Ino
 	}
-	res.Artifacts = append(res.Artifacts, s.work.artifacts(artifactFilter{skip: unchanged}, budget)...)
+	files, err := s.work.artifacts(ctx, artifactFilter{skip: unchanged}, &budget)
+	res.Artifacts = append(res.Artifacts, files...)
+	if err != nil {
+		if stop.status == "" {
+			res.Status, res.Reason = sandbox.StatusKilled, "cell cancelled while its artifacts were collected ("+err.Error()+"), the session kept"
+		}
+		res.Reason += "; the artifacts are incomplete"
+	}
 	return res, nil
 }
 

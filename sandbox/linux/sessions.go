@@ -116,11 +116,21 @@ func (t *sessionTable) reap() {
 		}
 		t.mu.Unlock()
 		for _, s := range idle {
-			if s.cellMu.TryLock() { // a running cell is not idle
-				_ = s.Close()
-				s.cellMu.Unlock()
+			// Each session is closed on its own: however long one takes,
+			// it cannot keep the others, of any tenant, from expiring.
+			if s.expiring.CompareAndSwap(false, true) {
+				go t.expire(s)
 			}
 		}
+	}
+}
+
+// expire closes an idle session, unless a cell is running in it.
+func (t *sessionTable) expire(s *Session) {
+	defer s.expiring.Store(false)
+	if s.cellMu.TryLock() { // a running cell is not idle
+		_ = s.Close()
+		s.cellMu.Unlock()
 	}
 }
 

@@ -21,8 +21,14 @@ import (
 // directory the program controls, so every path is resolved with openat2
 // beneath the working directory, refusing "..", absolute paths, symbolic
 // links and mount crossings: a link the program planted (to /etc/shadow,
-// or to the host through /proc) is refused, never followed. Special files
-// (FIFOs, sockets) are never opened for reading.
+// or to the host through /proc) is refused, never followed.
+//
+// Nor may the program make the host wait. A file is opened non-blocking
+// (an open for writing of a FIFO with no reader would wait for one for
+// ever, one of a file the program holds a lease on for the 45 s
+// lease-break time) and without becoming a controlling terminal, and then
+// used only if it is a regular file: a FIFO, socket or device is refused
+// before a byte moves. Regular files on the sandbox's tmpfs never block.
 
 // resolveBeneath confines a path to the working directory.
 const resolveBeneath = unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS | unix.RESOLVE_NO_XDEV
@@ -49,6 +55,16 @@ func openSandboxDir(initPid int, dir string) (*workDir, error) {
 
 func (w *workDir) close() { unix.Close(w.fd) }
 
+// dup returns a handle of its own on the same directory, which the caller
+// closes.
+func (w *workDir) dup() (*workDir, error) {
+	fd, err := unix.FcntlInt(uintptr(w.fd), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	return &workDir{fd: fd}, nil
+}
+
 // openBeneath opens rel (slash-separated, relative) beneath dirfd.
 func openBeneath(dirfd int, rel string, flags uint64, mode uint64) (*os.File, error) {
 	if rel == "" {
@@ -71,8 +87,43 @@ func fileError(name string, err error) error {
 		return fmt.Errorf("%s: %w", name, os.ErrNotExist)
 	case errors.Is(err, unix.ENOTDIR), errors.Is(err, unix.EISDIR):
 		return &sandbox.InputError{Field: "name", Rule: fmt.Sprintf("%q: %v", name, err)}
+	case errors.Is(err, unix.ENXIO):
+		// A socket, or a FIFO opened for writing while nothing reads it.
+		return notRegular(name, "a socket or a FIFO")
+	case errors.Is(err, unix.EWOULDBLOCK):
+		return &sandbox.InputError{Field: "name", Rule: fmt.Sprintf("%q is held by a lease of the program; it cannot be read or written until the program releases it", name)}
 	}
 	return err
+}
+
+func notRegular(name, kind string) error {
+	return &sandbox.InputError{Field: "name", Rule: fmt.Sprintf("%q is %s, not a regular file; only regular files can be read or written", name, kind)}
+}
+
+// fileKinds name the kinds of file that are not regular.
+var fileKinds = map[uint32]string{
+	unix.S_IFDIR: "a directory", unix.S_IFIFO: "a FIFO", unix.S_IFSOCK: "a socket",
+	unix.S_IFCHR: "a character device", unix.S_IFBLK: "a block device", unix.S_IFLNK: "a symbolic link",
+}
+
+// openRegular opens rel beneath dirfd with flags, without blocking, and
+// returns it with its metadata if it is a regular file; anything else is
+// closed again and refused with an input error naming name.
+func openRegular(dirfd int, rel, name string, flags uint64, mode uint64) (*os.File, *unix.Stat_t, error) {
+	f, err := openBeneath(dirfd, rel, flags|unix.O_NONBLOCK|unix.O_NOCTTY, mode)
+	if err != nil {
+		return nil, nil, fileError(name, err)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if kind := st.Mode & unix.S_IFMT; kind != unix.S_IFREG {
+		f.Close()
+		return nil, nil, notRegular(name, fileKinds[kind])
+	}
+	return f, &st, nil
 }
 
 func checkName(name string) error {
@@ -111,9 +162,14 @@ func (w *workDir) writeFile(name string, content []byte, uid, gid int, mode os.F
 		cur = next
 	}
 	defer cur.Close()
-	f, err := openBeneath(int(cur.Fd()), base, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC, uint64(mode.Perm()))
+	// Truncated only once known to be a regular file.
+	f, _, err := openRegular(int(cur.Fd()), base, name, unix.O_WRONLY|unix.O_CREAT, uint64(mode.Perm()))
 	if err != nil {
-		return fileError(name, err)
+		return err
+	}
+	if err := f.Truncate(0); err != nil {
+		f.Close()
+		return err
 	}
 	if err := f.Chmod(mode.Perm()); err != nil { // umask-free
 		f.Close()
@@ -136,20 +192,13 @@ func (w *workDir) readFile(name string, max int64) ([]byte, error) {
 	if err := checkName(name); err != nil {
 		return nil, err
 	}
-	f, err := openBeneath(w.fd, name, unix.O_RDONLY|unix.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, fileError(name, err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
+	f, st, err := openRegular(w.fd, name, name, unix.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
 	}
-	if !st.Mode().IsRegular() {
-		return nil, &sandbox.InputError{Field: "name", Rule: fmt.Sprintf("%q is not a regular file", name)}
-	}
-	if st.Size() > max {
-		return nil, &sandbox.InputError{Field: "name", Rule: fmt.Sprintf("%q is %d bytes, over the %d-byte limit", name, st.Size(), max)}
+	defer f.Close()
+	if st.Size > max {
+		return nil, &sandbox.InputError{Field: "name", Rule: fmt.Sprintf("%q is %d bytes, over the %d-byte limit", name, st.Size, max)}
 	}
 	return io.ReadAll(io.LimitReader(f, max))
 }
@@ -170,7 +219,7 @@ func (w *workDir) walk() []entry {
 		if depth > maxWalkDepth {
 			return
 		}
-		d, err := openBeneath(w.fd, dir, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+		d, err := openBeneath(w.fd, dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
 		if err != nil {
 			return
 		}

@@ -112,6 +112,9 @@ func RunWith(t *testing.T, newRuntime func(t *testing.T) sandbox.Runtime, opts O
 		{"Languages", testLanguages},
 		{"InputFiles", testInputFiles},
 		{"Artifacts", testArtifacts},
+		// Artifacts a hostile program shapes to cost the host (artifactcost.go).
+		{"SparseArtifacts", testSparseArtifacts},
+		{"SpecialFileArtifacts", testSpecialFileArtifacts},
 		{"Env", testEnv},
 		// Output handed over while the program runs (output.go).
 		{"OnOutput", testOnOutput},
