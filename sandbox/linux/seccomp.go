@@ -2,78 +2,92 @@ package linux
 
 import (
 	"fmt"
-	"github.com/crucible-sandbox/crucible/sandbox/linux/sandboxinit"
 	"syscall"
 
-	seccomp "github.com/elastic/go-seccomp-bpf"
+	"github.com/crucible-sandbox/crucible/sandbox/linux/sandboxinit"
+	"github.com/crucible-sandbox/crucible/sandbox/syscallpolicy"
+
 	"github.com/elastic/go-seccomp-bpf/arch"
 	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 )
 
-// deniedSyscalls fail with EPERM inside the sandbox. The program already
-// runs as an unprivileged user with no capabilities, so most of these would
-// fail anyway; the filter is a second wall that also shrinks the kernel
-// attack surface an exploit could use (the kernel code behind these calls
-// runs before any permission check can stop it). The list follows the
-// Docker and bubblewrap defaults, and adds io_uring, whose rings bypass
-// seccomp for the operations they carry.
-var deniedSyscalls = []string{
-	// Debugging and reading other processes' memory.
-	"ptrace", "process_vm_readv", "process_vm_writev", "kcmp",
-	// Mounts and filesystem views, including the new mount API.
-	"mount", "umount2", "pivot_root", "chroot", "fsopen", "fsconfig", "fsmount", "fspick",
-	"move_mount", "open_tree", "mount_setattr",
-	// Namespaces: a new user namespace would give the program a root of its
-	// own to attack the kernel with.
-	"unshare", "setns",
-	// Kernel code and tracing.
-	"kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module",
-	"bpf", "perf_event_open", "lookup_dcookie",
-	// The kernel keyring is shared by everything on the host.
-	"keyctl", "add_key", "request_key",
-	// Host administration.
-	"acct", "swapon", "swapoff", "reboot", "quotactl", "syslog", "vhangup",
-	"settimeofday", "clock_settime", "clock_adjtime", "adjtimex",
-	"iopl", "ioperm", "uselib", "sysfs", "ustat",
-	// Page-fault handling from user space: a favourite tool of kernel
-	// exploits for winning races.
-	"userfaultfd",
-	// File handles bypass the mount view (the "shocker" container escape).
-	"open_by_handle_at", "name_to_handle_at",
-	// io_uring performs I/O that seccomp never sees.
-	"io_uring_setup", "io_uring_enter", "io_uring_register",
-	// Filesystem-wide notification, which needs privileges the program lacks.
-	"fanotify_init",
+// Seccomp verdicts.
+const (
+	retAllow = unix.SECCOMP_RET_ALLOW
+	retKill  = unix.SECCOMP_RET_KILL_PROCESS
+)
+
+// retErrno is the verdict that fails a call with e.
+func retErrno(e syscall.Errno) uint32 {
+	return unix.SECCOMP_RET_ERRNO | uint32(e)
 }
 
-// namespaceCloneFlags are the clone(2) flags that create namespaces. clone
-// with any of them fails with EPERM, so fork and threads work but no new
-// namespace (above all a user namespace) can be made.
-const namespaceCloneFlags = unix.CLONE_NEWNS | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC |
-	unix.CLONE_NEWUSER | unix.CLONE_NEWPID | unix.CLONE_NEWNET | unix.CLONE_NEWCGROUP
+// sandboxPolicy is package syscallpolicy as a seccomp program. Security:
+// it is an allow-list. A call nothing matches fails with ENOSYS, so a call
+// the kernel adds later is refused until it is reviewed, and C libraries
+// fall back to older calls as on an older kernel.
+//
+// The calls with argument rules come first: each of their blocks returns
+// on every path. clone with a namespace flag and personality with another
+// value get EPERM; socket and socketpair outside their families get
+// EAFNOSUPPORT (EPROTONOSUPPORT for a netlink protocol). Then the allowed
+// calls, those interpreters make most first: the program is a linear list
+// of comparisons, though the kernel caches the verdict of calls allowed
+// whatever their arguments and then skips the filter for them. Then the
+// denied calls (EPERM), and clone3, whose flags live in memory a filter
+// cannot read, explicitly ENOSYS so that C libraries fall back to clone,
+// which the filter can check.
+func sandboxPolicy() filterSpec {
+	eperm, eafnosupport := retErrno(unix.EPERM), retErrno(unix.EAFNOSUPPORT)
+	clone := callRules{name: "clone", rules: []argRule{
+		{checks: []argCheck{{arg: 0, value: syscallpolicy.NamespaceCloneFlags}}, action: retAllow},
+		{action: eperm},
+	}}
+	personality := callRules{name: "personality"}
+	for _, v := range syscallpolicy.PersonalityValues() {
+		personality.rules = append(personality.rules, argRule{checks: []argCheck{argEqual(0, v)}, action: retAllow})
+	}
+	personality.rules = append(personality.rules, argRule{action: eperm})
+	socket := callRules{name: "socket"}
+	for _, r := range syscallpolicy.SocketRules() {
+		family := argEqual(0, uint64(r.Family))
+		if r.Protocols == nil {
+			socket.rules = append(socket.rules, argRule{checks: []argCheck{family}, action: retAllow})
+			continue
+		}
+		for _, p := range r.Protocols {
+			socket.rules = append(socket.rules, argRule{checks: []argCheck{family, argEqual(2, uint64(p))}, action: retAllow})
+		}
+		socket.rules = append(socket.rules, argRule{checks: []argCheck{family}, action: retErrno(unix.EPROTONOSUPPORT)})
+	}
+	socket.rules = append(socket.rules, argRule{action: eafnosupport})
+	socketpair := callRules{name: "socketpair"}
+	for _, f := range syscallpolicy.SocketpairFamilies() {
+		socketpair.rules = append(socketpair.rules, argRule{checks: []argCheck{argEqual(0, uint64(f))}, action: retAllow})
+	}
+	socketpair.rules = append(socketpair.rules, argRule{action: eafnosupport})
 
-// sandboxPolicy is the deny-list policy: allow by default, EPERM for the
-// calls above, and ENOSYS for clone3, whose flags live in memory a filter
-// cannot read; C libraries fall back to clone, which the filter can check.
-func sandboxPolicy() seccomp.Policy {
-	return seccomp.Policy{
-		DefaultAction: seccomp.ActionAllow,
-		Syscalls: []seccomp.SyscallGroup{
-			{Action: seccomp.ActionErrno, Names: deniedSyscalls},
-			{Action: seccomp.ActionErrno, NamesWithCondtions: []seccomp.NameWithConditions{{
-				Name: "clone",
-				Conditions: seccomp.ArgumentConditions{{
-					Argument: 0, Operation: seccomp.BitsSet, Value: namespaceCloneFlags,
-				}},
-			}}},
-			{Action: seccomp.ActionErrno | seccomp.Action(unix.ENOSYS), Names: []string{"clone3"}},
+	return filterSpec{
+		argRules: []callRules{clone, socket, socketpair, personality},
+		lists: []callList{
+			{names: syscallpolicy.Allowed(), action: retAllow},
+			{names: syscallpolicy.Denied(), action: eperm},
+			{names: []string{"clone3"}, action: retErrno(unix.ENOSYS)},
 		},
+		defaultAction: retErrno(unix.ENOSYS),
 	}
 }
 
+// argEqual is the check that argument n is v. The comparison is on the
+// whole 64-bit register: a value with high bits set (which the kernel
+// would drop from an int) matches no rule and is refused.
+func argEqual(n int, v uint64) argCheck {
+	return argCheck{arg: n, equal: true, value: v}
+}
+
 // assembleSeccomp builds the sandbox's two filters: the architecture check
-// first, then the deny-list policy. The host assembles them once per
+// first, then the allow-list policy. The host assembles them once per
 // Runtime; each sandbox's init only loads them.
 func assembleSeccomp() ([]sandboxinit.SeccompFilter, error) {
 	info, err := arch.GetInfo("")
@@ -81,23 +95,23 @@ func assembleSeccomp() ([]sandboxinit.SeccompFilter, error) {
 		return nil, err
 	}
 	// A 64-bit x86 process can still enter the kernel through the 32-bit
-	// `int 0x80` gate, where every call has another number: a deny-list
-	// keyed on the native numbers would not see them. The library's filter
-	// lets foreign architectures through to its default action (allow), so
-	// this filter, stacked in front of it, kills any foreign-ABI call.
+	// `int 0x80` gate, where every call has another number: a policy keyed
+	// on the native numbers would not see them. This filter, stacked in
+	// front of the policy, kills any foreign-ABI call (the strictest
+	// verdict of the stacked filters wins). x32 calls have the native
+	// architecture but numbers with bit 30 set, which no list holds.
 	archCheck := []bpf.Instruction{
 		bpf.LoadAbsolute{Off: 4, Size: 4}, // seccomp_data.arch
 		bpf.JumpIf{Cond: bpf.JumpEqual, Val: uint32(info.ID), SkipTrue: 1},
-		bpf.RetConstant{Val: unix.SECCOMP_RET_KILL_PROCESS},
-		bpf.RetConstant{Val: unix.SECCOMP_RET_ALLOW},
+		bpf.RetConstant{Val: retKill},
+		bpf.RetConstant{Val: retAllow},
 	}
-	policy := sandboxPolicy()
-	denyList, err := policy.Assemble()
+	allowList, err := buildFilter(info, sandboxPolicy())
 	if err != nil {
-		return nil, fmt.Errorf("seccomp policy: %w", err)
+		return nil, err
 	}
 	var filters []sandboxinit.SeccompFilter
-	for _, insts := range [][]bpf.Instruction{archCheck, denyList} {
+	for _, insts := range [][]bpf.Instruction{archCheck, allowList} {
 		raw, err := bpf.Assemble(insts)
 		if err != nil {
 			return nil, fmt.Errorf("seccomp assemble: %w", err)

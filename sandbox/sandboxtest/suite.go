@@ -102,6 +102,8 @@ func RunWith(t *testing.T, newRuntime func(t *testing.T) sandbox.Runtime, opts O
 		{"ReadSecrets", testReadSecrets},
 		{"Network", testNetwork},
 		{"PrivilegedSyscalls", testPrivilegedSyscalls},
+		{"SyscallSurvey", testSyscallSurvey},
+		{"SocketFamilies", testSocketFamilies},
 		{"KillHostProcess", testKillHostProcess},
 		{"BackgroundSurvivors", testBackgroundSurvivors},
 		{"SetuidBinaries", testSetuidBinaries},
