@@ -99,6 +99,8 @@ func RunWith(t *testing.T, newRuntime func(t *testing.T) sandbox.Runtime, opts O
 		{"KillHostProcess", testKillHostProcess},
 		{"BackgroundSurvivors", testBackgroundSurvivors},
 		{"SetuidBinaries", testSetuidBinaries},
+		// Kernel memory held for the program (socketmem.go).
+		{"SocketMemory", testSocketMemory},
 		// Ordinary programs (behaviour.go).
 		{"ExitBeforeOutput", testExitBeforeOutput},
 		{"BinaryStdin", testBinaryStdin},

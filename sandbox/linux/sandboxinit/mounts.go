@@ -97,6 +97,9 @@ func buildRoot(base *BaseConfig) error {
 	if err := syscall.Mount("proc", procDir, "proc", syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, ""); err != nil {
 		return fmt.Errorf("mount /proc: %w", err)
 	}
+	if err := limitSocketBuffers(procDir); err != nil {
+		return err
+	}
 	return switchRoot(newRoot)
 }
 
