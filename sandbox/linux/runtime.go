@@ -202,6 +202,7 @@ func runConfigFor(req *sandbox.Request, lim sandbox.Limits, spec lang.Spec, env 
 		Env:           lang.Environ(req.Language, env, req.Env),
 		Dir:           lang.WorkDir,
 		DiskBytes:     lim.DiskBytes,
+		MemoryBytes:   lim.MemoryBytes,
 		CPUSeconds:    uint64((lim.CPUTimeMS + 999) / 1000),
 		FileSizeBytes: uint64(lim.FileSizeBytes),
 		OpenFiles:     uint64(lim.OpenFiles),

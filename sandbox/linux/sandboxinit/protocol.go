@@ -88,6 +88,9 @@ type RunConfig struct {
 	Files []FileHeader `json:"files"`
 	// DiskBytes sizes the writable tmpfs.
 	DiskBytes int64 `json:"disk_bytes"`
+	// MemoryBytes is the run's memory limit, which the sandbox's
+	// /proc/meminfo shows as the machine's memory.
+	MemoryBytes int64 `json:"memory_bytes"`
 	// Channel gives the program the kernel channel as fds 3 and 4.
 	Channel bool `json:"channel,omitempty"`
 	// CPUSeconds, FileSizeBytes and OpenFiles become rlimits; CPUSeconds 0
