@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -107,6 +108,7 @@ func New(opts Options) (*Runtime, error) {
 		r.base.Root, err = hostLayout(uid, gid)
 	} else {
 		r.base.Root, err = imageLayout(opts.RootFS)
+		r.base.Image = filepath.Clean(opts.RootFS)
 	}
 	if err != nil {
 		return nil, err

@@ -62,7 +62,14 @@ func buildRoot(base *BaseConfig) error {
 	if err := makeScratchDirs(base, scratch); err != nil {
 		return err
 	}
-	for _, e := range base.Root {
+	root := base.Root
+	if base.Image != "" {
+		var err error
+		if root, err = hideImagePath(base); err != nil {
+			return err
+		}
+	}
+	for _, e := range root {
 		if err := placeEntry(newRoot, e); err != nil {
 			return fmt.Errorf("root entry %s: %w", e.Target, err)
 		}
