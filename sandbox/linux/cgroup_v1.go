@@ -18,11 +18,23 @@ import (
 var v1Controllers = []string{"memory", "pids", "cpuacct", "freezer"}
 
 type cgroupV1 struct {
-	cg    cgroup1.Cgroup
-	path  string
-	memsw bool
-	lim   cgroupLimits
+	cg     cgroup1.Cgroup
+	path   string
+	memsw  bool
+	tcpmem bool
+	lim    cgroupLimits
 }
+
+// socketMemoryFor returns the cgroup v1 limit on a run's socket buffers
+// for a memory limit: a quarter of it. Cgroup v1 charges socket buffers
+// (TCP's and, through the same counter, UDP's) to
+// memory.kmem.tcp.usage_in_bytes, apart from memory.usage_in_bytes, and
+// only in a cgroup whose memory.kmem.tcp.limit_in_bytes was written:
+// without this limit loopback connections whose receiver never reads hold
+// any amount of host memory (hundreds of MiB under a 128 MiB limit). The
+// two counters are separate, so a run may hold its memory limit plus this
+// much; a quarter leaves loopback servers and clients ample room.
+func socketMemoryFor(memoryBytes int64) int64 { return memoryBytes / 4 }
 
 func newCgroupV1(path string, lim cgroupLimits) (*cgroupV1, error) {
 	hierarchy := func() ([]cgroup1.Subsystem, error) {
@@ -40,12 +52,19 @@ func newCgroupV1(path string, lim cgroupLimits) (*cgroupV1, error) {
 	if _, err := os.Stat(filepath.Join(cgroupRoot, "memory", "memory.memsw.limit_in_bytes")); err == nil {
 		mem.Swap = &lim.MemoryBytes
 	}
+	// Written before any process joins, so every socket of the run is
+	// charged: the kernel charges only sockets created while the limit is
+	// set. Kernels built without kernel-memory accounting lack the file.
+	tcp := socketMemoryFor(lim.MemoryBytes)
+	if _, err := os.Stat(filepath.Join(cgroupRoot, "memory", "memory.kmem.tcp.limit_in_bytes")); err == nil {
+		mem.KernelTCP = &tcp
+	}
 	res := &specs.LinuxResources{Memory: mem, Pids: &specs.LinuxPids{Limit: &lim.Pids}}
 	cg, err := cgroup1.New(cgroup1.StaticPath(path), res, cgroup1.WithHierarchy(hierarchy))
 	if err != nil {
 		return nil, fmt.Errorf("cgroup v1 %s: %w", path, err)
 	}
-	return &cgroupV1{cg: cg, path: path, memsw: mem.Swap != nil, lim: lim}, nil
+	return &cgroupV1{cg: cg, path: path, memsw: mem.Swap != nil, tcpmem: mem.KernelTCP != nil, lim: lim}, nil
 }
 
 func (c *cgroupV1) file(controller, name string) string {
@@ -70,6 +89,12 @@ func (c *cgroupV1) setLimits(lim cgroupLimits) error {
 	if lim.MemoryBytes != c.lim.MemoryBytes {
 		for _, f := range files {
 			if err := writeInt(f, lim.MemoryBytes); err != nil {
+				return err
+			}
+		}
+		// The kernel takes a new socket limit at any time, tasks or not.
+		if c.tcpmem {
+			if err := writeInt(c.file("memory", "memory.kmem.tcp.limit_in_bytes"), socketMemoryFor(lim.MemoryBytes)); err != nil {
 				return err
 			}
 		}

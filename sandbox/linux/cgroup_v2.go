@@ -20,7 +20,10 @@ func newCgroupV2(path string, lim cgroupLimits) (*cgroupV2, error) {
 	noSwap := int64(0)
 	res := &cgroup2.Resources{
 		// memory.swap.max = 0: a run may not push its pages to swap and so
-		// use more than its memory limit.
+		// use more than its memory limit. Socket buffers need no limit of
+		// their own, unlike on v1: cgroup v2 charges them to memory.current
+		// (memory.stat's "sock") unless the host booted with
+		// cgroup.memory=nosocket, so memory.max bounds them with the rest.
 		Memory: &cgroup2.Memory{Max: &lim.MemoryBytes, Swap: &noSwap},
 		Pids:   &cgroup2.Pids{Max: lim.Pids},
 		// Enabling the cpu controller makes cpu.stat report usage.

@@ -59,6 +59,7 @@ func (r *Runtime) bootKernel(ctx context.Context, p *sandboxProc, lim sandbox.Li
 		Env:           lang.Environ(sandbox.Python, r.env, env),
 		Dir:           lang.WorkDir,
 		DiskBytes:     lim.DiskBytes,
+		MemoryBytes:   lim.MemoryBytes,
 		FileSizeBytes: uint64(lim.FileSizeBytes),
 		OpenFiles:     uint64(lim.OpenFiles),
 		Processes:     uint64(processes),

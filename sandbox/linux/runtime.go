@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -120,6 +121,7 @@ func New(opts Options) (*Runtime, error) {
 		r.base.Root, err = hostLayout()
 	} else {
 		r.base.Root, err = imageLayout(opts.RootFS)
+		r.base.Image = filepath.Clean(opts.RootFS)
 	}
 	if err != nil {
 		return nil, err
@@ -215,6 +217,7 @@ func runConfigFor(req *sandbox.Request, lim sandbox.Limits, spec lang.Spec, env 
 		Env:           lang.Environ(req.Language, env, req.Env),
 		Dir:           lang.WorkDir,
 		DiskBytes:     lim.DiskBytes,
+		MemoryBytes:   lim.MemoryBytes,
 		CPUSeconds:    uint64((lim.CPUTimeMS + 999) / 1000),
 		FileSizeBytes: uint64(lim.FileSizeBytes),
 		OpenFiles:     uint64(lim.OpenFiles),

@@ -107,6 +107,11 @@ func RunWith(t *testing.T, newRuntime func(t *testing.T) sandbox.Runtime, opts O
 		{"KillHostProcess", testKillHostProcess},
 		{"BackgroundSurvivors", testBackgroundSurvivors},
 		{"SetuidBinaries", testSetuidBinaries},
+		// What the kernel tells of the host (kernelview.go).
+		{"KernelView", testKernelView},
+		{"KernelViewPrograms", testKernelViewPrograms},
+		// Kernel memory held for the program (socketmem.go).
+		{"SocketMemory", testSocketMemory},
 		// Ordinary programs (behaviour.go).
 		{"ExitBeforeOutput", testExitBeforeOutput},
 		{"BinaryStdin", testBinaryStdin},

@@ -31,7 +31,8 @@ var devLinks = map[string]string{
 
 // buildRoot builds everything of the sandbox's root that does not depend
 // on the request and switches into it: read-only binds on an empty tmpfs,
-// /dev, /proc, and the writable tmpfs behind /work, /tmp and /dev/shm.
+// /dev, /proc with the host's figures hidden (kernelview.go), and the
+// writable tmpfs behind /work, /tmp and /dev/shm.
 // Afterwards the host's root is detached; the new root stays writable (to
 // init alone: the program is not running yet) until finishRoot.
 func buildRoot(base *BaseConfig) error {
@@ -61,7 +62,14 @@ func buildRoot(base *BaseConfig) error {
 	if err := makeScratchDirs(base, scratch); err != nil {
 		return err
 	}
-	for _, e := range base.Root {
+	root := base.Root
+	if base.Image != "" {
+		var err error
+		if root, err = hideImagePath(base); err != nil {
+			return err
+		}
+	}
+	for _, e := range root {
 		if err := placeEntry(newRoot, e); err != nil {
 			return fmt.Errorf("root entry %s: %w", e.Target, err)
 		}
@@ -97,6 +105,13 @@ func buildRoot(base *BaseConfig) error {
 	if err := syscall.Mount("proc", procDir, "proc", syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, ""); err != nil {
 		return fmt.Errorf("mount /proc: %w", err)
 	}
+	// Before /proc/sys turns read-only.
+	if err := limitSocketBuffers(procDir); err != nil {
+		return err
+	}
+	if err := maskKernelView(procDir, path.Join(base.StageDir, "kernelview")); err != nil {
+		return err
+	}
 	return switchRoot(newRoot)
 }
 
@@ -115,6 +130,9 @@ func finishRoot(base *BaseConfig, run *RunConfig, files io.Reader) error {
 		}
 	}
 	if err := writeFile(run.MainPath, run.Code, 0o644); err != nil {
+		return err
+	}
+	if err := setMeminfo(run.MemoryBytes); err != nil {
 		return err
 	}
 	if !run.Channel { // a kernel's /code stays writable for the host, by root alone

@@ -50,6 +50,11 @@ type BaseConfig struct {
 	GID int `json:"gid"`
 	// Hostname is the sandbox's host name.
 	Hostname string `json:"hostname"`
+	// Image is the host directory of the root filesystem image that Root's
+	// bind sources lie in, or "" for a root made of the host's own system
+	// directories. Init binds from an overlay of it, so that no mount in
+	// the sandbox names the host path (see hideImagePath).
+	Image string `json:"image,omitempty"`
 	// TmpSeed is a directory of the root filesystem whose contents are
 	// copied into the sandbox's /tmp.
 	TmpSeed string `json:"tmp_seed,omitempty"`
@@ -88,6 +93,9 @@ type RunConfig struct {
 	Files []FileHeader `json:"files"`
 	// DiskBytes sizes the writable tmpfs.
 	DiskBytes int64 `json:"disk_bytes"`
+	// MemoryBytes is the run's memory limit, which the sandbox's
+	// /proc/meminfo shows as the machine's memory.
+	MemoryBytes int64 `json:"memory_bytes"`
 	// Channel gives the program the kernel channel as fds 3 and 4.
 	Channel bool `json:"channel,omitempty"`
 	// CPUSeconds, FileSizeBytes, OpenFiles and Processes become rlimits;
