@@ -114,6 +114,11 @@ func RunWith(t *testing.T, newRuntime func(t *testing.T) sandbox.Runtime, opts O
 		// Many runs, and runs cut short (concurrency.go).
 		{"Concurrent", testConcurrent},
 		{"Cancel", testCancel},
+		// Hostile cells against a session's machinery (session.go).
+		{"SessionIdleCPU", testSessionIdleCPU},
+		{"SessionForgedReply", testSessionForgedReply},
+		{"SessionForgedOutput", testSessionForgedOutput},
+		{"SessionBrokenChannel", testSessionBrokenChannel},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, s) })
 	}
