@@ -21,8 +21,13 @@ type Request struct {
 	ID int `json:"id"`
 	// Code is the cell's source.
 	Code string `json:"code"`
-	// Marker is written on stdout and stderr after the cell.
-	Marker string `json:"marker"`
+	// Token is fresh for each cell, and the cell's Reply must carry it.
+	// It is no secret from the cell (the cell runs in the kernel's
+	// process, which holds it): it makes a reply the host reads match the
+	// request the kernel was given, so that a reply sent before the
+	// request (for a later cell, by a guess of its ID) cannot pass for
+	// that cell's.
+	Token string `json:"token"`
 }
 
 // Run asks the kernel to run a stateless program as __main__ and exit with
@@ -59,7 +64,9 @@ type Ready struct {
 
 // Reply is the kernel's answer to a Request.
 type Reply struct {
-	ID int `json:"id"`
+	// ID and Token are the Request's.
+	ID    int    `json:"id"`
+	Token string `json:"token"`
 	// Status is "ok" or "error".
 	Status string `json:"status"`
 	// Value is the repr of the cell's last expression, if not None.

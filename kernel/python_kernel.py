@@ -2,9 +2,10 @@
 
 Runs cells in one persistent namespace. Requests arrive as JSON lines on
 fd 3 and replies leave on fd 4: a private channel, never the user's
-stdout. The program's own stdout and stderr stay the user's; after each
-cell the kernel writes the host's end-of-cell marker on both, so the host
-can tell which output belongs to which cell.
+stdout. The program's own stdout and stderr stay the user's; the host
+tells which output belongs to which cell by itself (the session is frozen
+between cells), so the kernel only flushes them before it replies. A reply
+carries its request's id and token.
 
 This program runs inside the sandbox as the unprivileged user, with every
 restriction already in place: it is a convenience for the user's code,
@@ -171,7 +172,7 @@ def run_cell(request):
     """Run one cell and return its reply."""
     global CELL_RUNNING
     filename = "<cell-%d>" % request["id"]
-    reply = {"id": request["id"], "status": "ok"}
+    reply = {"id": request["id"], "token": request["token"], "status": "ok"}
     try:
         # A cell may have replaced the handler; the next one gets the
         # kernel's back.
@@ -203,9 +204,15 @@ def run_cell(request):
     return reply
 
 
-def finish(request, reply):
-    """Flush the cell's output, collect figures, mark the streams, reply."""
-    for stream in (sys.stdout, sys.stderr):
+def finish(reply):
+    """Flush the cell's output, collect figures, reply.
+
+    The host takes the cell's output to be what is in the pipes once the
+    reply has come and the session is frozen: every buffer the cell may
+    have written to is flushed first, the cell's own streams and the
+    interpreter's.
+    """
+    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
         try:
             stream.flush()
         except Exception:
@@ -215,12 +222,6 @@ def finish(request, reply):
         reply["figures"] = figures()
     except Exception:
         reply["figures"] = []
-    marker = request["marker"].encode()
-    for fd in (1, 2):
-        try:
-            os.write(fd, marker)
-        except OSError:
-            pass
     send(reply)
 
 
@@ -376,13 +377,12 @@ def main():
         request = json_loads(line)
         if request.get("op") == "run":
             run_main(request)
-        reply = {"id": request.get("id"), "status": "error"}
         try:
             reply = run_cell(request)
         except KeyboardInterrupt:  # arrived between the cell and its reply
-            reply = {"id": request["id"], "status": "error",
+            reply = {"id": request["id"], "token": request["token"], "status": "error",
                      "error": {"type": "KeyboardInterrupt", "message": ""}}
-        finish(request, reply)
+        finish(reply)
 
 
 main()

@@ -18,9 +18,7 @@ const (
 // stderr are delivered one at a time. Only bytes within the output limit
 // are delivered, so the concatenated chunks of a stream equal the Result's
 // field for it; the Result still carries the whole output. Every call is
-// made before Run (or Exec) returns. A session may hold back the last few
-// bytes read while they could still be the start of its end-of-cell
-// marker, until the next read tells. chunk is only valid during the call.
+// made before Run (or Exec) returns. chunk is only valid during the call.
 //
 // A slow OutputFunc slows the program's output down, never loses it; one
 // that blocks forever keeps Run (or Exec) from returning, even past the

@@ -70,6 +70,14 @@ type FileInfo struct {
 // and the session kept, or, if it does not yield, the session is killed.
 // File names are relative to the working directory: "..", absolute paths
 // and symbolic links leading out of it are refused.
+//
+// Between cells, what a cell left behind (a thread, a child process) uses
+// no CPU that no cell is billed for: the native runtime freezes the
+// session until the next cell. What a cell wrote before it ended never
+// shows in a later cell's output, and a reply a cell forges on the
+// kernel's channel never becomes a later cell's result: the session is
+// killed instead. A cell can always make its own Result say anything,
+// and change how the interpreter runs later cells (it is one interpreter).
 type Session interface {
 	// ID names the session.
 	ID() string

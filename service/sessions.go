@@ -180,6 +180,10 @@ func (s *Service) OpenSession(ctx context.Context, tenant string, req sandbox.Se
 		go func() {
 			<-e.Done()
 			s.sessions.ended(ss.id)
+			// A session that ended on its own (its interpreter exited, or
+			// the runtime killed it) still holds its sandbox: its cgroup
+			// and pipes, until closed. No one else will close it now.
+			_ = sess.Close()
 		}()
 	}
 	return ss, nil

@@ -1,195 +1,208 @@
 package linux
 
 import (
-	"bytes"
-	"io"
+	"errors"
+	"fmt"
+	"os"
 	"sync"
+	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/crucible-sandbox/crucible/sandbox"
 )
 
 // cellStream splits a session's long-lived output stream (stdout or
-// stderr) into cells. The kernel writes a marker, fresh for each cell,
-// after the cell's output; end returns what came before it. Output beyond
-// the cell's cap is dropped (still scanned for the marker), and onOver is
-// called once so the cell can be interrupted. Output written between cells
-// (a background thread) counts toward the next cell.
+// stderr) into cells, by time rather than by content: a cell's output is
+// what the session wrote from the thaw that started the cell to the freeze
+// that ended it (see Session.runCell). Once the session's cgroup is
+// frozen nothing in the sandbox can write, so drain, which reads every
+// byte still in the pipe, finds the true end of the cell's output.
 //
-// A cell's OutputFunc gets the cell's output as it is read, except bytes
-// at the end of what was read that may be the start of the marker: they
-// are held back until the next read or the end of the cell tells.
-// It is called with mu held, so that it is done with a cell before end
-// returns the cell's Result and never sees the next cell's bytes early.
+// Security: the split uses nothing the sandbox sees. An in-band end
+// marker, however fresh, is read by the cell (it runs in the kernel's
+// process, which holds the marker), and a cell that printed it followed by
+// text ended its own output early and put the text at the start of the
+// next cell's. Here a cell can print anything: its bytes are its own.
+// What a cell cannot prevent is a thread or process it leaves behind
+// writing while a later cell runs: that output is the later cell's, as it
+// would be in any interpreter whose threads outlive a cell.
+//
+// Every byte is taken from the pipe with mu held, by the reader goroutine
+// or by drain, so that once drain finds the pipe empty every byte written
+// before has been added, in order.
+//
+// A cell's OutputFunc gets the cell's output as it is read. It is called
+// with mu held, so that it is done with a cell before the cell's Result is
+// returned, and never sees the next cell's bytes.
 type cellStream struct {
 	mu        sync.Mutex
 	changed   *sync.Cond
 	name      sandbox.Stream
-	pending   []byte // this cell's output so far, and a possible start of the marker
-	window    []byte // recent dropped bytes, for a marker split across reads
+	conn      syscall.RawConn
+	buf       []byte // what a read takes from the pipe; used with mu held
+	running   bool   // a cell is running: between begin and its end
+	pending   []byte // this cell's output so far
 	truncated bool
-	marker    []byte
 	limit     int64
 	onOver    func()
 	out       *serialOutput // the cell's OutputFunc, nil without one
-	emitted   int           // pending[:emitted] went to out
 	hooked    time.Duration // time this cell's reads waited for out
-	done      bool          // the marker was seen
-	rest      []byte        // what followed the marker: the next cell's start
-	restCut   bool          // rest was cut at maxBetweenCells
+	early     []byte        // written before the first cell (the kernel starting)
+	earlyCut  bool          // early was cut at maxEarly
 	eof       bool
 }
 
-// maxBetweenCells bounds what is kept of output written while no cell
-// runs (a background thread): it waits, in host memory, for the next cell.
-const maxBetweenCells = 1 << 20
+// maxEarly bounds what is kept of output written before the first cell
+// (the interpreter's warnings as it starts): it waits, in host memory, for
+// the first cell. Between cells the session is frozen and writes nothing:
+// a cell begins its streams before it thaws the session.
+const maxEarly = 1 << 20
 
-func newCellStream(r io.Reader, name sandbox.Stream) *cellStream {
-	s := &cellStream{name: name}
+// newCellStream starts reading r, the host's end of a session's stdout or
+// stderr pipe.
+func newCellStream(r *os.File, name sandbox.Stream) (*cellStream, error) {
+	conn, err := r.SyscallConn()
+	if err != nil {
+		return nil, fmt.Errorf("%s pipe: %w", name, err)
+	}
+	s := &cellStream{name: name, conn: conn, buf: make([]byte, 64<<10)}
 	s.changed = sync.NewCond(&s.mu)
-	go s.read(r)
-	return s
+	go s.read()
+	return s, nil
 }
 
-func (s *cellStream) read(r io.Reader) {
-	buf := make([]byte, 64<<10)
-	for {
-		n, err := r.Read(buf)
-		s.mu.Lock()
-		if n > 0 {
-			s.add(buf[:n])
-		}
+// read takes the stream's bytes as they come, until end-of-file. The
+// RawConn waits, without holding mu, until the pipe is readable; the bytes
+// are then read and added with mu held.
+func (s *cellStream) read() {
+	for done := false; !done; {
+		err := s.conn.Read(func(fd uintptr) bool {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			n, err := unix.Read(int(fd), s.buf)
+			switch {
+			case errors.Is(err, unix.EAGAIN):
+				return false // not readable after all: wait again
+			case errors.Is(err, unix.EINTR):
+				return true // read again
+			}
+			if n > 0 {
+				s.add(s.buf[:n])
+			} else {
+				done = true // end-of-file or a read error: the pipe is over
+			}
+			return true
+		})
 		if err != nil {
-			s.eof = true
-		}
-		s.changed.Broadcast()
-		s.mu.Unlock()
-		if err != nil {
-			return
+			done = true // the host closed its end
 		}
 	}
+	s.mu.Lock()
+	s.eof = true
+	s.changed.Broadcast()
+	s.mu.Unlock()
 }
 
 // add takes new bytes; s.mu is held.
 func (s *cellStream) add(b []byte) {
-	if s.done || s.marker == nil {
-		room := maxBetweenCells - len(s.rest)
+	defer s.changed.Broadcast()
+	if !s.running {
+		room := maxEarly - len(s.early)
 		if len(b) > room {
-			b, s.restCut = b[:max(room, 0)], true
+			b, s.earlyCut = b[:max(room, 0)], true
 		}
-		s.rest = append(s.rest, b...)
+		s.early = append(s.early, b...)
 		return
 	}
-	if !s.truncated {
-		from := max(0, len(s.pending)-len(s.marker)+1)
-		s.pending = append(s.pending, b...)
-		if i := bytes.Index(s.pending[from:], s.marker); i >= 0 {
-			end := from + i
-			s.rest = append(s.rest, s.pending[end+len(s.marker):]...)
-			s.pending = s.pending[:end]
-			s.done = true
-			if int64(end) > s.limit {
-				// The cell is over, so there is nothing left to
-				// interrupt: an interrupt now would hit the kernel
-				// between cells, or the next cell.
-				s.pending, s.truncated = s.pending[:s.limit], true
-			}
-			s.emit(len(s.pending))
-			return
-		}
-		// The marker can still start only where the rest of pending is
-		// a prefix of it: everything before is the cell's output.
-		known := len(s.pending) - markerPrefix(s.pending, s.marker)
-		if int64(known) <= s.limit {
-			s.emit(known)
-			return
-		}
-		// The marker can only start past the cap: whatever follows, the
-		// cell's output goes over it.
-		s.window = append(s.window, s.pending[s.limit:]...)
-		s.pending = s.pending[:s.limit]
-		s.truncated = true
-		s.emit(len(s.pending))
-		if s.onOver != nil {
-			// Called with mu held, so that whatever onOver records (the
-			// cell's status) is seen by the caller of end, and it acts
-			// before end returns and a next cell can start.
-			s.onOver()
-		}
-	} else {
-		s.window = append(s.window, b...)
-	}
-	if i := bytes.Index(s.window, s.marker); i >= 0 {
-		s.rest = append(s.rest, s.window[i+len(s.marker):]...)
-		s.window, s.done = nil, true
+	if s.truncated {
 		return
 	}
-	if keep := len(s.marker) - 1; len(s.window) > keep {
-		s.window = append(s.window[:0], s.window[len(s.window)-keep:]...)
+	if room := s.limit - int64(len(s.pending)); int64(len(b)) > room {
+		b, s.truncated = b[:room], true
+	}
+	s.pending = append(s.pending, b...)
+	s.emit(b)
+	if s.truncated && s.onOver != nil {
+		// Called with mu held, so that whatever onOver records (the
+		// cell's status) is seen by the caller of end, and it acts
+		// before end returns and a next cell can start.
+		s.onOver()
 	}
 }
 
-// markerPrefix returns the length of the longest end of b that is the
-// start of marker (and not all of it).
-func markerPrefix(b, marker []byte) int {
-	for i := max(0, len(b)-len(marker)+1); i < len(b); i++ {
-		j := bytes.IndexByte(b[i:], marker[0])
-		if j < 0 {
-			return 0
-		}
-		if i += j; bytes.HasPrefix(marker, b[i:]) {
-			return len(b) - i
-		}
-	}
-	return 0
-}
-
-// settle makes pending the cell's final output when no marker is to end
-// it: the bytes held back as a possible marker are output after all.
-func (s *cellStream) settle() {
-	if int64(len(s.pending)) > s.limit {
-		s.pending, s.truncated = s.pending[:s.limit], true
-	}
-	s.emit(len(s.pending))
-}
-
-// emit hands pending[s.emitted:upto] to the cell's OutputFunc; s.mu is
-// held.
-func (s *cellStream) emit(upto int) {
-	if s.out == nil || upto <= s.emitted {
+// emit hands b to the cell's OutputFunc; s.mu is held.
+func (s *cellStream) emit(b []byte) {
+	if s.out == nil || len(b) == 0 {
 		return
 	}
 	start := time.Now()
-	s.out.write(s.name, s.pending[s.emitted:upto])
+	s.out.write(s.name, b)
 	s.hooked += time.Since(start)
-	s.emitted = upto
 }
 
-// begin starts a cell with its marker, output cap and OutputFunc (nil for
-// none). Output carried over from between cells is delivered at once, as
-// the start of this cell's output.
-func (s *cellStream) begin(marker string, limit int64, onOver func(), out *serialOutput) {
+// begin starts a cell with its output cap and OutputFunc (nil for none).
+// Output written before the first cell is delivered at once, as the start
+// of this cell's output.
+func (s *cellStream) begin(limit int64, onOver func(), out *serialOutput) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	carried, cut := s.rest, s.restCut
-	s.pending, s.window, s.rest, s.restCut = nil, nil, nil, false
-	s.truncated, s.done = false, false
-	s.marker, s.limit, s.onOver = []byte(marker), limit, onOver
-	s.out, s.emitted, s.hooked = out, 0, 0
-	s.add(carried)
+	early, cut := s.early, s.earlyCut
+	s.early, s.earlyCut = nil, false
+	s.pending, s.truncated, s.running = nil, false, true
+	s.limit, s.onOver, s.out, s.hooked = limit, onOver, out, 0
+	s.add(early)
 	if cut && !s.truncated {
 		// What was dropped came before this cell's own output, which
-		// therefore cannot be appended: pending is final.
+		// therefore cannot be appended.
 		s.truncated = true
-		s.settle()
 	}
 }
 
-// end waits until the marker or end-of-file, or until the deadline, and
-// returns the cell's output. Time the reader spent waiting for the
-// OutputFunc does not count against the deadline: a slow OutputFunc must
-// not cut a cell short and hand the rest of its output to the next cell.
-func (s *cellStream) end(deadline time.Time) (out []byte, truncated bool) {
+// endFrozen ends a cell whose sandbox is frozen: whatever is still in the
+// pipe is the last of the cell's output. It is read now; nothing is waited
+// for.
+func (s *cellStream) endFrozen() (out []byte, truncated bool, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	// The cell is over: an interrupt now would hit the kernel between
+	// cells, or the next cell.
+	s.onOver = nil
+	if !s.eof {
+		// Control, not Read: the reader goroutine holds the file's read
+		// lock while it waits for the pipe to be readable.
+		var derr error
+		if err = s.conn.Control(func(fd uintptr) { derr = s.drain(int(fd)) }); err == nil {
+			err = derr
+		}
+	}
+	out, truncated = s.take()
+	return out, truncated, err
+}
+
+// drain adds every byte the pipe holds; s.mu is held.
+func (s *cellStream) drain(fd int) error {
+	for {
+		n, err := unix.IoctlGetInt(fd, unix.TIOCINQ) // FIONREAD: bytes in the pipe
+		if err != nil || n == 0 {
+			return err
+		}
+		if n, err = unix.Read(fd, s.buf[:min(n, len(s.buf))]); errors.Is(err, unix.EINTR) {
+			continue
+		} else if n <= 0 {
+			return err
+		}
+		s.add(s.buf[:n])
+	}
+}
+
+// endDead ends a cell whose sandbox was killed or whose interpreter
+// exited: it waits until end-of-file (the last process holding the pipe is
+// gone) or the deadline. Time the reader spent waiting for the OutputFunc
+// does not count against the deadline: a slow OutputFunc must not cut the
+// cell's output short.
+func (s *cellStream) endDead(deadline time.Time) (out []byte, truncated bool) {
 	timer := time.AfterFunc(time.Until(deadline), func() {
 		s.mu.Lock()
 		s.changed.Broadcast()
@@ -198,7 +211,8 @@ func (s *cellStream) end(deadline time.Time) (out []byte, truncated bool) {
 	defer timer.Stop()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for !s.done && !s.eof {
+	s.onOver = nil
+	for !s.eof {
 		wait := time.Until(deadline.Add(s.hooked))
 		if wait <= 0 {
 			break
@@ -208,8 +222,12 @@ func (s *cellStream) end(deadline time.Time) (out []byte, truncated bool) {
 		}
 		s.changed.Wait()
 	}
-	s.settle()
+	return s.take()
+}
+
+// take ends the cell and returns its output; s.mu is held.
+func (s *cellStream) take() (out []byte, truncated bool) {
 	out, truncated = s.pending, s.truncated
-	s.pending, s.marker, s.onOver, s.out = nil, nil, nil, nil
+	s.pending, s.running, s.out = nil, false, nil
 	return out, truncated
 }

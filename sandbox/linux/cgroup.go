@@ -55,6 +55,12 @@ type runCgroup interface {
 	resetPeak()
 	// usage returns the run's totals once it has ended.
 	usage() (cgroupUsage, error)
+	// freeze stops every process in the cgroup, and returns once all have
+	// stopped (see setFreezer); a stopped process uses no CPU and writes
+	// nothing. thaw lets them run again. A process frozen on cgroup v1
+	// dies of SIGKILL only once thawed.
+	freeze() error
+	thaw() error
 	// kill sends SIGKILL to every process in the cgroup.
 	kill() error
 	// remove deletes the cgroup; it must be empty.

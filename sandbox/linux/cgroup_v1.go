@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -157,6 +158,21 @@ func (c *cgroupV1) usage() (cgroupUsage, error) {
 		u.OOMKills = failcnt
 	}
 	return u, nil
+}
+
+func (c *cgroupV1) freeze() error { return c.setFreezer("FROZEN") }
+
+func (c *cgroupV1) thaw() error { return c.setFreezer("THAWED") }
+
+// setFreezer writes state to freezer.state until the file reads it back
+// (FREEZING means some task has yet to stop).
+func (c *cgroupV1) setFreezer(state string) error {
+	file := c.file("freezer", "freezer.state")
+	return setFreezer(strings.ToLower(state), freezeTimeout, func() error { return os.WriteFile(file, []byte(state), 0) },
+		func() (bool, error) {
+			b, err := os.ReadFile(file)
+			return strings.TrimSpace(string(b)) == state, err
+		})
 }
 
 // kill freezes the cgroup so that no process can fork while the list is

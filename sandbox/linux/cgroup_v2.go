@@ -86,6 +86,22 @@ func (c *cgroupV2) usage() (cgroupUsage, error) {
 	return u, err
 }
 
+func (c *cgroupV2) freeze() error { return c.setFreezer(1) }
+
+func (c *cgroupV2) thaw() error { return c.setFreezer(0) }
+
+// setFreezer writes cgroup.freeze until cgroup.events says "frozen" is the
+// same (the kernel updates it once every task has stopped, or at once on
+// a thaw).
+func (c *cgroupV2) setFreezer(frozen int64) error {
+	state := map[int64]string{0: "thawed", 1: "frozen"}[frozen]
+	return setFreezer(state, freezeTimeout, func() error { return writeInt(filepath.Join(c.path, "cgroup.freeze"), frozen) },
+		func() (bool, error) {
+			v, err := readKeyed(filepath.Join(c.path, "cgroup.events"), "frozen")
+			return v == frozen, err
+		})
+}
+
 // kill uses cgroup.kill (Linux 5.14+), which the kernel applies atomically
 // to every process, or the library's freeze-signal-thaw fallback.
 func (c *cgroupV2) kill() error { return c.m.Kill() }

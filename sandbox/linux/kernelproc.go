@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	units "github.com/docker/go-units"
+
 	"github.com/crucible-sandbox/crucible/kernel"
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/sandbox/lang"
@@ -18,8 +20,19 @@ import (
 // kernelProc is a sandbox whose program is a kernel, once it has greeted.
 type kernelProc struct {
 	pid       int // the kernel's pid, seen from the host
-	replies   <-chan kernel.Reply
+	replies   *replyChannel
 	preloaded []string
+}
+
+// replyChannel is the host's side of a kernel's reply channel, once the
+// kernel has greeted.
+type replyChannel struct {
+	// replies has each reply as it is read; it is closed when the channel
+	// breaks: at end-of-file, or at a line that is not a reply.
+	replies <-chan kernel.Reply
+	// err says why the channel broke; read it only once replies is
+	// closed.
+	err error
 }
 
 // kernelMode is what a kernel will serve.
@@ -99,7 +112,8 @@ func (r *Runtime) bootKernel(ctx context.Context, p *sandboxProc, lim sandbox.Li
 	}
 	replies := make(chan kernel.Reply, 1)
 	ready := make(chan kernel.Ready, 1)
-	go readReplies(p, ready, replies)
+	rc := &replyChannel{replies: replies}
+	go rc.read(p, ready, replies)
 	var k kernelProc
 	select {
 	case hello, ok := <-ready:
@@ -116,7 +130,7 @@ func (r *Runtime) bootKernel(ctx context.Context, p *sandboxProc, lim sandbox.Li
 	if k.pid, err = childOf(p.cmd.Process.Pid); err != nil {
 		return nil, &sandbox.PlatformError{Op: "find kernel", Err: err}
 	}
-	k.replies = replies
+	k.replies = rc
 	return &k, nil
 }
 
@@ -124,12 +138,17 @@ func (r *Runtime) bootKernel(ctx context.Context, p *sandboxProc, lim sandbox.Li
 // budget a default session has, in base64, and then some.
 const maxReplyBytes = 64 << 20
 
-// readReplies decodes the kernel's messages: the greeting, then replies.
-func readReplies(p *sandboxProc, ready chan<- kernel.Ready, replies chan<- kernel.Reply) {
+// read decodes the kernel's messages: the greeting, then replies, until
+// the channel breaks.
+//
+// Security: the program shares the kernel's process and can write to the
+// channel. A line longer than maxReplyBytes, or one that is not a reply,
+// breaks the channel for good (the session reading it kills the sandbox):
+// skipping such a line would let the program keep the host reading, and
+// guessing where the next reply starts is guessing what the program wants.
+func (rc *replyChannel) read(p *sandboxProc, ready chan<- kernel.Ready, replies chan<- kernel.Reply) {
 	defer close(replies)
 	sc := bufio.NewScanner(p.fromKernel)
-	// The program shares the kernel's process and could write to the
-	// channel: a reply line is bounded (figures come base64 in it).
 	sc.Buffer(make([]byte, 64<<10), maxReplyBytes)
 	if !sc.Scan() {
 		close(ready)
@@ -143,8 +162,22 @@ func readReplies(p *sandboxProc, ready chan<- kernel.Ready, replies chan<- kerne
 	ready <- hello
 	for sc.Scan() {
 		var reply kernel.Reply
-		if json.Unmarshal(sc.Bytes(), &reply) == nil {
-			replies <- reply
+		if err := json.Unmarshal(sc.Bytes(), &reply); err != nil {
+			rc.err = fmt.Errorf("a line that is not a reply (%v)", err)
+			return
 		}
+		replies <- reply
+	}
+	switch err := sc.Err(); {
+	case errors.Is(err, bufio.ErrTooLong):
+		rc.err = fmt.Errorf("a line longer than %s, the most a reply may be", units.BytesSize(maxReplyBytes))
+	case err != nil:
+		rc.err = err
+	default:
+		rc.err = errRepliesClosed
 	}
 }
+
+// errRepliesClosed is why a reply channel breaks at end-of-file: the
+// kernel closed it, most often by exiting.
+var errRepliesClosed = errors.New("the kernel closed it")

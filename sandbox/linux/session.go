@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -28,8 +29,39 @@ import (
 // KeyboardInterrupt in Python) before its session is killed.
 const interruptGrace = 2 * time.Second
 
+// killWait bounds how long a cell waits for its session's sandbox to be
+// gone once the session killed it.
+const killWait = 10 * time.Second
+
+// exitWait is how long a cell waits for init to report the interpreter's
+// exit once the kernel has closed its reply channel (as an exiting
+// process does), before the session kills the sandbox.
+const exitWait = time.Second
+
 // Session is a live Python interpreter (the kernel) in its own native
 // sandbox. It implements sandbox.Session.
+//
+// Security: a session's processes run only while one of its cells runs.
+// Between cells its cgroup is frozen, so that what a cell leaves behind (a
+// thread, a forked child) can neither use CPU beyond every limit nor write
+// while no cell runs; file operations do not need the interpreter and work
+// on a frozen session. All CPU time the cgroup counts after the kernel has
+// started is billed to the cell that was running (see billed).
+//
+// What a cell can and cannot forge: a cell runs in the kernel's own
+// interpreter, so it can read everything the kernel knows (its request,
+// token included) and change how the kernel behaves. It can therefore
+// make its own cell report any value, error or output, and a thread or a
+// patched kernel it leaves behind can do the same to later cells of the
+// session, as it could by redefining print: a session's cells are only as
+// trustworthy as the code run before them in it. What the host decides
+// itself and no cell can change is: the status of a cell stopped at a
+// limit, the metrics (from the cgroup), which output belongs to which cell
+// (by time, see cellStream), what the files are, and that a reply is taken
+// only for the cell it answers: a reply whose id and token are not the
+// running cell's, a reply sent while no cell runs, or a second reply ends
+// the session (its cell reports killed) instead of becoming a result. No
+// cell can affect another session.
 type Session struct {
 	rt        *Runtime
 	id        string
@@ -37,7 +69,7 @@ type Session struct {
 	p         *sandboxProc
 	work      *workDir
 	kernelPid int
-	replies   <-chan kernel.Reply
+	replies   *replyChannel
 	stdout    *cellStream
 	stderr    *cellStream
 	ended     chan struct{} // closed when the kernel has exited
@@ -45,6 +77,10 @@ type Session struct {
 
 	cellMu sync.Mutex // one cell at a time
 	cells  int
+	// billed is the cgroup's CPU time up to which cells have been billed:
+	// the next cell's CPU time counts from it, so that nothing used between
+	// cells (while the freeze takes hold) goes unaccounted.
+	billed time.Duration
 	lifeMu sync.RWMutex // Close excludes every other use
 	closed bool
 	// closing is set by Close before it kills the sandbox, so that a cell
@@ -100,7 +136,15 @@ func (s *Session) boot(ctx context.Context, req *sandbox.SessionRequest) error {
 	if s.work, err = openWorkDir(s.p.cmd.Process.Pid); err != nil {
 		return &sandbox.PlatformError{Op: "open working directory", Err: err}
 	}
-	s.stdout, s.stderr = newCellStream(s.p.stdout, sandbox.StreamStdout), newCellStream(s.p.stderr, sandbox.StreamStderr)
+	if s.stdout, err = newCellStream(s.p.stdout, sandbox.StreamStdout); err != nil {
+		return &sandbox.PlatformError{Op: "read the kernel's output", Err: err}
+	}
+	if s.stderr, err = newCellStream(s.p.stderr, sandbox.StreamStderr); err != nil {
+		return &sandbox.PlatformError{Op: "read the kernel's output", Err: err}
+	}
+	if s.billed, err = s.p.cg.cpuTime(); err != nil {
+		return &sandbox.PlatformError{Op: "read the session's CPU time", Err: err}
+	}
 	return nil
 }
 
@@ -211,7 +255,7 @@ func (s *Session) Close() error {
 	// Kill first: a running cell holds the session until it returns, and
 	// it returns as soon as its interpreter is gone, with status killed.
 	s.closing.Store(true)
-	s.p.kill()
+	s.kill()
 	s.lifeMu.Lock()
 	defer s.lifeMu.Unlock()
 	if s.closed {
@@ -222,7 +266,18 @@ func (s *Session) Close() error {
 	if s.work != nil {
 		s.work.close()
 	}
+	// Again, now that no cell runs: one that was ending froze the cgroup
+	// after the kill above thawed it.
+	_ = s.p.cg.thaw()
 	return s.rt.retire(s.p)
+}
+
+// kill ends the sandbox. Its processes may be frozen (between cells): on
+// cgroup v1 a frozen process dies of SIGKILL only once thawed, and init,
+// PID 1 of their namespace, is gone only once they are.
+func (s *Session) kill() {
+	s.p.kill()
+	_ = s.p.cg.thaw()
 }
 
 // cellStop records why a cell was stopped, once.
@@ -262,6 +317,11 @@ func (s *Session) runCell(ctx context.Context, cell sandbox.Cell, n int) (sandbo
 		before[e.name] = e.stat
 	}
 	usage0, _ := s.p.cg.usage()
+	usage0.CPU = s.billed
+	if reason, stray := s.strayReply(); stray {
+		s.kill()
+		return s.kernelGone(res, usage0, time.Now(), reason)
+	}
 	stop := &cellStop{sent: make(chan struct{})}
 	interrupt := func(status sandbox.Status, reason string) {
 		stop.once.Do(func() {
@@ -270,32 +330,64 @@ func (s *Session) runCell(ctx context.Context, cell sandbox.Cell, n int) (sandbo
 			close(stop.sent)
 		})
 	}
-	marker := fmt.Sprintf("\x1eCRUCIBLE-END-OF-CELL-%d-%s\x1e\n", n, newSessionID())
 	outputOver := func() {
 		interrupt(sandbox.StatusOutputLimit, "output limit of "+units.BytesSize(float64(s.lim.OutputBytes))+" reached; the cell was interrupted")
 	}
 	out := newSerialOutput(cell.OnOutput)
-	s.stdout.begin(marker, s.lim.OutputBytes, outputOver, out)
-	s.stderr.begin(marker, s.lim.OutputBytes, outputOver, out)
-	req, _ := json.Marshal(kernel.Request{ID: n, Code: cell.Code, Marker: marker})
-	start := time.Now()
-	if _, err := s.p.toKernel.Write(append(req, '\n')); err != nil {
-		return s.kernelGone(res, usage0, start)
+	s.stdout.begin(s.lim.OutputBytes, outputOver, out)
+	s.stderr.begin(s.lim.OutputBytes, outputOver, out)
+	if err := s.p.cg.thaw(); err != nil {
+		s.kill()
+		return sandbox.Result{}, &sandbox.PlatformError{Op: "thaw the session", Err: err}
 	}
+	token := newSessionID()
+	req, _ := json.Marshal(kernel.Request{ID: n, Code: cell.Code, Token: token})
+	start := time.Now()
 	timer := time.NewTimer(wall)
 	defer timer.Stop()
+	// A cell of up to 4 MiB does not fit in the pipe: the write waits for
+	// the kernel to read, and a kernel an earlier cell made deaf must not
+	// hold the cell past its wall time.
+	_ = s.p.toKernel.SetWriteDeadline(start.Add(wall))
+	if _, err := s.p.toKernel.Write(append(req, '\n')); err != nil {
+		reason := "the kernel's request channel broke (" + err.Error() + "); the session was killed"
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			reason = "the kernel did not read the cell within its wall-time limit of " + wall.String() + "; the session was killed"
+		}
+		s.kill()
+		return s.kernelGone(res, usage0, start, reason)
+	}
 	ticker := time.NewTicker(cpuPollInterval)
 	defer ticker.Stop()
-	var grace <-chan time.Time
+	replies := s.replies.replies
+	var grace, exited <-chan time.Time
 	for {
 		select {
-		case reply, ok := <-s.replies:
-			if !ok {
-				return s.kernelGone(res, usage0, start)
+		case reply, ok := <-replies:
+			switch {
+			case !ok && errors.Is(s.replies.err, errRepliesClosed):
+				// Most likely the interpreter is exiting: wait for init
+				// to say how, but not for long.
+				replies, exited = nil, time.After(exitWait)
+				continue
+			case !ok:
+				s.kill()
+				return s.kernelGone(res, usage0, start, "the kernel's reply channel broke: "+s.replies.err.Error()+"; the session was killed")
+			case reply.ID != n:
+				s.kill()
+				return s.kernelGone(res, usage0, start, fmt.Sprintf("the kernel sent a reply for cell %d while cell %d ran; "+
+					"a reply is taken only from the cell it answers, so the session was killed", reply.ID, n))
+			case reply.Token != token:
+				s.kill()
+				return s.kernelGone(res, usage0, start, "the kernel sent a reply for this cell without its token (one sent before the cell started); "+
+					"a reply is taken only from the cell it answers, so the session was killed")
 			}
 			return s.finishCell(ctx, res, reply, stop, usage0, start, before)
 		case <-s.ended:
-			return s.kernelGone(res, usage0, start)
+			return s.kernelGone(res, usage0, start, "")
+		case <-exited:
+			s.kill()
+			return s.kernelGone(res, usage0, start, "the kernel's reply channel broke: "+s.replies.err.Error()+", and the interpreter did not exit; the session was killed")
 		case <-timer.C:
 			interrupt(sandbox.StatusTimeout, "wall-time limit of "+wall.String()+" reached; the cell was interrupted, the session kept")
 		case <-ticker.C:
@@ -310,7 +402,7 @@ func (s *Session) runCell(ctx context.Context, cell sandbox.Cell, n int) (sandbo
 		case <-grace:
 			// The cell ignores interrupts (a SIGINT handler, a blocking C
 			// call): the session cannot be trusted to recover.
-			s.p.kill()
+			s.kill()
 			res.Status = stop.status
 			res.Reason = fmt.Sprintf("%s; the cell did not yield to the interrupt within %s, so the session was killed", strings.SplitN(stop.reason, ";", 2)[0], interruptGrace)
 			res.ExitCode, res.Signal = -1, "SIGKILL"
@@ -326,10 +418,40 @@ func codeHash(code string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// collectStreams takes the cell's output from both streams.
+// strayReply reports a reply, or a broken reply channel, while no cell
+// waits for one (between cells, or after the running cell's reply), and
+// says which.
+func (s *Session) strayReply() (reason string, stray bool) {
+	select {
+	case reply, ok := <-s.replies.replies:
+		if !ok {
+			return "the kernel's reply channel broke (" + s.replies.err.Error() + ") while no cell ran; the session was killed", true
+		}
+		return fmt.Sprintf("the kernel sent a reply (id %d) while no cell waited for one; a reply is taken only from the cell it answers, so the session was killed", reply.ID), true
+	default:
+		return "", false
+	}
+}
+
+// collectStreams takes the output of a cell whose sandbox was killed, or
+// whose interpreter exited, from both streams.
 func (s *Session) collectStreams(res *sandbox.Result, deadline time.Time) {
-	res.Stdout, res.StdoutTruncated = s.stdout.end(deadline)
-	res.Stderr, res.StderrTruncated = s.stderr.end(deadline)
+	res.Stdout, res.StdoutTruncated = s.stdout.endDead(deadline)
+	res.Stderr, res.StderrTruncated = s.stderr.endDead(deadline)
+	fillStreams(res)
+}
+
+// collectFrozen takes the output of a cell whose sandbox is frozen.
+func (s *Session) collectFrozen(res *sandbox.Result) error {
+	var err, errErr error
+	res.Stdout, res.StdoutTruncated, err = s.stdout.endFrozen()
+	res.Stderr, res.StderrTruncated, errErr = s.stderr.endFrozen()
+	fillStreams(res)
+	return errors.Join(err, errErr)
+}
+
+// fillStreams makes absent output empty, as a Result has it.
+func fillStreams(res *sandbox.Result) {
 	if res.Stdout == nil {
 		res.Stdout = sandbox.Data{}
 	}
@@ -339,10 +461,28 @@ func (s *Session) collectStreams(res *sandbox.Result, deadline time.Time) {
 }
 
 // finishCell builds the Result of a cell the kernel answered.
+//
+// The session is frozen first: then nothing more can be written, so the
+// streams hold the cell's whole output, and the CPU time read is final
+// until the next cell. A reply already behind this one is a second reply
+// for the cell: it ends the session.
 func (s *Session) finishCell(ctx context.Context, res sandbox.Result, reply kernel.Reply, stop *cellStop, usage0 cgroupUsage, start time.Time, before map[string]unix.Stat_t) (sandbox.Result, error) {
-	res.Metrics.WallMS = ms(time.Since(start))
-	s.collectStreams(&res, time.Now().Add(time.Second))
+	wall := time.Since(start)
+	if err := s.p.cg.freeze(); err != nil {
+		s.kill()
+		return s.kernelGone(res, usage0, start, "the session could not be held between cells ("+err.Error()+"); the session was killed")
+	}
+	if err := s.collectFrozen(&res); err != nil {
+		s.kill()
+		return s.kernelGone(res, usage0, start, "the cell's output could not be read ("+err.Error()+"); the session was killed")
+	}
+	if reason, stray := s.strayReply(); stray {
+		s.kill()
+		return s.kernelGone(res, usage0, start, reason)
+	}
+	res.Metrics.WallMS = ms(wall)
 	usage, _ := s.p.cg.usage()
+	s.billed = usage.CPU
 	res.Metrics.CPUMS = ms(usage.CPU - usage0.CPU)
 	res.Metrics.PeakMemoryBytes = usage.PeakBytes
 	res.Value, res.ValueHTML = reply.Value, reply.HTML
@@ -393,21 +533,36 @@ func (s *Session) finishCell(ctx context.Context, res sandbox.Result, reply kern
 	return res, nil
 }
 
-// kernelGone builds the Result of a cell during which the kernel exited:
-// the session is over.
-func (s *Session) kernelGone(res sandbox.Result, usage0 cgroupUsage, start time.Time) (sandbox.Result, error) {
-	<-s.ended
+// kernelGone builds the Result of a cell during which the kernel exited,
+// or the session killed its sandbox (killedFor says why): the session is
+// over.
+func (s *Session) kernelGone(res sandbox.Result, usage0 cgroupUsage, start time.Time, killedFor string) (sandbox.Result, error) {
+	var exit sandboxinit.Event // as init reported it, once ended is closed
+	wait := time.NewTimer(killWait)
+	defer wait.Stop()
+	select {
+	case <-s.ended:
+		exit = s.exit
+	case <-wait.C:
+		// The sandbox outlives its kill (a task stuck in the kernel):
+		// the cell ends anyway; Close retires what is left.
+	}
 	res.Metrics.WallMS = ms(time.Since(start))
 	s.collectStreams(&res, time.Now().Add(time.Second))
 	usage, _ := s.p.cg.usage()
 	res.Metrics.CPUMS = ms(usage.CPU - usage0.CPU)
 	res.Metrics.PeakMemoryBytes = usage.PeakBytes
-	res.ExitCode = s.exit.ExitCode
-	if s.exit.Signal != 0 {
-		res.ExitCode, res.Signal = -1, unix.SignalName(syscall.Signal(s.exit.Signal))
+	res.ExitCode = exit.ExitCode
+	if exit.Signal != 0 {
+		res.ExitCode, res.Signal = -1, unix.SignalName(syscall.Signal(exit.Signal))
 	}
 	switch {
-	case s.exit.Phase != sandboxinit.PhaseExited && s.closing.Load():
+	case exit.Phase != sandboxinit.PhaseExited && killedFor != "":
+		// The session killed the sandbox before the interpreter ended on
+		// its own account.
+		res.Status, res.ExitCode, res.Signal = sandbox.StatusKilled, -1, "SIGKILL"
+		res.Reason = killedFor
+	case exit.Phase != sandboxinit.PhaseExited && s.closing.Load():
 		// Close killed init, and with it the interpreter, before init could
 		// report an exit: the cell did not end, it was ended.
 		res.Status, res.ExitCode, res.Signal = sandbox.StatusKilled, -1, "SIGKILL"
@@ -415,12 +570,12 @@ func (s *Session) kernelGone(res sandbox.Result, usage0 cgroupUsage, start time.
 	case usage.OOMKills > usage0.OOMKills:
 		res.Status = sandbox.StatusMemoryLimit
 		res.Reason = "memory limit of " + units.BytesSize(float64(s.lim.MemoryBytes)) + " reached; the kernel's OOM killer ended the interpreter and the session is closed"
-	case s.exit.Signal != 0:
+	case exit.Signal != 0:
 		res.Status = sandbox.StatusKilled
 		res.Reason = "the interpreter was ended by " + res.Signal + "; the session is closed"
 	default:
 		res.Status = sandbox.StatusError
-		res.Reason = fmt.Sprintf("the interpreter exited with code %d; the session is closed", s.exit.ExitCode)
+		res.Reason = fmt.Sprintf("the interpreter exited with code %d; the session is closed", exit.ExitCode)
 	}
 	return res, nil
 }

@@ -132,6 +132,11 @@ func RunWith(t *testing.T, newRuntime func(t *testing.T) sandbox.Runtime, opts O
 		{"Cancel", testCancel},
 		// Per-user kernel quotas, per sandbox (quotas.go).
 		{"PerSandboxQuotas", testPerSandboxQuotas},
+		// Hostile cells against a session's machinery (session.go).
+		{"SessionIdleCPU", testSessionIdleCPU},
+		{"SessionForgedReply", testSessionForgedReply},
+		{"SessionForgedOutput", testSessionForgedOutput},
+		{"SessionBrokenChannel", testSessionBrokenChannel},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, s) })
 	}
