@@ -56,9 +56,9 @@ type runCgroup interface {
 	// usage returns the run's totals once it has ended.
 	usage() (cgroupUsage, error)
 	// freeze stops every process in the cgroup, and returns once all have
-	// stopped (see setFreezer); a stopped process uses no CPU and writes
-	// nothing. thaw lets them run again. A process frozen on cgroup v1
-	// dies of SIGKILL only once thawed.
+	// stopped; a stopped process uses no CPU and writes nothing, and still
+	// dies of SIGKILL (v2's freezer allows it; on v1 the processes are
+	// stopped with SIGSTOP, see cgroupV1.freeze). thaw lets them run again.
 	freeze() error
 	thaw() error
 	// kill sends SIGKILL to every process in the cgroup.
@@ -93,27 +93,82 @@ func newRunCgroup(name string, lim cgroupLimits) (runCgroup, error) {
 // removeStaleCgroups deletes the cgroups left behind by crucible processes
 // that are no longer alive (a crash, a kill -9). Cgroups of live processes,
 // including other servers running beside this one, are left alone.
+//
+// Such a cgroup is normally empty: a sandbox's init dies with the crucible
+// that started it (PDEATHSIG), and the kernel then kills the rest of its
+// PID namespace. But a session frozen between cells (see Session) holds on:
+// on cgroup v1 a frozen process dies of its pending SIGKILL only once
+// thawed. So a stale cgroup is thawed, whatever it still holds is killed
+// (it can only be a sandbox of the dead crucible: only crucible makes
+// cgroups here), and it is removed once empty, waiting at most
+// staleDrainWait for the kernel to reap.
 func removeStaleCgroups() {
-	dirs := []string{filepath.Join(cgroupRoot, cgroupParent)}
-	if cgroups.Mode() != cgroups.Unified {
-		dirs = nil
-		for _, s := range v1Controllers {
-			dirs = append(dirs, filepath.Join(cgroupRoot, s, cgroupParent))
+	unified := cgroups.Mode() == cgroups.Unified
+	var dirs []string // one per hierarchy; on v1 the freezer's first
+	if unified {
+		dirs = []string{filepath.Join(cgroupRoot, cgroupParent)}
+	} else {
+		dirs = append(dirs, filepath.Join(cgroupRoot, "freezer", cgroupParent))
+		for _, c := range v1Controllers {
+			if c != "freezer" {
+				dirs = append(dirs, filepath.Join(cgroupRoot, c, cgroupParent))
+			}
 		}
 	}
+	stale := map[string]bool{}
 	for _, dir := range dirs {
 		entries, _ := os.ReadDir(dir)
 		for _, e := range entries {
 			owner, _, ok := strings.Cut(e.Name(), ".")
 			pid, err := strconv.Atoi(owner)
-			if !ok || err != nil || !e.IsDir() || processAlive(pid) {
-				continue
+			if ok && err == nil && e.IsDir() && !processAlive(pid) {
+				stale[e.Name()] = true
 			}
-			// rmdir fails on a cgroup that still holds processes: such a
-			// cgroup is left for the operator rather than torn down blind.
-			_ = syscall.Rmdir(filepath.Join(dir, e.Name()))
 		}
 	}
+	for name := range stale {
+		first := filepath.Join(dirs[0], name)
+		if unified {
+			_ = os.WriteFile(filepath.Join(first, "cgroup.freeze"), []byte("0"), 0)
+		} else {
+			_ = os.WriteFile(filepath.Join(first, "freezer.state"), []byte("THAWED"), 0)
+		}
+		deadline := time.Now().Add(staleDrainWait)
+		for {
+			pids := cgroupProcs(first)
+			if len(pids) == 0 || time.Now().After(deadline) {
+				break
+			}
+			for _, pid := range pids {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		for _, dir := range dirs {
+			// rmdir fails on a cgroup that still holds processes (one
+			// that did not die in time): it is left for the next start.
+			_ = syscall.Rmdir(filepath.Join(dir, name))
+		}
+	}
+}
+
+// staleDrainWait bounds how long a start waits for the processes of a
+// dead crucible's cgroup to be reaped.
+const staleDrainWait = 2 * time.Second
+
+// cgroupProcs returns the pids listed in dir's cgroup.procs.
+func cgroupProcs(dir string) []int {
+	b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+	if err != nil {
+		return nil
+	}
+	var pids []int
+	for _, f := range strings.Fields(string(b)) {
+		if pid, err := strconv.Atoi(f); err == nil {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
 
 func processAlive(pid int) bool {

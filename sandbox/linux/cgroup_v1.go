@@ -1,10 +1,12 @@
 package linux
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -160,9 +162,72 @@ func (c *cgroupV1) usage() (cgroupUsage, error) {
 	return u, nil
 }
 
-func (c *cgroupV1) freeze() error { return c.setFreezer("FROZEN") }
+// freeze holds every process of the cgroup still. A process frozen by the
+// v1 freezer ignores SIGKILL until it is thawed, so a session left frozen
+// would outlive a crucible killed with -9: the SIGKILL its PID namespace
+// gets when init dies would wait for a thaw nobody sends. So on v1 the
+// freezer only holds the processes while each is sent SIGSTOP (none can
+// fork meanwhile, so none is missed); thawed, each stops before it runs
+// another instruction of its own, and a stopped process dies of SIGKILL.
+// freeze returns once every one has stopped.
+func (c *cgroupV1) freeze() error {
+	if err := c.setFreezer("FROZEN"); err != nil {
+		return err
+	}
+	procs, err := c.cg.Processes(cgroup1.Freezer, true)
+	for _, p := range procs {
+		_ = syscall.Kill(p.Pid, syscall.SIGSTOP)
+	}
+	if terr := c.setFreezer("THAWED"); err == nil {
+		err = terr
+	}
+	if err != nil {
+		return err
+	}
+	return waitStopped(procs, freezeTimeout)
+}
 
-func (c *cgroupV1) thaw() error { return c.setFreezer("THAWED") }
+// thaw lets the processes freeze stopped run again. Stopped processes
+// cannot fork, so the list read is complete.
+func (c *cgroupV1) thaw() error {
+	procs, err := c.cg.Processes(cgroup1.Freezer, true)
+	for _, p := range procs {
+		_ = syscall.Kill(p.Pid, syscall.SIGCONT)
+	}
+	return err
+}
+
+// waitStopped waits until every process of procs is stopped (or gone),
+// polling /proc, for at most timeout.
+func waitStopped(procs []cgroup1.Process, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for _, p := range procs {
+		for pause := 10 * time.Microsecond; !stoppedOrGone(p.Pid); pause = min(2*pause, time.Millisecond) {
+			if time.Now().After(deadline) {
+				return fmt.Errorf("process %d did not stop within %s", p.Pid, timeout)
+			}
+			time.Sleep(pause)
+		}
+	}
+	return nil
+}
+
+// stoppedOrGone reports whether process pid is stopped, a zombie, or gone.
+func stoppedOrGone(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || i+2 >= len(b) {
+		return true
+	}
+	switch b[i+2] {
+	case 'T', 't', 'Z', 'X':
+		return true
+	}
+	return false
+}
 
 // setFreezer writes state to freezer.state until the file reads it back
 // (FREEZING means some task has yet to stop).
