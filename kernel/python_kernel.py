@@ -3,9 +3,9 @@
 Runs cells in one persistent namespace. Requests arrive as JSON lines on
 fd 3 and replies leave on fd 4: a private channel, never the user's
 stdout. The program's own stdout and stderr stay the user's; the host
-tells which output belongs to which cell by itself (the session is frozen
-between cells), so the kernel only flushes them before it replies. A reply
-carries its request's id and token.
+tells which output belongs to which cell by itself (what the pipes hold
+when the reply comes), so the kernel only flushes them before it replies.
+A reply carries its request's id and token.
 
 This program runs inside the sandbox as the unprivileged user, with every
 restriction already in place: it is a convenience for the user's code,
@@ -208,9 +208,8 @@ def finish(reply):
     """Flush the cell's output, collect figures, reply.
 
     The host takes the cell's output to be what is in the pipes once the
-    reply has come and the session is frozen: every buffer the cell may
-    have written to is flushed first, the cell's own streams and the
-    interpreter's.
+    reply has come: every buffer the cell may have written to is flushed
+    first, the cell's own streams and the interpreter's.
     """
     for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
         try:

@@ -72,8 +72,9 @@ type FileInfo struct {
 // and symbolic links leading out of it are refused.
 //
 // Between cells, what a cell left behind (a thread, a child process) uses
-// no CPU that no cell is billed for: the native runtime freezes the
-// session until the next cell. What a cell wrote before it ended never
+// no CPU that no cell is billed for: the native runtime bills it to the
+// next cell and stops the session's processes shortly after a cell until
+// the next one. What a cell wrote before it ended never
 // shows in a later cell's output, and a reply a cell forges on the
 // kernel's channel never becomes a later cell's result: the session is
 // killed instead. A cell can always make its own Result say anything,

@@ -15,10 +15,10 @@ import (
 
 // cellStream splits a session's long-lived output stream (stdout or
 // stderr) into cells, by time rather than by content: a cell's output is
-// what the session wrote from the thaw that started the cell to the freeze
-// that ended it (see Session.runCell). Once the session's cgroup is
-// frozen nothing in the sandbox can write, so drain, which reads every
-// byte still in the pipe, finds the true end of the cell's output.
+// what the session wrote from the start of the cell to the kernel's reply
+// (the kernel flushes the cell's streams before it replies, so endAnswered,
+// which reads every byte then in the pipe, finds the end of the cell's
+// output).
 //
 // Security: the split uses nothing the sandbox sees. An in-band end
 // marker, however fresh, is read by the cell (it runs in the kernel's
@@ -26,8 +26,9 @@ import (
 // text ended its own output early and put the text at the start of the
 // next cell's. Here a cell can print anything: its bytes are its own.
 // What a cell cannot prevent is a thread or process it leaves behind
-// writing while a later cell runs: that output is the later cell's, as it
-// would be in any interpreter whose threads outlive a cell.
+// writing after the reply or while a later cell runs: that output is the
+// later cell's, as it would be in any interpreter whose threads outlive a
+// cell (and the session is stopped soon after a cell, see Session).
 //
 // Every byte is taken from the pipe with mu held, by the reader goroutine
 // or by drain, so that once drain finds the pipe empty every byte written
@@ -49,15 +50,14 @@ type cellStream struct {
 	onOver    func()
 	out       *serialOutput // the cell's OutputFunc, nil without one
 	hooked    time.Duration // time this cell's reads waited for out
-	early     []byte        // written before the first cell (the kernel starting)
+	early     []byte        // written while no cell ran, for the next cell
 	earlyCut  bool          // early was cut at maxEarly
 	eof       bool
 }
 
-// maxEarly bounds what is kept of output written before the first cell
-// (the interpreter's warnings as it starts): it waits, in host memory, for
-// the first cell. Between cells the session is frozen and writes nothing:
-// a cell begins its streams before it thaws the session.
+// maxEarly bounds what is kept of output written while no cell runs (the
+// interpreter's warnings as it starts; a cell's leftovers before the
+// session is stopped): it waits, in host memory, for the next cell.
 const maxEarly = 1 << 20
 
 // newCellStream starts reading r, the host's end of a session's stdout or
@@ -143,8 +143,8 @@ func (s *cellStream) emit(b []byte) {
 }
 
 // begin starts a cell with its output cap and OutputFunc (nil for none).
-// Output written before the first cell is delivered at once, as the start
-// of this cell's output.
+// Output written while no cell ran is delivered at once, as the start of
+// this cell's output.
 func (s *cellStream) begin(limit int64, onOver func(), out *serialOutput) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -160,10 +160,11 @@ func (s *cellStream) begin(limit int64, onOver func(), out *serialOutput) {
 	}
 }
 
-// endFrozen ends a cell whose sandbox is frozen: whatever is still in the
-// pipe is the last of the cell's output. It is read now; nothing is waited
-// for.
-func (s *cellStream) endFrozen() (out []byte, truncated bool, err error) {
+// endAnswered ends a cell the kernel answered. The kernel flushed the
+// cell's output before replying, so the pipe holds the last of it now: as
+// much as it holds is read, and nothing is waited for. Bytes written after
+// that (a thread the cell left behind) are the next cell's.
+func (s *cellStream) endAnswered() (out []byte, truncated bool, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	// The cell is over: an interrupt now would hit the kernel between
@@ -181,20 +182,22 @@ func (s *cellStream) endFrozen() (out []byte, truncated bool, err error) {
 	return out, truncated, err
 }
 
-// drain adds every byte the pipe holds; s.mu is held.
+// drain adds the bytes the pipe holds now, and no more: a writer that
+// keeps writing cannot keep the host here. s.mu is held.
 func (s *cellStream) drain(fd int) error {
-	for {
-		n, err := unix.IoctlGetInt(fd, unix.TIOCINQ) // FIONREAD: bytes in the pipe
-		if err != nil || n == 0 {
-			return err
-		}
-		if n, err = unix.Read(fd, s.buf[:min(n, len(s.buf))]); errors.Is(err, unix.EINTR) {
+	left, err := unix.IoctlGetInt(fd, unix.TIOCINQ) // FIONREAD: bytes in the pipe
+	for err == nil && left > 0 {
+		var n int
+		if n, err = unix.Read(fd, s.buf[:min(left, len(s.buf))]); errors.Is(err, unix.EINTR) {
+			err = nil
 			continue
 		} else if n <= 0 {
 			return err
 		}
 		s.add(s.buf[:n])
+		left -= n
 	}
+	return err
 }
 
 // endDead ends a cell whose sandbox was killed or whose interpreter

@@ -50,8 +50,8 @@ func newTestStream(t *testing.T) (*cellStream, *os.File) {
 }
 
 // TestCellStream writes a cell's output, then ends the cell at once, as a
-// session does once its cgroup is frozen: what the reader has not taken
-// yet is still in the pipe, and endFrozen must find it all, in order.
+// session does once the kernel replied: what the reader has not taken yet
+// is still in the pipe, and endAnswered must find it all, in order.
 // The next cell gets none of it.
 func TestCellStream(t *testing.T) {
 	big := bytes.Repeat([]byte("0123456789abcdef"), 20<<10) // 320 KiB: more than a pipe and a read hold
@@ -81,9 +81,9 @@ func TestCellStream(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			out, truncated, err := s.endFrozen()
+			out, truncated, err := s.endAnswered()
 			if err != nil {
-				t.Fatalf("endFrozen: %v", err)
+				t.Fatalf("endAnswered: %v", err)
 			}
 			if string(out) != tt.want || truncated != tt.truncated {
 				t.Fatalf("got %d bytes %.80q truncated=%v; want %d bytes %.80q truncated=%v", len(out), out, truncated, len(tt.want), tt.want, tt.truncated)
@@ -92,16 +92,52 @@ func TestCellStream(t *testing.T) {
 				t.Fatalf("the OutputFunc got %d bytes, the result has %d", len(got), len(out))
 			}
 			// onOver interrupts a running cell: once at most, and never
-			// for what endFrozen drains (the cell is over).
+			// for what endAnswered drains (the cell is over).
 			if n := over.Load(); n > 1 || n == 1 && !tt.truncated {
 				t.Fatalf("onOver called %d times", n)
 			}
 			s.begin(100, nil, newSerialOutput(hook.fn))
 			w.Write([]byte("next"))
-			if out, _, _ = s.endFrozen(); string(out) != "next" || hook.take() != "next" {
+			if out, _, _ = s.endAnswered(); string(out) != "next" || hook.take() != "next" {
 				t.Fatalf("next cell got %q, want %q", out, "next")
 			}
 		})
+	}
+}
+
+// TestCellStreamEndsUnderEndlessWriter proves a writer that never stops
+// (a thread a cell left behind) cannot keep the host ending a cell: the
+// cell ends with what the pipe held, and the rest is the next cell's.
+func TestCellStreamEndsUnderEndlessWriter(t *testing.T) {
+	s, w := newTestStream(t)
+	s.begin(1<<30, nil, nil)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		chunk := bytes.Repeat([]byte("z"), 4096)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				if _, err := w.Write(chunk); err != nil {
+					return
+				}
+			}
+		}
+	}()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 50 {
+			s.endAnswered()
+			s.begin(1<<30, nil, nil)
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("endAnswered did not return while a writer kept writing")
 	}
 }
 
@@ -117,7 +153,7 @@ func TestCellStreamOnOver(t *testing.T) {
 	for deadline := time.Now().Add(5 * time.Second); over.Load() == 0 && time.Now().Before(deadline); {
 		time.Sleep(time.Millisecond)
 	}
-	if out, truncated, _ := s.endFrozen(); len(out) != 60 || !truncated || over.Load() != 1 {
+	if out, truncated, _ := s.endAnswered(); len(out) != 60 || !truncated || over.Load() != 1 {
 		t.Fatalf("got %d bytes, truncated=%v, onOver called %d times; want 60, true, once", len(out), truncated, over.Load())
 	}
 }
@@ -144,12 +180,12 @@ func TestCellStreamEarlyOutput(t *testing.T) {
 			}()
 			<-wrote
 			// The reader may not have taken it all: the first begin sees
-			// what it has, endFrozen the rest.
+			// what it has, endAnswered the rest.
 			time.Sleep(20 * time.Millisecond)
 			var hook hookRecorder
 			s.begin(4<<20, nil, newSerialOutput(hook.fn))
 			w.Write([]byte("fg"))
-			out, truncated, err := s.endFrozen()
+			out, truncated, err := s.endAnswered()
 			if err != nil || len(out) != tc.want || truncated != tc.truncated {
 				t.Fatalf("kept %d bytes (truncated=%v, %v), want %d (truncated=%v)", len(out), truncated, err, tc.want, tc.truncated)
 			}

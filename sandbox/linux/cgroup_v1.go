@@ -172,6 +172,9 @@ func (c *cgroupV1) usage() (cgroupUsage, error) {
 // freeze returns once every one has stopped.
 func (c *cgroupV1) freeze() error {
 	if err := c.setFreezer("FROZEN"); err != nil {
+		// Never leave the cgroup frozen: its processes could not be
+		// killed.
+		_ = c.setFreezer("THAWED")
 		return err
 	}
 	procs, err := c.cg.Processes(cgroup1.Freezer, true)

@@ -41,12 +41,15 @@ const exitWait = time.Second
 // Session is a live Python interpreter (the kernel) in its own native
 // sandbox. It implements sandbox.Session.
 //
-// Security: a session's processes run only while one of its cells runs.
-// Between cells its cgroup is frozen, so that what a cell leaves behind (a
-// thread, a forked child) can neither use CPU beyond every limit nor write
-// while no cell runs; file operations do not need the interpreter and work
-// on a frozen session. All CPU time the cgroup counts after the kernel has
-// started is billed to the cell that was running (see billed).
+// Security: a session's processes run only while one of its cells runs,
+// and for at most idleStopAfter after it. Then its processes are stopped
+// (see runCgroup.freeze) until the next cell, so that what a cell leaves
+// behind (a thread, a forked child) can neither use CPU beyond every limit
+// nor write while no cell runs; file operations do not need the
+// interpreter and work on a stopped session. All CPU time the cgroup
+// counts after the kernel has started is billed to a cell: what was used
+// between two cells counts toward the next one's, limit included (see
+// billed).
 //
 // What a cell can and cannot forge: a cell runs in the kernel's own
 // interpreter, so it can read everything the kernel knows (its request,
@@ -79,10 +82,15 @@ type Session struct {
 	cells  int
 	// billed is the cgroup's CPU time up to which cells have been billed:
 	// the next cell's CPU time counts from it, so that nothing used between
-	// cells (while the freeze takes hold) goes unaccounted.
+	// cells (before the session is stopped) goes unaccounted.
 	billed time.Duration
-	lifeMu sync.RWMutex // Close excludes every other use
-	closed bool
+	// idle stops the session idleStopAfter after cell idleAfter, unless
+	// another has started; stopped says it did. Guarded by cellMu.
+	idle      *time.Timer
+	idleAfter int
+	stopped   bool
+	lifeMu    sync.RWMutex // Close excludes every other use
+	closed    bool
 	// closing is set by Close before it kills the sandbox, so that a cell
 	// running then can tell why its interpreter vanished.
 	closing atomic.Bool
@@ -266,18 +274,61 @@ func (s *Session) Close() error {
 	if s.work != nil {
 		s.work.close()
 	}
-	// Again, now that no cell runs: one that was ending froze the cgroup
-	// after the kill above thawed it.
-	_ = s.p.cg.thaw()
 	return s.rt.retire(s.p)
 }
 
-// kill ends the sandbox. Its processes may be frozen (between cells): on
-// cgroup v1 a frozen process dies of SIGKILL only once thawed, and init,
-// PID 1 of their namespace, is gone only once they are.
-func (s *Session) kill() {
-	s.p.kill()
-	_ = s.p.cg.thaw()
+// kill ends the sandbox. Its processes may be stopped (between cells);
+// a stopped process still dies of SIGKILL (see runCgroup.freeze).
+func (s *Session) kill() { s.p.kill() }
+
+// idleStopAfter is how long a session's processes may run after a cell
+// before they are stopped until the next one. Stopping costs a fraction of
+// a millisecond, too much to pay after every cell of a notebook run back
+// to back; this bounds what a cell's leftovers can use unbilled-for to the
+// next cell, and unstopped, to idleStopAfter of every CPU.
+const idleStopAfter = 20 * time.Millisecond
+
+// stopWhenIdle stops the session idleStopAfter from now, unless a cell
+// starts first; cellMu is held.
+func (s *Session) stopWhenIdle() {
+	s.idleAfter = s.cells
+	if s.idle == nil {
+		s.idle = time.AfterFunc(idleStopAfter, s.stopIdle)
+		return
+	}
+	s.idle.Reset(idleStopAfter)
+}
+
+// stopIdle stops the processes of a session no cell has used since
+// stopWhenIdle.
+func (s *Session) stopIdle() {
+	// A cell that holds cellMu now resumes the session anyway.
+	if !s.cellMu.TryLock() {
+		return
+	}
+	defer s.cellMu.Unlock()
+	if s.cells != s.idleAfter || s.stopped || s.closing.Load() {
+		return
+	}
+	if err := s.p.cg.freeze(); err != nil {
+		// What cannot be held still cannot be trusted to stay idle.
+		s.kill()
+		return
+	}
+	s.stopped = true
+}
+
+// resume lets a stopped session's processes run again, and keeps one that
+// is not from being stopped; cellMu is held.
+func (s *Session) resume() error {
+	if s.idle != nil {
+		s.idle.Stop()
+	}
+	if !s.stopped {
+		return nil
+	}
+	s.stopped = false
+	return s.p.cg.thaw()
 }
 
 // cellStop records why a cell was stopped, once.
@@ -336,9 +387,9 @@ func (s *Session) runCell(ctx context.Context, cell sandbox.Cell, n int) (sandbo
 	out := newSerialOutput(cell.OnOutput)
 	s.stdout.begin(s.lim.OutputBytes, outputOver, out)
 	s.stderr.begin(s.lim.OutputBytes, outputOver, out)
-	if err := s.p.cg.thaw(); err != nil {
+	if err := s.resume(); err != nil {
 		s.kill()
-		return sandbox.Result{}, &sandbox.PlatformError{Op: "thaw the session", Err: err}
+		return sandbox.Result{}, &sandbox.PlatformError{Op: "resume the session", Err: err}
 	}
 	token := newSessionID()
 	req, _ := json.Marshal(kernel.Request{ID: n, Code: cell.Code, Token: token})
@@ -441,11 +492,11 @@ func (s *Session) collectStreams(res *sandbox.Result, deadline time.Time) {
 	fillStreams(res)
 }
 
-// collectFrozen takes the output of a cell whose sandbox is frozen.
-func (s *Session) collectFrozen(res *sandbox.Result) error {
+// collectAnswered takes the output of a cell the kernel answered.
+func (s *Session) collectAnswered(res *sandbox.Result) error {
 	var err, errErr error
-	res.Stdout, res.StdoutTruncated, err = s.stdout.endFrozen()
-	res.Stderr, res.StderrTruncated, errErr = s.stderr.endFrozen()
+	res.Stdout, res.StdoutTruncated, err = s.stdout.endAnswered()
+	res.Stderr, res.StderrTruncated, errErr = s.stderr.endAnswered()
 	fillStreams(res)
 	return errors.Join(err, errErr)
 }
@@ -462,17 +513,15 @@ func fillStreams(res *sandbox.Result) {
 
 // finishCell builds the Result of a cell the kernel answered.
 //
-// The session is frozen first: then nothing more can be written, so the
-// streams hold the cell's whole output, and the CPU time read is final
-// until the next cell. A reply already behind this one is a second reply
-// for the cell: it ends the session.
+// The kernel flushes the cell's output before it replies, so every byte
+// the cell wrote is in the pipes when the reply comes: what they hold
+// then ends the cell's output (see cellStream.end). A reply already behind
+// this one is a second reply for the cell: it ends the session. The
+// session is stopped idleStopAfter later, unless another cell comes first.
 func (s *Session) finishCell(ctx context.Context, res sandbox.Result, reply kernel.Reply, stop *cellStop, usage0 cgroupUsage, start time.Time, before map[string]unix.Stat_t) (sandbox.Result, error) {
 	wall := time.Since(start)
-	if err := s.p.cg.freeze(); err != nil {
-		s.kill()
-		return s.kernelGone(res, usage0, start, "the session could not be held between cells ("+err.Error()+"); the session was killed")
-	}
-	if err := s.collectFrozen(&res); err != nil {
+	defer s.stopWhenIdle()
+	if err := s.collectAnswered(&res); err != nil {
 		s.kill()
 		return s.kernelGone(res, usage0, start, "the cell's output could not be read ("+err.Error()+"); the session was killed")
 	}
