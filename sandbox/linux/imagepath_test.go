@@ -3,9 +3,9 @@ package linux_test
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/crucible-sandbox/crucible/sandbox"
@@ -17,13 +17,14 @@ import (
 // image's name), only the sandbox's own paths.
 func TestImageHostPathHidden(t *testing.T) {
 	needRoot(t)
-	// A small image: its own /etc, the host's /usr bound in (for bash),
-	// and the merged-/usr links.
+	// A small image: its own /etc, and copies of bash and cat with the
+	// libraries they load under its own /usr (merged-/usr links beside).
+	// Copies, not a bind of the host's /usr: a mount in the host's mount
+	// table, even for a moment, would fail the host checks of tests that
+	// run beside this one (the e2e package compares mount tables).
 	image := filepath.Join(t.TempDir(), "secret-store-name", "rootfs")
-	for _, d := range []string{"usr", "etc"} {
-		if err := os.MkdirAll(filepath.Join(image, d), 0o755); err != nil {
-			t.Fatal(err)
-		}
+	if err := os.MkdirAll(filepath.Join(image, "etc"), 0o755); err != nil {
+		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(image, "etc", "motd"), []byte("from the image\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -33,11 +34,7 @@ func TestImageHostPathHidden(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	usr := filepath.Join(image, "usr")
-	if err := syscall.Mount("/usr", usr, "", syscall.MS_BIND, ""); err != nil {
-		t.Fatalf("bind /usr into the test image: %v", err)
-	}
-	t.Cleanup(func() { _ = syscall.Unmount(usr, syscall.MNT_DETACH) })
+	copyIntoImage(t, image, "/usr/bin/bash", "/usr/bin/cat")
 
 	rt := newRuntime(t, linux.Options{RootFS: image})
 	res, err := rt.Run(context.Background(), sandbox.Request{Language: sandbox.Bash,
@@ -55,6 +52,36 @@ func TestImageHostPathHidden(t *testing.T) {
 				t.Errorf("the sandbox's mountinfo names the image's host path (%s): %s", secret, line)
 				break
 			}
+		}
+	}
+}
+
+// copyIntoImage copies programs, and the shared libraries ldd says they
+// load, into image at their paths under /usr (the image's /lib and /lib64
+// lead there).
+func copyIntoImage(t *testing.T, image string, programs ...string) {
+	t.Helper()
+	out, err := exec.Command("ldd", programs...).Output()
+	if err != nil {
+		t.Fatalf("ldd %v: %v", programs, err)
+	}
+	files := append([]string{}, programs...)
+	for _, f := range strings.Fields(string(out)) {
+		if strings.HasPrefix(f, "/") && !strings.HasSuffix(f, ":") {
+			files = append(files, f)
+		}
+	}
+	for _, f := range files {
+		dst := filepath.Join(image, "usr", strings.TrimPrefix(strings.TrimPrefix(f, "/usr"), "/"))
+		content, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(dst, content, 0o755); err != nil {
+			t.Fatal(err)
 		}
 	}
 }
