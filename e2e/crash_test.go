@@ -226,11 +226,14 @@ func TestCrashRecovery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The processes are listed before server 2's tree, so that a sandbox
+	// server 2 starts meanwhile (its pools fill) is in the tree too.
+	procs := allProcs()
 	mine := map[int]bool{second.PID(): true}
 	for _, p := range descendants(second.PID()) {
 		mine[p.PID] = true
 	}
-	for pid, p := range allProcs() {
+	for pid, p := range procs {
 		if _, existed := procsBefore[pid]; existed || mine[pid] || p.State == 'Z' {
 			continue
 		}
