@@ -80,10 +80,11 @@ type Session struct {
 
 	cellMu sync.Mutex // one cell at a time
 	cells  int
-	// billed is the cgroup's CPU time up to which cells have been billed:
-	// the next cell's CPU time counts from it, so that nothing used between
-	// cells (before the session is stopped) goes unaccounted.
-	billed time.Duration
+	// billed is what the cgroup had counted (CPU time, OOM kills) when
+	// the last cell was billed: the next cell's counts start from it, so
+	// that nothing used between cells (before the session is stopped)
+	// goes unaccounted, and a cell reads the cgroup once, at its end.
+	billed cgroupUsage
 	// idle stops the session idleStopAfter after cell idleAfter, unless
 	// another has started; stopped says it did. Guarded by cellMu.
 	idle      *time.Timer
@@ -150,7 +151,7 @@ func (s *Session) boot(ctx context.Context, req *sandbox.SessionRequest) error {
 	if s.stderr, err = newCellStream(s.p.stderr, sandbox.StreamStderr); err != nil {
 		return &sandbox.PlatformError{Op: "read the kernel's output", Err: err}
 	}
-	if s.billed, err = s.p.cg.cpuTime(); err != nil {
+	if s.billed, err = s.p.cg.usage(); err != nil {
 		return &sandbox.PlatformError{Op: "read the session's CPU time", Err: err}
 	}
 	return nil
@@ -367,8 +368,7 @@ func (s *Session) runCell(ctx context.Context, cell sandbox.Cell, n int) (sandbo
 	for _, e := range s.work.walk() {
 		before[e.name] = e.stat
 	}
-	usage0, _ := s.p.cg.usage()
-	usage0.CPU = s.billed
+	usage0 := s.billed
 	if reason, stray := s.strayReply(); stray {
 		s.kill()
 		return s.kernelGone(res, usage0, time.Now(), reason)
@@ -531,7 +531,7 @@ func (s *Session) finishCell(ctx context.Context, res sandbox.Result, reply kern
 	}
 	res.Metrics.WallMS = ms(wall)
 	usage, _ := s.p.cg.usage()
-	s.billed = usage.CPU
+	s.billed = usage
 	res.Metrics.CPUMS = ms(usage.CPU - usage0.CPU)
 	res.Metrics.PeakMemoryBytes = usage.PeakBytes
 	res.Value, res.ValueHTML = reply.Value, reply.HTML
