@@ -32,12 +32,10 @@ func retErrno(e syscall.Errno) uint32 {
 // on every path. clone with a namespace flag and personality with another
 // value get EPERM; socket and socketpair outside their families get
 // EAFNOSUPPORT (EPROTONOSUPPORT for a netlink protocol). Then the allowed
-// calls, those interpreters make most first: the program is a linear list
-// of comparisons, though the kernel caches the verdict of calls allowed
-// whatever their arguments and then skips the filter for them. Then the
-// denied calls (EPERM), and clone3, whose flags live in memory a filter
-// cannot read, explicitly ENOSYS so that C libraries fall back to clone,
-// which the filter can check.
+// calls, the denied calls (EPERM), and clone3, whose flags live in memory
+// a filter cannot read, explicitly ENOSYS so that C libraries fall back to
+// clone, which the filter can check; these are searched as a binary tree
+// (see buildFilter).
 func sandboxPolicy() filterSpec {
 	eperm, eafnosupport := retErrno(unix.EPERM), retErrno(unix.EAFNOSUPPORT)
 	clone := callRules{name: "clone", rules: []argRule{

@@ -1,10 +1,12 @@
 package linux
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/elastic/go-seccomp-bpf/arch"
 	"golang.org/x/net/bpf"
@@ -47,7 +49,8 @@ type callList struct {
 }
 
 // filterSpec is a whole policy: calls with argument rules are tested
-// first, then the lists in order, then the default action.
+// first, then the lists (the first list that names a call decides it),
+// then the default action.
 type filterSpec struct {
 	argRules      []callRules
 	lists         []callList
@@ -60,8 +63,8 @@ const (
 	offArgs = 16
 )
 
-// buildFilter compiles spec for the architecture info into a program
-// that tests the syscall number linearly, in the order given.
+// buildFilter compiles spec for the architecture info: the calls with
+// argument rules first, then a binary search of the lists' calls.
 func buildFilter(info *arch.Info, spec filterSpec) ([]bpf.Instruction, error) {
 	// The argument words are read as two 32-bit halves, low half first as
 	// on every little-endian CPU (amd64, arm64).
@@ -83,32 +86,59 @@ func buildFilter(info *arch.Info, spec filterSpec) ([]bpf.Instruction, error) {
 		prog = append(prog, bpf.JumpIf{Cond: bpf.JumpEqual, Val: uint32(n), SkipFalse: uint8(len(block))})
 		prog = append(prog, block...)
 	}
+	// The lists become one table of verdicts, the first list naming a
+	// call deciding it, searched as a binary tree: about ten comparisons
+	// for any call instead of hundreds. The kernel runs the filter on
+	// every call it does not cache, and runs it for every call number
+	// when the filter is loaded (to find the calls it may cache), so a
+	// linear list of the whole policy cost every sandbox a millisecond.
+	verdicts := map[uint32]uint32{}
+	for _, c := range spec.argRules {
+		verdicts[uint32(info.SyscallNames[c.name])] = 0 // decided above
+	}
+	var table []verdict
 	for _, l := range spec.lists {
 		// A call this architecture lacks (open or iopl on arm64) cannot be
 		// made on it: it is left out. Package syscallpolicy's tests check
 		// every name against the x86-64 table, so a misspelt one is caught.
-		var nrs []uint32
 		for _, name := range l.names {
-			if n, ok := info.SyscallNames[name]; ok {
-				nrs = append(nrs, uint32(n))
+			n, ok := info.SyscallNames[name]
+			if _, seen := verdicts[uint32(n)]; !ok || seen {
+				continue
 			}
-		}
-		// A conditional jump reaches at most 255 instructions ahead: the
-		// list is cut into chunks, each ending with its return.
-		const chunk = math.MaxUint8
-		for start := 0; start < len(nrs); start += chunk {
-			names := nrs[start:min(start+chunk, len(nrs))]
-			for i, n := range names {
-				j := bpf.JumpIf{Cond: bpf.JumpEqual, Val: n, SkipTrue: uint8(len(names) - 1 - i)}
-				if i == len(names)-1 {
-					j.SkipFalse = 1 // past the return
-				}
-				prog = append(prog, j)
-			}
-			prog = append(prog, bpf.RetConstant{Val: l.action})
+			verdicts[uint32(n)] = l.action
+			table = append(table, verdict{nr: uint32(n), action: l.action})
 		}
 	}
-	return append(prog, bpf.RetConstant{Val: spec.defaultAction}), nil
+	slices.SortFunc(table, func(a, b verdict) int { return cmp.Compare(a.nr, b.nr) })
+	return append(prog, searchTree(table, spec.defaultAction)...), nil
+}
+
+// verdict is the action for one call number.
+type verdict struct{ nr, action uint32 }
+
+// searchTree compiles a binary search of table, sorted by number, for
+// the call number in the accumulator; every path returns, with def for a
+// number the table lacks. An inner node jumps to its upper half with an
+// unconditional jump, whose reach is not limited to 255 instructions.
+func searchTree(table []verdict, def uint32) []bpf.Instruction {
+	const leaf = 4
+	if len(table) <= leaf {
+		var prog []bpf.Instruction
+		for _, v := range table {
+			prog = append(prog, bpf.JumpIf{Cond: bpf.JumpEqual, Val: v.nr, SkipFalse: 1}, bpf.RetConstant{Val: v.action})
+		}
+		return append(prog, bpf.RetConstant{Val: def})
+	}
+	mid := len(table) / 2
+	lower, upper := searchTree(table[:mid], def), searchTree(table[mid:], def)
+	prog := []bpf.Instruction{
+		// At or above the middle: on to the jump to the upper half;
+		// below: over it, into the lower half.
+		bpf.JumpIf{Cond: bpf.JumpGreaterOrEqual, Val: table[mid].nr, SkipFalse: 1},
+		bpf.Jump{Skip: uint32(len(lower))},
+	}
+	return append(append(prog, lower...), upper...)
 }
 
 // compileRules compiles the rules of one call into a block every path of

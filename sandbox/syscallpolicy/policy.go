@@ -14,9 +14,8 @@ package syscallpolicy
 
 import "slices"
 
-// hot are the calls interpreters make most, first in the filter: a filter
-// is a linear program, and a call that matches early costs least where the
-// kernel cannot cache the verdict.
+// hot are the calls interpreters make most: every program of any language
+// needs them (rest are the others).
 var hot = []string{
 	"read", "write", "futex", "mmap", "munmap", "mprotect", "madvise", "brk",
 	"close", "openat", "newfstatat", "fstat", "statx", "lseek", "pread64",
@@ -150,11 +149,7 @@ var denied = []string{
 	"fanotify_init",
 }
 
-// Hot returns the allowed calls interpreters make most, in the order the
-// filter should test them.
-func Hot() []string { return slices.Clone(hot) }
-
-// Allowed returns every call allowed without condition: Hot, then the rest.
+// Allowed returns every call allowed without condition.
 func Allowed() []string { return slices.Concat(hot, rest) }
 
 // Omitted returns the calls of Docker's default allow-list that this
