@@ -57,19 +57,7 @@ func TestValidate(t *testing.T) {
 			r := ok()
 			tt.edit(&r)
 			err := r.Validate()
-			if tt.field == "" {
-				if err != nil {
-					t.Fatalf("want valid, got %v", err)
-				}
-				return
-			}
-			var ie *InputError
-			if !errors.As(err, &ie) {
-				t.Fatalf("want *InputError, got %v", err)
-			}
-			if ie.Field != tt.field || !strings.Contains(ie.Rule, tt.rule) {
-				t.Fatalf("got field %q rule %q; want field %q rule containing %q", ie.Field, ie.Rule, tt.field, tt.rule)
-			}
+			wantInputError(t, err, tt.field, tt.rule)
 		})
 	}
 }
@@ -97,5 +85,24 @@ func TestParseLanguage(t *testing.T) {
 	}
 	if _, ok := ParseLanguage("cobol"); ok {
 		t.Error("cobol accepted")
+	}
+}
+
+// wantInputError fails t unless err is nil when field is empty, or an
+// *InputError naming field with a rule containing rule.
+func wantInputError(t *testing.T, err error, field, rule string) {
+	t.Helper()
+	if field == "" {
+		if err != nil {
+			t.Fatalf("want valid, got %v", err)
+		}
+		return
+	}
+	var ie *InputError
+	if !errors.As(err, &ie) {
+		t.Fatalf("want *InputError, got %v", err)
+	}
+	if ie.Field != field || !strings.Contains(ie.Rule, rule) {
+		t.Fatalf("got field %q rule %q; want field %q rule containing %q", ie.Field, ie.Rule, field, rule)
 	}
 }

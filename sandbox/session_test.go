@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"errors"
 	"strings"
 	"testing"
 )
@@ -29,19 +28,7 @@ func TestCellValidate(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			err := tt.cell.Validate()
-			if tt.field == "" {
-				if err != nil {
-					t.Fatalf("want valid, got %v", err)
-				}
-				return
-			}
-			var ie *InputError
-			if !errors.As(err, &ie) {
-				t.Fatalf("want *InputError, got %v", err)
-			}
-			if ie.Field != tt.field || !strings.Contains(ie.Rule, tt.rule) {
-				t.Fatalf("got field %q rule %q; want field %q rule containing %q", ie.Field, ie.Rule, tt.field, tt.rule)
-			}
+			wantInputError(t, err, tt.field, tt.rule)
 		})
 	}
 }
