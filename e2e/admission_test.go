@@ -3,7 +3,6 @@ package e2e
 import (
 	"bufio"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -17,12 +16,7 @@ import (
 // another kind, and stays healthy afterwards.
 func TestQueueFull(t *testing.T) {
 	requireRoot(t)
-	dir := t.TempDir()
-	conf := filepath.Join(dir, "serve.json")
-	if err := os.WriteFile(conf, []byte(`{"max_concurrent": 1, "max_queue": 1}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	srv := startServer(t, "small server", filepath.Join(dir, "runs.db"), "--config", conf)
+	srv := startServer(t, "small server", filepath.Join(t.TempDir(), "runs.db"), configFlag(t, `{"max_concurrent": 1, "max_queue": 1}`)...)
 
 	const burst = 8
 	results := make([]httpResult, burst)

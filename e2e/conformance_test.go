@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -29,12 +28,8 @@ import (
 // may use every run place, not the fair share of half a tenant gets by
 // default: the suite sends 50 runs at once.
 func TestRemoteConformance(t *testing.T) {
-	dir := t.TempDir()
-	conf := filepath.Join(dir, "serve.json")
-	if err := os.WriteFile(conf, []byte(`{"redact": {"patterns": false}, "max_queue": 64, "tenant_defaults": {"max_concurrent_runs": 128}}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	srv := startServer(t, "server", filepath.Join(dir, "runs.db"), "--config", conf)
+	srv := startServer(t, "server", filepath.Join(t.TempDir(), "runs.db"),
+		configFlag(t, `{"redact": {"patterns": false}, "max_queue": 64, "tenant_defaults": {"max_concurrent_runs": 128}}`)...)
 	sandboxtest.RunWith(t, func(t *testing.T) sandbox.Runtime {
 		// No client timeout: the suite bounds every run with its context.
 		c, err := client.New(srv.URL)

@@ -46,11 +46,7 @@ func TestCrashRecovery(t *testing.T) {
 		extra = []string{"--max-concurrent", "1"}
 	case serveHasFlag(t, "config"): // {"max_concurrent": N} in a JSON file
 		maxConcurrent = 1
-		cfg := filepath.Join(t.TempDir(), "serve.json")
-		if err := os.WriteFile(cfg, []byte(`{"max_concurrent": 1}`), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		extra = []string{"--config", cfg}
+		extra = configFlag(t, `{"max_concurrent": 1}`)
 	}
 	nRuns := maxConcurrent + 2
 	if nRuns > 12 {

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -113,17 +112,8 @@ func (r repeatByte) Read(p []byte) (int, error) {
 // allows, is cut off with 408 naming the body, and the server serves on.
 func TestSlowBody(t *testing.T) {
 	requireRoot(t)
-	dir := t.TempDir()
-	conf := filepath.Join(dir, "serve.json")
-	if err := os.WriteFile(conf, []byte(`{"body_timeout": "1s"}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	srv := startServer(t, "server", filepath.Join(dir, "runs.db"), "--config", conf)
-	conn, err := net.Dial("tcp", strings.TrimPrefix(srv.URL, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	srv := startServer(t, "server", filepath.Join(t.TempDir(), "runs.db"), configFlag(t, `{"body_timeout": "1s"}`)...)
+	conn := srv.dial(t)
 	body := `{"language":"python","code":"print('slow')"}`
 	fmt.Fprintf(conn, "POST /v1/runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", len(body))
 	// Feed the body a byte every 200 ms from the side: 9 s in all, far past
@@ -181,17 +171,8 @@ func TestNoRedirects(t *testing.T) {
 // connections open; one in use is not.
 func TestIdleConnectionClosed(t *testing.T) {
 	requireRoot(t)
-	dir := t.TempDir()
-	conf := filepath.Join(dir, "serve.json")
-	if err := os.WriteFile(conf, []byte(`{"idle_timeout": "1s"}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	srv := startServer(t, "server", filepath.Join(dir, "runs.db"), "--config", conf)
-	conn, err := net.Dial("tcp", strings.TrimPrefix(srv.URL, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	srv := startServer(t, "server", filepath.Join(t.TempDir(), "runs.db"), configFlag(t, `{"idle_timeout": "1s"}`)...)
+	conn := srv.dial(t)
 	rd := bufio.NewReader(conn)
 	get := func() error {
 		if _, err := io.WriteString(conn, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {

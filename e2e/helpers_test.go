@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -567,4 +568,27 @@ func poll(timeout time.Duration, cond func() bool) bool {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// configFlag writes config, a serve --config JSON object, to a file of
+// its own and returns the flags that give it to startServer.
+func configFlag(t *testing.T, config string) []string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "serve.json")
+	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return []string{"--config", path}
+}
+
+// dial opens a raw TCP connection to the server, closed when t ends, for
+// tests that write HTTP by hand.
+func (s *server) dial(t *testing.T) net.Conn {
+	t.Helper()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(s.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
 }

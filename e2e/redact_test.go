@@ -40,13 +40,8 @@ raise type("E" + s, (Exception,), {})(s)
 // /v1/runs/{id}, the run list, the event streams), and, read from the
 // host once the server stopped, is in no file of its SQLite store.
 func TestSecretNowhere(t *testing.T) {
-	dir := t.TempDir()
-	conf := filepath.Join(dir, "serve.json")
-	if err := os.WriteFile(conf, []byte(`{"redact": {"secrets": ["`+configuredSecret+`"]}}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	db := filepath.Join(dir, "runs.db")
-	s := startServer(t, "server", db, "--config", conf)
+	db := filepath.Join(t.TempDir(), "runs.db")
+	s := startServer(t, "server", db, configFlag(t, `{"redact": {"secrets": ["`+configuredSecret+`"]}}`)...)
 	code, _ := json.Marshal(map[string]string{"language": "python", "code": secretEverywhere})
 	cell, _ := json.Marshal(map[string]string{"code": secretEverywhere})
 	post := func(path string, body []byte) httpResult {

@@ -11,7 +11,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -41,11 +40,7 @@ func TestServeEndpoints(t *testing.T) {
 	bodyLimit := int64(64 << 20)
 	if serveHasFlag(t, "config") {
 		bodyLimit = 1 << 20
-		cfg := filepath.Join(t.TempDir(), "serve.json")
-		if err := os.WriteFile(cfg, []byte(fmt.Sprintf(`{"max_body_bytes": %d}`, bodyLimit)), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		extra = []string{"--config", cfg}
+		extra = configFlag(t, fmt.Sprintf(`{"max_body_bytes": %d}`, bodyLimit))
 	}
 	s := startServer(t, "server", filepath.Join(t.TempDir(), "runs.db"), extra...)
 	c := s.Client
