@@ -93,21 +93,10 @@ func (l Limits) CPUTime() time.Duration { return time.Duration(l.CPUTimeMS) * ti
 // WithDefaults returns l with every zero field set from DefaultLimits
 // (FileSizeBytes from DiskBytes).
 func (l Limits) WithDefaults() Limits {
-	fill := func(v *int64, def int64) {
-		if *v == 0 {
-			*v = def
-		}
+	l = l.Or(DefaultLimits) // DefaultLimits has no FileSizeBytes of its own
+	if l.FileSizeBytes == 0 {
+		l.FileSizeBytes = l.DiskBytes
 	}
-	d := DefaultLimits
-	fill(&l.WallTimeMS, d.WallTimeMS)
-	fill(&l.CPUTimeMS, d.CPUTimeMS)
-	fill(&l.MemoryBytes, d.MemoryBytes)
-	fill(&l.Processes, d.Processes)
-	fill(&l.OutputBytes, d.OutputBytes)
-	fill(&l.DiskBytes, d.DiskBytes)
-	fill(&l.FileSizeBytes, l.DiskBytes)
-	fill(&l.OpenFiles, d.OpenFiles)
-	fill(&l.ArtifactBytes, d.ArtifactBytes)
 	return l
 }
 

@@ -55,6 +55,7 @@ func hideImagePath(base *BaseConfig) ([]RootEntry, error) {
 // mountinfo line names a path inside that other filesystem, not the
 // image's.
 func sameInode(a, b string) bool {
-	var sa, sb syscall.Stat_t
-	return syscall.Stat(a, &sa) == nil && syscall.Stat(b, &sb) == nil && sa.Ino == sb.Ino
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(fa, fb)
 }
