@@ -126,8 +126,8 @@ func (s *cellStream) add(b []byte) {
 	s.emit(b)
 	if s.truncated && s.onOver != nil {
 		// Called with mu held, so that whatever onOver records (the
-		// cell's status) is seen by the caller of end, and it acts
-		// before end returns and a next cell can start.
+		// cell's status) is seen once the cell's output is taken, and
+		// it acts before a next cell can start.
 		s.onOver()
 	}
 }

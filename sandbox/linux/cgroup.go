@@ -96,24 +96,22 @@ func newRunCgroup(name string, lim cgroupLimits) (runCgroup, error) {
 //
 // Such a cgroup is normally empty: a sandbox's init dies with the crucible
 // that started it (PDEATHSIG), and the kernel then kills the rest of its
-// PID namespace. But a session frozen between cells (see Session) holds on:
-// on cgroup v1 a frozen process dies of its pending SIGKILL only once
-// thawed. So a stale cgroup is thawed, whatever it still holds is killed
-// (it can only be a sandbox of the dead crucible: only crucible makes
-// cgroups here), and it is removed once empty, waiting at most
-// staleDrainWait for the kernel to reap.
+// PID namespace. But a crucible that died while a v1 cgroup was frozen
+// (for the moment cgroupV1.freeze or kill holds it) left processes that
+// die of their pending SIGKILL only once thawed. So a stale cgroup is
+// thawed, whatever it still holds is killed (it can only be a sandbox of
+// the dead crucible: only crucible makes cgroups here), and it is removed
+// once empty; the start waits at most staleDrainWait in all for the kernel
+// to reap.
 func removeStaleCgroups() {
-	unified := cgroups.Mode() == cgroups.Unified
-	var dirs []string // one per hierarchy; on v1 the freezer's first
-	if unified {
-		dirs = []string{filepath.Join(cgroupRoot, cgroupParent)}
-	} else {
-		dirs = append(dirs, filepath.Join(cgroupRoot, "freezer", cgroupParent))
+	dirs := []string{filepath.Join(cgroupRoot, cgroupParent)} // one per hierarchy
+	freezer := dirs[0]
+	if cgroups.Mode() != cgroups.Unified {
+		dirs = nil
 		for _, c := range v1Controllers {
-			if c != "freezer" {
-				dirs = append(dirs, filepath.Join(cgroupRoot, c, cgroupParent))
-			}
+			dirs = append(dirs, filepath.Join(cgroupRoot, c, cgroupParent))
 		}
+		freezer = filepath.Join(cgroupRoot, "freezer", cgroupParent)
 	}
 	stale := map[string]bool{}
 	for _, dir := range dirs {
@@ -126,16 +124,12 @@ func removeStaleCgroups() {
 			}
 		}
 	}
+	deadline := time.Now().Add(staleDrainWait)
 	for name := range stale {
-		first := filepath.Join(dirs[0], name)
-		if unified {
-			_ = os.WriteFile(filepath.Join(first, "cgroup.freeze"), []byte("0"), 0)
-		} else {
-			_ = os.WriteFile(filepath.Join(first, "freezer.state"), []byte("THAWED"), 0)
-		}
-		deadline := time.Now().Add(staleDrainWait)
+		group := filepath.Join(freezer, name)
+		_ = os.WriteFile(filepath.Join(group, "freezer.state"), []byte("THAWED"), 0) // v1 only
 		for {
-			pids := cgroupProcs(first)
+			pids := cgroupProcs(group)
 			if len(pids) == 0 || time.Now().After(deadline) {
 				break
 			}

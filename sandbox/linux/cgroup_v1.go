@@ -102,12 +102,10 @@ func (c *cgroupV1) setLimits(lim cgroupLimits) error {
 			}
 		}
 	}
+	c.lim.MemoryBytes = lim.MemoryBytes
 	if lim.Pids != c.lim.Pids {
-		if err := writeInt(c.file("pids", "pids.max"), lim.Pids); err != nil {
-			return err
-		}
+		return c.setPidsMax(lim.Pids)
 	}
-	c.lim = lim
 	return nil
 }
 
@@ -187,7 +185,7 @@ func (c *cgroupV1) freeze() error {
 	if err != nil {
 		return err
 	}
-	return waitStopped(procs, freezeTimeout)
+	return waitStopped(procs)
 }
 
 // thaw lets the processes freeze stopped run again. Stopped processes
@@ -201,18 +199,16 @@ func (c *cgroupV1) thaw() error {
 }
 
 // waitStopped waits until every process of procs is stopped (or gone),
-// polling /proc, for at most timeout.
-func waitStopped(procs []cgroup1.Process, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for _, p := range procs {
-		for pause := 10 * time.Microsecond; !stoppedOrGone(p.Pid); pause = min(2*pause, time.Millisecond) {
-			if time.Now().After(deadline) {
-				return fmt.Errorf("process %d did not stop within %s", p.Pid, timeout)
+// polling /proc as setFreezer polls, for at most freezeTimeout.
+func waitStopped(procs []cgroup1.Process) error {
+	return setFreezer("stopped", freezeTimeout, func() error { return nil }, func() (bool, error) {
+		for _, p := range procs {
+			if !stoppedOrGone(p.Pid) {
+				return false, nil
 			}
-			time.Sleep(pause)
 		}
-	}
-	return nil
+		return true, nil
+	})
 }
 
 // stoppedOrGone reports whether process pid is stopped, a zombie, or gone.

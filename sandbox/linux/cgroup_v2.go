@@ -42,7 +42,7 @@ func (c *cgroupV2) setLimits(lim cgroupLimits) error {
 	if err := writeInt(filepath.Join(c.path, "memory.max"), lim.MemoryBytes); err != nil {
 		return err
 	}
-	return writeInt(filepath.Join(c.path, "pids.max"), lim.Pids)
+	return c.setPidsMax(lim.Pids)
 }
 
 func (c *cgroupV2) setPidsMax(n int64) error {
@@ -86,15 +86,14 @@ func (c *cgroupV2) usage() (cgroupUsage, error) {
 	return u, err
 }
 
-func (c *cgroupV2) freeze() error { return c.setFreezer(1) }
+func (c *cgroupV2) freeze() error { return c.setFreezer(1, "frozen") }
 
-func (c *cgroupV2) thaw() error { return c.setFreezer(0) }
+func (c *cgroupV2) thaw() error { return c.setFreezer(0, "thawed") }
 
 // setFreezer writes cgroup.freeze until cgroup.events says "frozen" is the
 // same (the kernel updates it once every task has stopped, or at once on
 // a thaw).
-func (c *cgroupV2) setFreezer(frozen int64) error {
-	state := map[int64]string{0: "thawed", 1: "frozen"}[frozen]
+func (c *cgroupV2) setFreezer(frozen int64, state string) error {
 	return setFreezer(state, freezeTimeout, func() error { return writeInt(filepath.Join(c.path, "cgroup.freeze"), frozen) },
 		func() (bool, error) {
 			v, err := readKeyed(filepath.Join(c.path, "cgroup.events"), "frozen")

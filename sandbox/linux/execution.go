@@ -207,7 +207,7 @@ func (x *execution) supervise(ctx context.Context, started time.Time) (time.Time
 // lowered first: moved out first, init would free its places under the
 // limit armPids set, and the program could take them before the limit fell.
 func (x *execution) leaveCgroup() error {
-	if err := x.p.cg.setLimits(cgroupLimits{MemoryBytes: x.lim.MemoryBytes, Pids: x.lim.Processes}); err != nil {
+	if err := x.p.cg.setPidsMax(x.lim.Processes); err != nil {
 		return err
 	}
 	if err := x.p.cg.evict(x.p.cmd.Process.Pid); err != nil {

@@ -66,10 +66,7 @@ type Runtime struct {
 	// initPath is the executable every sandbox's init is started from.
 	initPath string
 	// base is what every sandbox shares; each gets a copy with its uid.
-	base sandboxinit.BaseConfig
-	// identity is set when the runtime writes the root's /etc/passwd and
-	// /etc/group, which then name each sandbox's own uid.
-	identity            bool
+	base                sandboxinit.BaseConfig
 	uids                *uidAllocator
 	imageDigest         string
 	env                 []string
@@ -110,7 +107,6 @@ func New(opts Options) (*Runtime, error) {
 	}
 	r := &Runtime{
 		base:                sandboxinit.BaseConfig{Hostname: sandboxinit.Hostname, TmpSeed: opts.TmpSeed},
-		identity:            opts.RootFS == "",
 		uids:                uids,
 		defaultCgroupLimits: cgroupLimitsFor(sandbox.DefaultLimits),
 		imageDigest:         opts.ImageDigest,

@@ -92,9 +92,9 @@ func buildFilter(info *arch.Info, spec filterSpec) ([]bpf.Instruction, error) {
 	// every call it does not cache, and runs it for every call number
 	// when the filter is loaded (to find the calls it may cache), so a
 	// linear list of the whole policy cost every sandbox a millisecond.
-	verdicts := map[uint32]uint32{}
+	decided := map[uint32]bool{}
 	for _, c := range spec.argRules {
-		verdicts[uint32(info.SyscallNames[c.name])] = 0 // decided above
+		decided[uint32(info.SyscallNames[c.name])] = true // by its rules, above
 	}
 	var table []verdict
 	for _, l := range spec.lists {
@@ -103,10 +103,10 @@ func buildFilter(info *arch.Info, spec filterSpec) ([]bpf.Instruction, error) {
 		// every name against the x86-64 table, so a misspelt one is caught.
 		for _, name := range l.names {
 			n, ok := info.SyscallNames[name]
-			if _, seen := verdicts[uint32(n)]; !ok || seen {
+			if !ok || decided[uint32(n)] {
 				continue
 			}
-			verdicts[uint32(n)] = l.action
+			decided[uint32(n)] = true
 			table = append(table, verdict{nr: uint32(n), action: l.action})
 		}
 	}

@@ -85,13 +85,12 @@ type Session struct {
 	// that nothing used between cells (before the session is stopped)
 	// goes unaccounted, and a cell reads the cgroup once, at its end.
 	billed cgroupUsage
-	// idle stops the session idleStopAfter after cell idleAfter, unless
-	// another has started; stopped says it did. Guarded by cellMu.
-	idle      *time.Timer
-	idleAfter int
-	stopped   bool
-	lifeMu    sync.RWMutex // Close excludes every other use
-	closed    bool
+	// idle stops the session idleStopAfter after a cell, unless another
+	// has started (see resume); stopped says it did. Guarded by cellMu.
+	idle    *time.Timer
+	stopped bool
+	lifeMu  sync.RWMutex // Close excludes every other use
+	closed  bool
 	// closing is set by Close before it kills the sandbox, so that a cell
 	// running then can tell why its interpreter vanished.
 	closing atomic.Bool
@@ -292,7 +291,6 @@ const idleStopAfter = 20 * time.Millisecond
 // stopWhenIdle stops the session idleStopAfter from now, unless a cell
 // starts first; cellMu is held.
 func (s *Session) stopWhenIdle() {
-	s.idleAfter = s.cells
 	if s.idle == nil {
 		s.idle = time.AfterFunc(idleStopAfter, s.stopIdle)
 		return
@@ -308,7 +306,7 @@ func (s *Session) stopIdle() {
 		return
 	}
 	defer s.cellMu.Unlock()
-	if s.cells != s.idleAfter || s.stopped || s.closing.Load() {
+	if s.stopped || s.closing.Load() {
 		return
 	}
 	if err := s.p.cg.freeze(); err != nil {
@@ -385,12 +383,14 @@ func (s *Session) runCell(ctx context.Context, cell sandbox.Cell, n int) (sandbo
 		interrupt(sandbox.StatusOutputLimit, "output limit of "+units.BytesSize(float64(s.lim.OutputBytes))+" reached; the cell was interrupted")
 	}
 	out := newSerialOutput(cell.OnOutput)
-	s.stdout.begin(s.lim.OutputBytes, outputOver, out)
-	s.stderr.begin(s.lim.OutputBytes, outputOver, out)
+	// Resumed first: a session that cannot be leaves its streams between
+	// cells. What the session writes before begin is kept for this cell.
 	if err := s.resume(); err != nil {
 		s.kill()
 		return sandbox.Result{}, &sandbox.PlatformError{Op: "resume the session", Err: err}
 	}
+	s.stdout.begin(s.lim.OutputBytes, outputOver, out)
+	s.stderr.begin(s.lim.OutputBytes, outputOver, out)
 	token := newSessionID()
 	req, _ := json.Marshal(kernel.Request{ID: n, Code: cell.Code, Token: token})
 	start := time.Now()
@@ -515,12 +515,11 @@ func fillStreams(res *sandbox.Result) {
 //
 // The kernel flushes the cell's output before it replies, so every byte
 // the cell wrote is in the pipes when the reply comes: what they hold
-// then ends the cell's output (see cellStream.end). A reply already behind
+// then ends the cell's output (see cellStream.endAnswered). A reply already behind
 // this one is a second reply for the cell: it ends the session. The
 // session is stopped idleStopAfter later, unless another cell comes first.
 func (s *Session) finishCell(ctx context.Context, res sandbox.Result, reply kernel.Reply, stop *cellStop, usage0 cgroupUsage, start time.Time, before map[string]unix.Stat_t) (sandbox.Result, error) {
 	wall := time.Since(start)
-	defer s.stopWhenIdle()
 	if err := s.collectAnswered(&res); err != nil {
 		s.kill()
 		return s.kernelGone(res, usage0, start, "the cell's output could not be read ("+err.Error()+"); the session was killed")
@@ -529,6 +528,7 @@ func (s *Session) finishCell(ctx context.Context, res sandbox.Result, reply kern
 		s.kill()
 		return s.kernelGone(res, usage0, start, reason)
 	}
+	defer s.stopWhenIdle()
 	res.Metrics.WallMS = ms(wall)
 	usage, _ := s.p.cg.usage()
 	s.billed = usage
@@ -546,8 +546,9 @@ func (s *Session) finishCell(ctx context.Context, res sandbox.Result, reply kern
 		res.Status, res.Reason = stop.status, stop.reason
 	}
 	// A cell whose output went past the limit ends as output_limit however
-	// the reads fell: when its last bytes and its end marker came in one
-	// read, it finished before the interrupt could be sent.
+	// the reads fell: when the reply came before the reader took its last
+	// bytes, endAnswered found them past the cap with no interrupt left to
+	// send.
 	if stop.status == "" && (res.StdoutTruncated || res.StderrTruncated) {
 		res.Status = sandbox.StatusOutputLimit
 		res.Reason = "output limit of " + units.BytesSize(float64(s.lim.OutputBytes)) + " reached"

@@ -70,8 +70,7 @@ func CheckUIDRange(base, count int) error {
 // safe for concurrent use.
 type uidAllocator struct {
 	base, count int
-	lockFile    *os.File // kept open: closing it would drop every lock
-	lockFD      int      // its descriptor; byte uid is locked while uid is held (see uidLockPath)
+	lockFile    *os.File // kept open: closing it would drop every lock; byte uid is locked while uid is held (see uidLockPath)
 
 	mu   sync.Mutex
 	next int // offset of the next uid to try
@@ -79,11 +78,9 @@ type uidAllocator struct {
 }
 
 // newUIDAllocator prepares the range [base, base+count), coordinated with
-// every other allocator on the host through the lock file at lockPath.
+// every other allocator on the host through the lock file at lockPath; the
+// caller has checked the range (CheckUIDRange, as New does).
 func newUIDAllocator(base, count int, lockPath string) (*uidAllocator, error) {
-	if err := CheckUIDRange(base, count); err != nil {
-		return nil, err
-	}
 	if err := os.MkdirAll(filepath.Dir(lockPath), 0o700); err != nil {
 		return nil, fmt.Errorf("sandbox uid locks: %w", err)
 	}
@@ -91,7 +88,7 @@ func newUIDAllocator(base, count int, lockPath string) (*uidAllocator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sandbox uid locks: %w", err)
 	}
-	return &uidAllocator{base: base, count: count, lockFile: f, lockFD: int(f.Fd()), held: map[int]struct{}{}}, nil
+	return &uidAllocator{base: base, count: count, lockFile: f, held: map[int]struct{}{}}, nil
 }
 
 // take returns a uid no live sandbox has, and holds it until give. Uids
@@ -140,5 +137,5 @@ func (a *uidAllocator) give(uid int) {
 // setLock locks or unlocks uid's byte of the lock file, without waiting.
 func (a *uidAllocator) setLock(uid int, typ int16) error {
 	lk := unix.Flock_t{Type: typ, Whence: 0, Start: int64(uid), Len: 1}
-	return unix.FcntlFlock(uintptr(a.lockFD), unix.F_OFD_SETLK, &lk)
+	return unix.FcntlFlock(a.lockFile.Fd(), unix.F_OFD_SETLK, &lk)
 }
