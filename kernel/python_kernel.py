@@ -174,9 +174,6 @@ def run_cell(request):
     filename = "<cell-%d>" % request["id"]
     reply = {"id": request["id"], "token": request["token"], "status": "ok"}
     try:
-        # A cell may have replaced the handler; the next one gets the
-        # kernel's back.
-        signal.signal(signal.SIGINT, on_interrupt)
         CELL_RUNNING = True
         tree = ast.parse(request["code"], filename, "exec")
         last = None
@@ -196,11 +193,18 @@ def run_cell(request):
                             reply["html"] = text
                     except Exception:
                         pass
-        CELL_RUNNING = False
     except BaseException as exc:  # KeyboardInterrupt and SystemExit included
         CELL_RUNNING = False
         reply["status"] = "error"
         reply["error"] = describe(exc, filename)
+    finally:
+        CELL_RUNNING = False
+        # A cell may have replaced the handler: the kernel's is back before
+        # the reply, so that a late SIGINT cannot end the kernel.
+        try:
+            signal.signal(signal.SIGINT, on_interrupt)
+        except BaseException:
+            pass
     return reply
 
 

@@ -100,8 +100,8 @@ type Artifact struct {
 	// SHA256 is the hex SHA-256 of the content. It is empty when the host
 	// did not read the file: content omitted from a file that is mostly
 	// holes (apparent size above the data written, as ftruncate makes), or
-	// once the run's artifact and disk budgets are spent. A digest given is
-	// always of the whole content.
+	// once the run's artifact and disk budgets are spent; and when the
+	// content is Withheld. A digest given is always of the whole content.
 	SHA256 string `json:"sha256"`
 	// Content is the file's bytes, unless ContentOmitted.
 	Content Data `json:"content,omitempty"`

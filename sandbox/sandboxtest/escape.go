@@ -278,15 +278,9 @@ print(json.dumps(out))
 
 func testPrivilegedSyscalls(t *testing.T, s *suite) {
 	tok := newToken()
-	vars := map[string]string{"TOKEN": tok}
 	// Calls without a libc wrapper are made by number.
-	info, err := arch.GetInfo("")
-	if err != nil {
-		t.Skipf("no system call table for this architecture: %v", err)
-	}
-	for _, name := range []string{"clone", "pidfd_getfd", "process_madvise", "open_tree_attr"} {
-		vars["NR_"+name] = strconv.Itoa(info.SyscallNames[name])
-	}
+	vars := syscallVars(t, "clone", "pidfd_getfd", "process_madvise", "open_tree_attr")
+	vars["TOKEN"] = tok
 	// Each call runs in a child of its own: one that wrongly succeeds
 	// (a new user namespace, a tracer) cannot change what the next sees.
 	code := program(`import ctypes, errno, json, os, subprocess
@@ -610,4 +604,20 @@ func oneID(line string) (int, bool) {
 	}
 	id, err := strconv.Atoi(f[0])
 	return id, err == nil && id > 0
+}
+
+// syscallVars returns NR_<name> for each call, its number on this
+// architecture, for programs that make calls by number; it skips t where
+// no table is known.
+func syscallVars(t *testing.T, names ...string) map[string]string {
+	t.Helper()
+	info, err := arch.GetInfo("")
+	if err != nil {
+		t.Skipf("no system call table for this architecture: %v", err)
+	}
+	vars := map[string]string{}
+	for _, name := range names {
+		vars["NR_"+name] = strconv.Itoa(info.SyscallNames[name])
+	}
+	return vars
 }

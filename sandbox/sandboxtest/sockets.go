@@ -87,9 +87,9 @@ def make(pair, family, kind, protocol):
     fds = (ctypes.c_int * 2)()
     ctypes.set_errno(0)
     if pair:
-        ret = libc.syscall(ctypes.c_long(53), ctypes.c_long(family), ctypes.c_long(kind), ctypes.c_long(protocol), fds)
+        ret = libc.syscall(ctypes.c_long({{NR_socketpair}}), ctypes.c_long(family), ctypes.c_long(kind), ctypes.c_long(protocol), fds)
     else:
-        ret = libc.syscall(ctypes.c_long(41), ctypes.c_long(family), ctypes.c_long(kind), ctypes.c_long(protocol))
+        ret = libc.syscall(ctypes.c_long({{NR_socket}}), ctypes.c_long(family), ctypes.c_long(kind), ctypes.c_long(protocol))
     if ret == -1:
         e = ctypes.get_errno()
         return errno.errorcode.get(e, str(e))
@@ -116,7 +116,9 @@ func testSocketFamilies(t *testing.T, s *suite) {
 		cases[i] = []any{c.name, c.pair, c.family, c.kind, c.protocol}
 	}
 	casesJSON, _ := json.Marshal(cases)
-	code := program(socketProgram, map[string]string{"CASES": string(casesJSON), "PORT": strconv.Itoa(port)})
+	vars := syscallVars(t, "socket", "socketpair")
+	vars["CASES"], vars["PORT"] = string(casesJSON), strconv.Itoa(port)
+	code := program(socketProgram, vars)
 
 	// From the host: while the program runs, try to take the same vsock
 	// port. EADDRINUSE means the sandbox holds a port of the machine.

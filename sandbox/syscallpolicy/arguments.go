@@ -1,8 +1,6 @@
 package syscallpolicy
 
 import (
-	"slices"
-
 	"golang.org/x/sys/unix"
 )
 
@@ -71,13 +69,3 @@ func SocketRules() []SocketRule {
 // SocketpairFamilies returns the address families socketpair(2) is
 // allowed in: only Unix sockets make pairs that programs use.
 func SocketpairFamilies() []int { return []int{unix.AF_UNIX} }
-
-// SocketAllowed reports whether SocketRules allow socket(family, _, protocol).
-func SocketAllowed(family, protocol int) bool {
-	i := slices.IndexFunc(SocketRules(), func(r SocketRule) bool { return r.Family == family })
-	if i < 0 {
-		return false
-	}
-	p := SocketRules()[i].Protocols
-	return p == nil || slices.Contains(p, protocol)
-}

@@ -169,8 +169,9 @@ func loopbackUp() error {
 //
 // RLIMIT_NPROC counts the processes and threads of a user across the whole
 // host. Every sandbox has a uid of its own (see the host's uids.go), so it
-// is a per-sandbox cap, set to the run's process limit: a second wall
-// behind the cgroup's pids limit, which it equals. Left inherited from the
+// is a per-sandbox cap, set to at least the run's process limit (a warm
+// interpreter's is the largest a run may ask): a second wall behind the
+// cgroup's pids limit, the exact one. Left inherited from the
 // host (root's, thousands) it would be one more quota shared by sandboxes.
 func setRlimits(cfg *RunConfig) error {
 	limits := []struct {
