@@ -126,3 +126,9 @@ func ArtifactMetas(as []sandbox.Artifact) []ArtifactMeta {
 	}
 	return ms
 }
+
+// Artifact is the artifact m describes, without its content, as a replay
+// of the run's record gives it.
+func (m ArtifactMeta) Artifact() sandbox.Artifact {
+	return sandbox.Artifact{Name: m.Name, MIME: m.MIME, Size: m.Size, SHA256: m.SHA256, Withheld: m.Withheld}
+}

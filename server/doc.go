@@ -1,14 +1,14 @@
-// Package server is Crucible's HTTP service: one process serving the runs
-// and sessions of one runtime over JSON, with run records in a store.Store.
+// Package server is Crucible's HTTP transport: it decodes requests, calls
+// the core pipeline (package service) and encodes its answers, over JSON.
 //
 //   - POST /v1/runs runs a sandbox.Request and answers its Result, with the
 //     run's "id" and "cache_hit"; ?async=1 answers 202 at once and the run
 //     proceeds in the background; ?stream=1 answers Server-Sent Events of
-//     the output while the code runs, then the result (stream.go);
-//     ?cache=0 bypasses the result cache. GET /v1/runs/{id} and GET
-//     /v1/runs read the run records; GET /v1/runs/{id}/events follows a
-//     run (feed.go); GET /v1/runs/{id}/artifacts/{name} downloads an
-//     artifact.
+//     the output while the code runs, then the result (events.go);
+//     ?cache=1 lets an identical earlier run answer. GET /v1/runs/{id} and
+//     GET /v1/runs read the run records; GET /v1/runs/{id}/events follows
+//     a run (service.Service.Follow); GET /v1/runs/{id}/artifacts/{name}
+//     downloads an artifact.
 //   - /v1/sessions creates, drives (also streamed) and deletes live Python
 //     sessions and their working-directory files.
 //   - GET /healthz, GET /metrics (Prometheus) and GET /openapi.json are
@@ -18,11 +18,11 @@
 // owns the runs, artifacts, cache entries and sessions it creates; another
 // tenant's are answered 404, exactly like missing ones. While no key exists
 // and Config.RequireKeys is off, every request acts as DefaultTenant.
-// TenantLimits bound each tenant's concurrent runs, open sessions and
-// request size.
+// service.TenantLimits bound each tenant's concurrent runs, open sessions
+// and request size.
 //
-// Every run passes admission: at most Config.MaxConcurrent execute and at
-// most Config.MaxQueue wait; beyond that a run is refused with 429 and
+// Every run passes the service's admission: at most
+// service.Config.MaxConcurrent execute and at most MaxQueue wait; beyond that a run is refused with 429 and
 // Retry-After, so the backlog is always bounded. Everything a program made
 // (output, errors, artifacts and their names, a session's files and their
 // names) and the code kept in a record are redacted by a policy.Redactor
@@ -35,6 +35,6 @@
 // unavailable (the server is shutting down), withheld (a binary file that
 // holds a secret) and internal.
 //
-// Sessions live in the runtime, not in the store: they do not survive a
-// restart of the server.
+// Sessions live in the service's registry, not in the store: they do not
+// survive a restart of the server.
 package server

@@ -54,15 +54,23 @@ func (s *Server) createRun(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Location", "/v1/runs/"+acc.ID)
 		writeJSON(w, http.StatusAccepted, acc)
 	case stream:
-		// The run ends when this client goes away.
-		acc, err := s.svc.Start(r.Context(), tenant, req, opts)
-		if err != nil {
-			s.fail(w, "start run", err)
+		// The run ends when this client goes away. The stream starts with
+		// the first event: a refused run is still an error answer.
+		var es *eventStream
+		emit := func(e service.Event) bool {
+			if es == nil {
+				es = startEventStream(w)
+			}
+			return es.emit(e)
+		}
+		err := s.svc.Stream(r.Context(), tenant, req, opts, emit)
+		if es == nil {
+			if err != nil {
+				s.fail(w, "start run", err)
+			}
 			return
 		}
-		es := startEventStream(w)
-		defer es.close()
-		_ = s.svc.Follow(r.Context(), tenant, acc.ID, es.emit)
+		es.close()
 	default:
 		res, err := s.svc.Run(r.Context(), tenant, req, opts)
 		if err != nil {

@@ -65,7 +65,7 @@ func newMetrics(activeSessions func() float64, pools func() map[string]PoolStats
 	m.reg.MustRegister(m.runs, m.cells, m.duration, m.queueDepth, m.cacheHits, m.cacheMisses,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Namespace: namespace, Name: "active_sessions",
-			Help: "Sessions open in the runtime.",
+			Help: "Sessions open in the service.",
 		}, activeSessions),
 		poolCollector{pools},
 		collectors.NewGoCollector(),

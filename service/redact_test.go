@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crucible-sandbox/crucible/api"
 	"github.com/crucible-sandbox/crucible/policy"
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/service"
@@ -269,4 +270,61 @@ func orFail[T any](t *testing.T, v T, err error) T {
 		t.Fatal(err)
 	}
 	return v
+}
+
+// TestReplayKeepsWithheld proves a finished run followed from its record
+// gives its artifacts as the live run did: an artifact withheld for
+// holding a secret still says why.
+func TestReplayKeepsWithheld(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "runs.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	red, err := policy.NewRedactor(policy.RedactConfig{Secrets: []string{leakedSecret}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := service.New(service.Config{Runtime: leakyRuntime{}, Store: st, Redactor: red,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := svc.Run(ctx, "t", py("print(1)"), service.RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	withheld := map[string]string{}
+	for _, a := range run.Artifacts {
+		if a.Withheld != "" {
+			withheld[a.Name] = a.Withheld
+		}
+	}
+	if len(withheld) == 0 {
+		t.Fatal("the run withheld no artifact: the test shows nothing")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if rec, err := svc.Get(ctx, "t", run.ID); err == nil && rec.Status != "running" && rec.Status != "queued" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the run's record was not finished in time")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	var replayed *api.RunResponse
+	if err := svc.Follow(ctx, "t", run.ID, func(e service.Event) bool {
+		if e.Kind == service.EventResult {
+			replayed = e.Result
+		}
+		return true
+	}); err != nil || replayed == nil {
+		t.Fatalf("Follow of the finished run: %v, result %v", err, replayed)
+	}
+	for _, a := range replayed.Artifacts {
+		if want, ok := withheld[a.Name]; ok && a.Withheld != want {
+			t.Errorf("replayed artifact %q: withheld %q, want %q", a.Name, a.Withheld, want)
+		}
+	}
 }

@@ -68,6 +68,24 @@ func (s *Service) Run(ctx context.Context, tenant string, req sandbox.Request, o
 // it with Follow, or read its record with Get. A cache hit is answered
 // with its new record's ID and final status.
 func (s *Service) Start(ctx context.Context, tenant string, req sandbox.Request, opts RunOptions) (api.RunAccepted, error) {
+	return s.start(ctx, tenant, req, opts, true)
+}
+
+// Stream runs tenant's req as Start does and follows it as Follow does,
+// until the run ends, ctx ends or emit returns false. The caller learns
+// the ID from the first event, not before: the record is created while
+// the run goes on, as Run's is.
+func (s *Service) Stream(ctx context.Context, tenant string, req sandbox.Request, opts RunOptions, emit func(Event) bool) error {
+	acc, err := s.start(ctx, tenant, req, opts, false)
+	if err != nil {
+		return err
+	}
+	return s.Follow(ctx, tenant, acc.ID, emit)
+}
+
+// start is Start; recordFirst says the record must exist before the ID
+// is answered (Start's caller may read it at once).
+func (s *Service) start(ctx context.Context, tenant string, req sandbox.Request, opts RunOptions, recordFirst bool) (api.RunAccepted, error) {
 	p, hit, err := s.prepare(ctx, tenant, &req, opts)
 	if err != nil || hit != nil {
 		opts.Payload.Release()
@@ -76,8 +94,10 @@ func (s *Service) Start(ctx context.Context, tenant string, req sandbox.Request,
 		}
 		return api.RunAccepted{}, err
 	}
-	// The record exists before its ID is answered.
-	if s.cfg.Store != nil {
+	switch {
+	case !recordFirst:
+		p.writes.create(*p.rec)
+	case s.cfg.Store != nil:
 		if err := s.cfg.Store.Create(ctx, p.rec); err != nil {
 			p.ticket.leave()
 			opts.Payload.Release()
@@ -286,7 +306,7 @@ func recordResult(rec *api.Run, res sandbox.Result, redactions int) {
 func resultOf(rec *api.Run) sandbox.Result {
 	var as []sandbox.Artifact
 	for _, m := range rec.Artifacts {
-		as = append(as, sandbox.Artifact{Name: m.Name, MIME: m.MIME, Size: m.Size, SHA256: m.SHA256})
+		as = append(as, m.Artifact())
 	}
 	return sandbox.Result{
 		Status: rec.Status, Reason: rec.Reason,
