@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Sets up the machine (scripts/setup.sh), then runs `go vet` and every test.
+# Sets up the machine (scripts/setup.sh), then runs `go vet`, staticcheck,
+# every test and the race tests.
 # The sandbox tests need root; setup.sh refuses to go on without it.
 #
 #   scripts/test.sh           vet, staticcheck, tests, race tests
@@ -19,7 +20,7 @@ for arg in "$@"; do
 	--bench) bench=true ;;
 	--soak) soak=true ;;
 	-h | --help)
-		sed -n '2,9s/^# \{0,1\}//p' "$0"
+		sed -n '2,/^set -/{/^#/s/^# \{0,1\}//p}' "$0"
 		exit 0
 		;;
 	*)

@@ -331,13 +331,6 @@ func (f *benchAPIFlags) check() (sandbox.Request, error) {
 	return req, req.Validate()
 }
 
-// platformError reports err, a failure of this host or of Crucible, and
-// returns the platform-failure exit code.
-func platformError(err error) error {
-	fmt.Fprintln(os.Stderr, "crucible:", err)
-	return exitCodeError(exitInternal)
-}
-
 // outcome is how one request ended: ok, refused with 429, or failed.
 type outcome struct {
 	err        error

@@ -46,8 +46,7 @@ func startRuntime(rootfs, imageName, store string, adjust func(*linux.Options)) 
 	}
 	rt, err := linux.New(opts)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "crucible:", err)
-		return nil, exitCodeError(exitInternal)
+		return nil, platformError(err)
 	}
 	return rt, nil
 }

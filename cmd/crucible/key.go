@@ -130,15 +130,13 @@ func withStore(ctx context.Context, db string, fn func(store.Store) error) error
 	}
 	st, err := store.Open(ctx, db)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "crucible:", err)
-		return exitCodeError(exitInternal)
+		return platformError(err)
 	}
 	defer st.Close()
 	err = fn(st)
 	var ec exitCodeError
 	if err != nil && !asExitCode(err, &ec) {
-		fmt.Fprintln(os.Stderr, "crucible:", err)
-		return exitCodeError(exitInternal)
+		return platformError(err)
 	}
 	return err
 }

@@ -139,6 +139,13 @@ func usageError(err error) error {
 	return exitCodeError(exitUsage)
 }
 
+// platformError reports err, a failure of this host or of Crucible, and
+// returns the platform-failure exit code.
+func platformError(err error) error {
+	errorLine(err)
+	return exitCodeError(exitInternal)
+}
+
 // request builds the Request from the flags.
 func (f *runFlags) request(args []string) (sandbox.Request, error) {
 	var req sandbox.Request

@@ -10,7 +10,7 @@ import (
 )
 
 // maxNameBytes caps a cleaned file name, leaving room under Linux's
-// NAME_MAX (255) for a "cellN-" prefix and a "-N" suffix on collision.
+// NAME_MAX (255) for the "-N" numberedName adds on a collision.
 const maxNameBytes = 200
 
 // cleanName turns a name a sandboxed program chose (an artifact's path in
@@ -30,8 +30,8 @@ const maxNameBytes = 200
 func cleanName(name string) string {
 	name = norm.NFC.String(strings.ToValidUTF8(name, "_"))
 	name = strings.Map(func(r rune) rune {
-		if r == '/' || r == '\\' || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) ||
-			unicode.Is(unicode.Bidi_Control, r) || r == utf8.RuneError {
+		if r == '/' || r == '\\' || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || // Cf holds every bidi control
+			r == utf8.RuneError {
 			return '_'
 		}
 		return r

@@ -128,14 +128,12 @@ func serve(ctx context.Context, f *serveFlags) error {
 
 	st, err := store.Open(ctx, f.db)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "crucible:", err)
-		return exitCodeError(exitInternal)
+		return platformError(err)
 	}
 	defer st.Close()
 	keys, err := st.ActiveKeys(ctx)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "crucible:", err)
-		return exitCodeError(exitInternal)
+		return platformError(err)
 	}
 	// Without a key, anyone who can reach the server could run code on
 	// this host: only loopback is allowed then.
@@ -163,13 +161,11 @@ func serve(ctx context.Context, f *serveFlags) error {
 	srv, err := server.New(server.Config{Service: svc, Keys: st, RequireKeys: !loopback, BodyTimeout: conf.bodyTimeout,
 		IdleTimeout: conf.idleTimeout, Logger: log})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "crucible:", err)
-		return exitCodeError(exitInternal)
+		return platformError(err)
 	}
 	ln, err := net.Listen("tcp", f.addr)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "crucible:", err)
-		return exitCodeError(exitInternal)
+		return platformError(err)
 	}
 	hs := srv.NewHTTPServer()
 	served := make(chan error, 1)
@@ -183,8 +179,7 @@ func serve(ctx context.Context, f *serveFlags) error {
 
 	select {
 	case err := <-served:
-		fmt.Fprintln(os.Stderr, "crucible:", err)
-		return exitCodeError(exitInternal)
+		return platformError(err)
 	case <-ctx.Done():
 	}
 	log.Info("shutting down: waiting for runs in progress", "grace", shutdownGrace)

@@ -29,8 +29,8 @@ type serveConfig struct {
 	MaxSessions int `json:"max_sessions"`
 	// MaxBodyBytes caps a request body (default 64 MiB).
 	MaxBodyBytes int64 `json:"max_body_bytes"`
-	// MaxPayloadBytes caps the request bodies held at once (default three
-	// times max_body_bytes).
+	// MaxPayloadBytes caps the request bodies held at once (default
+	// service.DefaultPayloadFactor, 2, times max_body_bytes).
 	MaxPayloadBytes int64 `json:"max_payload_bytes"`
 	// BodyTimeout is how long a request body may take to arrive, as a Go
 	// duration (default 30s).
@@ -110,10 +110,7 @@ func loadServeConfig(path string) (*serveConfig, error) {
 		return nil, fmt.Errorf("--config %s: maxima: %w", path, err)
 	}
 	if c.CacheTTL != nil {
-		d, err := time.ParseDuration(*c.CacheTTL)
-		if *c.CacheTTL == "0" {
-			d, err = 0, nil
-		}
+		d, err := time.ParseDuration(*c.CacheTTL) // "0" too: it is a duration
 		if err != nil || d < 0 {
 			return nil, fmt.Errorf("--config %s: cache_ttl must be a duration such as \"10m\", or \"0\" to turn the cache off, got %q", path, *c.CacheTTL)
 		}

@@ -102,8 +102,7 @@ func runSession(ctx context.Context, f *sessionFlags, d *display) error {
 	}
 	s, err := svc.OpenSession(ctx, server.DefaultTenant, req, service.SessionOptions{})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "crucible:", err)
-		return exitCodeError(exitInternal)
+		return platformError(err)
 	}
 	defer s.Close()
 	interactive := term.IsTerminal(int(os.Stdin.Fd()))
@@ -127,7 +126,7 @@ func runSession(ctx context.Context, f *sessionFlags, d *display) error {
 		stop()
 		switch {
 		case errors.Is(err, sandbox.ErrSessionClosed):
-			fmt.Fprintln(os.Stderr, "crucible: the session has ended")
+			d.status("crucible: the session has ended")
 			return exitCodeError(exitCodeFor(r.last))
 		case err != nil:
 			d.status("crucible: %v", err)
