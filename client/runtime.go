@@ -2,8 +2,6 @@ package client
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/url"
@@ -107,12 +105,11 @@ func internalError(op string, res sandbox.Result) error {
 // failedResult is the Result of req when it has none of its own:
 // StatusInternal, no program run.
 func failedResult(req sandbox.Request) sandbox.Result {
-	sum := sha256.Sum256([]byte(req.Code))
 	return sandbox.Result{
 		Status:   sandbox.StatusInternal,
 		ExitCode: -1,
 		Language: req.Language,
-		CodeHash: hex.EncodeToString(sum[:]),
+		CodeHash: sandbox.CodeHash(req.Code),
 		Limits:   req.Limits.WithDefaults(),
 	}
 }

@@ -1,5 +1,10 @@
 package sandbox
 
+import (
+	"crypto/sha256"
+	"encoding/hex"
+)
+
 // Status says how a run ended. It is exactly one of the constants below.
 type Status string
 
@@ -128,4 +133,10 @@ type Metrics struct {
 	// StartMS is the time taken to build the sandbox before the program
 	// started.
 	StartMS float64 `json:"start_ms"`
+}
+
+// CodeHash returns the hex SHA-256 of code, as Result.CodeHash holds it.
+func CodeHash(code string) string {
+	sum := sha256.Sum256([]byte(code))
+	return hex.EncodeToString(sum[:])
 }

@@ -2,8 +2,6 @@ package service
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"time"
 
@@ -198,14 +196,13 @@ func (s *Service) fromCache(ctx context.Context, tenant string, req sandbox.Requ
 // the store keeps passes redaction first, and code (a model's, say) may
 // hold a secret as well as print one.
 func (s *Service) newRecord(tenant string, req sandbox.Request) *api.Run {
-	sum := sha256.Sum256([]byte(req.Code))
 	code, _ := s.cfg.Redactor.RedactString(req.Code)
 	return &api.Run{
 		ID:          store.NewID(),
 		CreatedAt:   time.Now(),
 		Tenant:      tenant,
 		Language:    req.Language,
-		CodeHash:    hex.EncodeToString(sum[:]),
+		CodeHash:    sandbox.CodeHash(req.Code),
 		Code:        code,
 		ImageDigest: s.cfg.ImageDigest,
 		Limits:      req.Limits.WithDefaults(),

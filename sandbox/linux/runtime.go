@@ -178,7 +178,7 @@ func (r *Runtime) Run(ctx context.Context, req sandbox.Request) (sandbox.Result,
 	lim := req.Limits.WithDefaults()
 	res := sandbox.Result{
 		Language:    req.Language,
-		CodeHash:    codeHash(req.Code),
+		CodeHash:    sandbox.CodeHash(req.Code),
 		Limits:      lim,
 		ExitCode:    -1,
 		ImageDigest: r.imageDigest,

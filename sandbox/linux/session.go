@@ -361,7 +361,7 @@ func (s *Session) runCell(ctx context.Context, cell sandbox.Cell, n int) (sandbo
 	}
 	res := sandbox.Result{Language: sandbox.Python, Limits: s.lim, ImageDigest: s.rt.imageDigest, Stdout: sandbox.Data{}, Stderr: sandbox.Data{}}
 	res.Limits.WallTimeMS = wall.Milliseconds()
-	res.CodeHash = codeHash(cell.Code)
+	res.CodeHash = sandbox.CodeHash(cell.Code)
 	before := map[string]unix.Stat_t{}
 	for _, e := range s.work.walk() {
 		before[e.name] = e.stat
@@ -462,11 +462,6 @@ func (s *Session) runCell(ctx context.Context, cell sandbox.Cell, n int) (sandbo
 			return res, nil
 		}
 	}
-}
-
-func codeHash(code string) string {
-	sum := sha256.Sum256([]byte(code))
-	return hex.EncodeToString(sum[:])
 }
 
 // strayReply reports a reply, or a broken reply channel, while no cell
