@@ -303,23 +303,33 @@ type httpResult struct {
 // the test (or subtest) that fails if the request cannot be made.
 func (s *server) do(t *testing.T, method, path, contentType string, body io.Reader) httpResult {
 	t.Helper()
+	r, err := s.send(method, path, contentType, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// send is do for goroutines other than the test's, which must not call
+// t.Fatal: a request that cannot be made is an error.
+func (s *server) send(method, path, contentType string, body io.Reader) (httpResult, error) {
 	req, err := http.NewRequest(method, s.URL+path, body)
 	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
+		return httpResult{}, fmt.Errorf("%s %s: %v", method, path, err)
 	}
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}
 	resp, err := (&http.Client{Timeout: 60 * time.Second}).Do(req)
 	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
+		return httpResult{}, fmt.Errorf("%s %s: %v", method, path, err)
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		t.Fatalf("%s %s: reading the answer: %v", method, path, err)
+		return httpResult{}, fmt.Errorf("%s %s: reading the answer: %v", method, path, err)
 	}
-	return httpResult{Status: resp.StatusCode, Header: resp.Header, Body: b}
+	return httpResult{Status: resp.StatusCode, Header: resp.Header, Body: b}, nil
 }
 
 // wireError is the API's JSON error body.

@@ -27,7 +27,10 @@ type soakCase struct {
 // runExpect posts a run and checks its status and stdout.
 func runExpect(body, status, stdout string) func(*testing.T, *server) error {
 	return func(t *testing.T, srv *server) error {
-		r := srv.do(t, "POST", "/v1/runs", "application/json", strings.NewReader(body))
+		r, err := srv.send("POST", "/v1/runs", "application/json", strings.NewReader(body))
+		if err != nil {
+			return err
+		}
 		if r.Status != http.StatusOK {
 			return fmt.Errorf("status %d: %s", r.Status, clip(r.Body))
 		}
@@ -64,43 +67,62 @@ func TestSoak(t *testing.T) {
 		{"javascript", runExpect(`{"language":"javascript","code":"console.log([1,2,3].map(x => x * 2).join(','))"}`, "ok", "2,4,6\n")},
 		{"timeout", runExpect(`{"language":"python","code":"import time\ntime.sleep(5)","limits":{"wall_time_ms":300}}`, "timeout", "")},
 		{"bad input", func(t *testing.T, srv *server) error {
-			r := srv.do(t, "POST", "/v1/runs", "application/json", strings.NewReader(`{"language":"cobol","code":"x"}`))
+			r, err := srv.send("POST", "/v1/runs", "application/json", strings.NewReader(`{"language":"cobol","code":"x"}`))
+			if err != nil {
+				return err
+			}
 			if r.Status != http.StatusBadRequest || !strings.Contains(string(r.Body), `"field":"language"`) {
 				return fmt.Errorf("bad input answered %d %s", r.Status, clip(r.Body))
 			}
 			return nil
 		}},
 		{"async", func(t *testing.T, srv *server) error {
-			r := srv.do(t, "POST", "/v1/runs?async=1", "application/json", strings.NewReader(`{"language":"python","code":"print('later')"}`))
+			r, err := srv.send("POST", "/v1/runs?async=1", "application/json", strings.NewReader(`{"language":"python","code":"print('later')"}`))
+			if err != nil {
+				return err
+			}
 			var acc struct{ ID string }
 			if r.Status != http.StatusAccepted || json.Unmarshal(r.Body, &acc) != nil || acc.ID == "" {
 				return fmt.Errorf("async answered %d %s", r.Status, clip(r.Body))
 			}
 			var rec struct{ Status, Stdout string }
 			if !poll(30*time.Second, func() bool {
-				g := srv.do(t, "GET", "/v1/runs/"+acc.ID, "", nil)
-				return json.Unmarshal(g.Body, &rec) == nil && rec.Status != "queued" && rec.Status != "running"
+				g, err := srv.send("GET", "/v1/runs/"+acc.ID, "", nil)
+				return err == nil && json.Unmarshal(g.Body, &rec) == nil && rec.Status != "queued" && rec.Status != "running"
 			}) || rec.Status != "ok" || rec.Stdout != "later\n" {
 				return fmt.Errorf("async run %s ended %+v", acc.ID, rec)
 			}
 			return nil
 		}},
 		{"session", func(t *testing.T, srv *server) error {
-			r := srv.do(t, "POST", "/v1/sessions", "application/json", strings.NewReader(`{"language":"python"}`))
+			r, err := srv.send("POST", "/v1/sessions", "application/json", strings.NewReader(`{"language":"python"}`))
+			if err != nil {
+				return err
+			}
 			var s struct{ ID string }
 			if r.Status != http.StatusCreated || json.Unmarshal(r.Body, &s) != nil {
 				return fmt.Errorf("create session: %d %s", r.Status, clip(r.Body))
 			}
-			defer srv.do(t, "DELETE", "/v1/sessions/"+s.ID, "", nil)
+			deleted := false
+			defer func() {
+				if !deleted {
+					_, _ = srv.send("DELETE", "/v1/sessions/"+s.ID, "", nil)
+				}
+			}()
 			for _, c := range []struct{ code, want string }{{"x = 20", ""}, {"x * 2 + 2", "42"}} {
-				e := srv.do(t, "POST", "/v1/sessions/"+s.ID+"/exec", "application/json", strings.NewReader(fmt.Sprintf(`{"code":%q}`, c.code)))
+				e, err := srv.send("POST", "/v1/sessions/"+s.ID+"/exec", "application/json", strings.NewReader(fmt.Sprintf(`{"code":%q}`, c.code)))
+				if err != nil {
+					return err
+				}
 				var res struct{ Status, Value string }
 				if e.Status != http.StatusOK || json.Unmarshal(e.Body, &res) != nil || res.Status != "ok" || res.Value != c.want {
 					return fmt.Errorf("cell %q: %d %s", c.code, e.Status, clip(e.Body))
 				}
 			}
-			if d := srv.do(t, "DELETE", "/v1/sessions/"+s.ID, "", nil); d.Status != http.StatusNoContent {
-				return fmt.Errorf("delete session: %d %s", d.Status, clip(d.Body))
+			d, err := srv.send("DELETE", "/v1/sessions/"+s.ID, "", nil)
+			deleted = err == nil
+			if err != nil || d.Status != http.StatusNoContent {
+				return fmt.Errorf("delete session: %v %d %s", err, d.Status, clip(d.Body))
 			}
 			return nil
 		}},
