@@ -28,6 +28,10 @@ const (
 	DefaultCellTimeout      = 60 * time.Second
 )
 
+// NoRetries, as Config.MaxRetries, allows the first attempt only (zero
+// means DefaultMaxRetries).
+const NoRetries = -1
+
 // Config configures an agent run.
 type Config struct {
 	// ID names the run in its trace (default: a new NewRunID). Set it to
@@ -42,7 +46,8 @@ type Config struct {
 	TextMode bool
 	// MaxRetries is how many failed attempts may follow the first one (a
 	// failed execution, an unparseable reply, a repeated program, an
-	// answer the verifier rejected).
+	// answer the verifier rejected). Zero means DefaultMaxRetries;
+	// NoRetries allows only the first attempt.
 	MaxRetries int
 	// MaxTokens bounds the tokens of all model calls together.
 	MaxTokens int
@@ -77,8 +82,11 @@ type Task struct {
 }
 
 func (c *Config) withDefaults() {
-	if c.MaxRetries == 0 {
+	switch c.MaxRetries {
+	case 0:
 		c.MaxRetries = DefaultMaxRetries
+	case NoRetries:
+		c.MaxRetries = 0
 	}
 	if c.MaxTokens == 0 {
 		c.MaxTokens = DefaultMaxTokens
@@ -104,7 +112,10 @@ func Run(ctx context.Context, cfg Config, task Task) (*Trace, error) {
 	if strings.TrimSpace(task.Prompt) == "" {
 		return nil, &sandbox.InputError{Field: "task", Rule: "must not be empty"}
 	}
-	if cfg.MaxRetries < 0 || cfg.MaxTokens < 0 || cfg.MaxExecTime < 0 || cfg.MaxArtifactBytes < 0 {
+	if cfg.MaxRetries < NoRetries {
+		return nil, &sandbox.InputError{Field: "max_retries", Rule: "must not be negative"}
+	}
+	if cfg.MaxTokens < 0 || cfg.MaxExecTime < 0 || cfg.MaxArtifactBytes < 0 {
 		return nil, &sandbox.InputError{Field: "budgets", Rule: "must not be negative"}
 	}
 	cfg.withDefaults()
@@ -114,7 +125,7 @@ func Run(ctx context.Context, cfg Config, task Task) (*Trace, error) {
 	r := &run{cfg: cfg, ran: map[string]int{}}
 	r.trace = &Trace{
 		ID: cfg.ID, Task: task.Prompt, Model: cfg.Model.Name(), StartedAt: time.Now().UTC(),
-		Budget: BudgetUse{MaxAttempts: cfg.MaxRetries + 1, MaxTokens: cfg.MaxTokens,
+		Budget: BudgetUse{Attempts: 1, MaxAttempts: cfg.MaxRetries + 1, MaxTokens: cfg.MaxTokens,
 			MaxExecMS: ms(cfg.MaxExecTime), MaxArtifact: cfg.MaxArtifactBytes},
 	}
 	defer func() { r.trace.DurationMS = ms(time.Since(r.trace.StartedAt)) }()

@@ -24,7 +24,7 @@ type outcome struct {
 	status   agent.Status
 	reason   string
 	answer   string
-	attempts int
+	failed   int // attempts that failed
 	execs    int // cells the sandbox was asked to run
 	coder    int // coder requests the scripted server received
 }
@@ -32,10 +32,18 @@ type outcome struct {
 // expect checks trace and the harness against want, exactly.
 func expect(t *testing.T, h *harness, trace *agent.Trace, want outcome) {
 	t.Helper()
-	if trace.Status != want.status || trace.Reason != want.reason || trace.Answer != want.answer || trace.Budget.Attempts != want.attempts {
-		t.Errorf("got status=%s reason=%q answer=%q attempts=%d; want status=%s reason=%q answer=%q attempts=%d\n%s",
-			trace.Status, trace.Reason, trace.Answer, trace.Budget.Attempts,
-			want.status, want.reason, want.answer, want.attempts, dump(trace))
+	if trace.Status != want.status || trace.Reason != want.reason || trace.Answer != want.answer || trace.Budget.FailedAttempts != want.failed {
+		t.Errorf("got status=%s reason=%q answer=%q failed attempts=%d; want status=%s reason=%q answer=%q failed attempts=%d\n%s",
+			trace.Status, trace.Reason, trace.Answer, trace.Budget.FailedAttempts,
+			want.status, want.reason, want.answer, want.failed, dump(trace))
+	}
+	// The attempts made are counted as the progress events number them:
+	// the summary must not say "attempts 1" after "attempt 2" was shown.
+	if made := min(want.failed+1, trace.Budget.MaxAttempts); trace.Budget.Attempts != made {
+		t.Errorf("budget says %d attempts made, want %d (%d failed of %d)", trace.Budget.Attempts, made, want.failed, trace.Budget.MaxAttempts)
+	}
+	if h.lastEventAttempt != trace.Budget.Attempts {
+		t.Errorf("the last progress event was of attempt %d, the budget counts %d attempts", h.lastEventAttempt, trace.Budget.Attempts)
 	}
 	if n := h.sandbox.execCount(); n != want.execs {
 		t.Errorf("the sandbox ran %d cells, want %d: %q", n, want.execs, h.sandbox.execs)
@@ -131,7 +139,7 @@ func TestNameErrorFixedOnSecondAttempt(t *testing.T) {
 		final("42"),
 	}})
 	trace := h.run(t, agent.Config{}, agent.Task{Prompt: "Compute 6*7."})
-	expect(t, h, trace, outcome{status: agent.StatusAnswered, answer: "42", attempts: 1, execs: 2, coder: 3})
+	expect(t, h, trace, outcome{status: agent.StatusAnswered, answer: "42", failed: 1, execs: 2, coder: 3})
 	if got := kinds(trace); got != "plan model execute feedback model execute model verify" {
 		t.Errorf("steps = %s", got)
 	}
@@ -159,7 +167,7 @@ func TestStepBackAfterRepeatedError(t *testing.T) {
 		final("42"),
 	}})
 	trace := h.run(t, agent.Config{}, agent.Task{Prompt: "Compute 6*7."})
-	expect(t, h, trace, outcome{status: agent.StatusAnswered, answer: "42", attempts: 2, execs: 3, coder: 4})
+	expect(t, h, trace, outcome{status: agent.StatusAnswered, answer: "42", failed: 2, execs: 3, coder: 4})
 }
 
 // The scripted coder sends the very program it already ran. Proves the
@@ -172,7 +180,7 @@ func TestRepeatedCodeNotRerun(t *testing.T) {
 		checked(lastIs("tool", "You already ran exactly this code (attempt 1)", "change the code"), final("42")),
 	}})
 	trace := h.run(t, agent.Config{}, agent.Task{Prompt: "Compute 6*7."})
-	expect(t, h, trace, outcome{status: agent.StatusAnswered, answer: "42", attempts: 1, execs: 1, coder: 3})
+	expect(t, h, trace, outcome{status: agent.StatusAnswered, answer: "42", failed: 1, execs: 1, coder: 3})
 	if got := kinds(trace); got != "plan model execute model feedback model verify" {
 		t.Errorf("steps = %s", got)
 	}
@@ -195,10 +203,22 @@ func TestBudgetsStopTheLoop(t *testing.T) {
 		name:  "attempts",
 		cfg:   agent.Config{MaxRetries: 1},
 		coder: []turn{execute("print(missing_a)"), execute("print(missing_b)"), final("never asked")},
-		want:  outcome{status: agent.StatusBudget, reason: "attempts budget exhausted", attempts: 2, execs: 2, coder: 2},
+		want:  outcome{status: agent.StatusBudget, reason: "attempts budget exhausted", failed: 2, execs: 2, coder: 2},
 		check: func(t *testing.T, h *harness, trace *agent.Trace) {
 			if trace.Budget.MaxAttempts != 2 {
 				t.Errorf("MaxAttempts = %d, want 2", trace.Budget.MaxAttempts)
+			}
+		},
+	}, {
+		// NoRetries allows the first attempt only (a zero MaxRetries
+		// means the default).
+		name:  "no retries",
+		cfg:   agent.Config{MaxRetries: agent.NoRetries},
+		coder: []turn{execute("print(missing_a)"), final("never asked")},
+		want:  outcome{status: agent.StatusBudget, reason: "attempts budget exhausted", failed: 1, execs: 1, coder: 1},
+		check: func(t *testing.T, h *harness, trace *agent.Trace) {
+			if trace.Budget.MaxAttempts != 1 {
+				t.Errorf("MaxAttempts = %d, want 1", trace.Budget.MaxAttempts)
 			}
 		},
 	}, {
@@ -230,7 +250,7 @@ func TestBudgetsStopTheLoop(t *testing.T) {
 		name:  "execution time",
 		cfg:   agent.Config{MaxExecTime: 1500 * time.Millisecond},
 		coder: []turn{execute(strings.Replace(sleep1, "%d", "1", 1)), execute(strings.Replace(sleep1, "%d", "2", 1)), execute("print('three')"), final("never asked")},
-		want:  outcome{status: agent.StatusBudget, reason: "execution time budget exhausted", attempts: 1, execs: 2, coder: 3},
+		want:  outcome{status: agent.StatusBudget, reason: "execution time budget exhausted", failed: 1, execs: 2, coder: 3},
 		check: func(t *testing.T, h *harness, trace *agent.Trace) {
 			ex := stepsOf(trace, agent.StepExecute)
 			if len(ex) != 2 {
@@ -299,27 +319,27 @@ func TestBadReplies(t *testing.T) {
 		name:         "invalid JSON arguments",
 		first:        toolCall("execute_code", `{"code": "print(42)"`),
 		feedbackRole: "tool", feedback: "The arguments of execute_code are not valid JSON",
-		want: outcome{status: agent.StatusAnswered, answer: "42", attempts: 1, execs: 1, coder: 3},
+		want: outcome{status: agent.StatusAnswered, answer: "42", failed: 1, execs: 1, coder: 3},
 	}, {
 		name:         "unknown tool",
 		first:        toolCall("run_shell", `{"cmd": "ls"}`),
 		feedbackRole: "tool", feedback: `There is no tool "run_shell"; the tools are execute_code, read_file, write_file, list_files and final_answer.`,
-		want: outcome{status: agent.StatusAnswered, answer: "42", attempts: 1, execs: 1, coder: 3},
+		want: outcome{status: agent.StatusAnswered, answer: "42", failed: 1, execs: 1, coder: 3},
 	}, {
 		name:         "no tool call",
 		first:        text("I believe the answer is 42."),
 		feedbackRole: "user", feedback: "Reply with a tool call: execute_code to run code, or final_answer when the output answers the task.",
-		want: outcome{status: agent.StatusAnswered, answer: "42", attempts: 1, execs: 1, coder: 3},
+		want: outcome{status: agent.StatusAnswered, answer: "42", failed: 1, execs: 1, coder: 3},
 	}, {
 		name:         "missing argument",
 		first:        toolCall("execute_code", `{"source": "print(42)"}`),
 		feedbackRole: "tool", feedback: `execute_code needs the argument "code".`,
-		want: outcome{status: agent.StatusAnswered, answer: "42", attempts: 1, execs: 1, coder: 3},
+		want: outcome{status: agent.StatusAnswered, answer: "42", failed: 1, execs: 1, coder: 3},
 	}, {
 		name:         "answer before any code",
 		first:        final("42"),
 		feedbackRole: "tool", feedback: "You answered without running code that supports the answer.",
-		want: outcome{status: agent.StatusAnswered, answer: "42", attempts: 1, execs: 1, coder: 3},
+		want: outcome{status: agent.StatusAnswered, answer: "42", failed: 1, execs: 1, coder: 3},
 	}, {
 		name:      "HTTP 200 garbage body",
 		first:     reply(answer{Raw: "<html>this is not json{"}),
@@ -458,7 +478,7 @@ func TestVerifierRejects(t *testing.T) {
 		},
 	})
 	trace := h.run(t, agent.Config{}, agent.Task{Prompt: "What is the median of 1, 2, 3 and 10?"})
-	expect(t, h, trace, outcome{status: agent.StatusAnswered, answer: "2.5", attempts: 1, execs: 2, coder: 4})
+	expect(t, h, trace, outcome{status: agent.StatusAnswered, answer: "2.5", failed: 1, execs: 2, coder: 4})
 	verifies := h.model.of(roleVerify)
 	if len(verifies) != 2 {
 		t.Fatalf("%d verifier calls, want 2", len(verifies))
@@ -577,7 +597,7 @@ func TestTextMode(t *testing.T) {
 			text("The product is 42.\nFINAL ANSWER: 42")),
 	}})
 	trace := h.run(t, agent.Config{TextMode: true}, agent.Task{Prompt: "What is 6 times 7?"})
-	expect(t, h, trace, outcome{status: agent.StatusAnswered, answer: "42", attempts: 1, execs: 1, coder: 3})
+	expect(t, h, trace, outcome{status: agent.StatusAnswered, answer: "42", failed: 1, execs: 1, coder: 3})
 	if trace.Code != "print(6*7)" || trace.Output != "42\n" {
 		t.Errorf("evidence: code=%q output=%q", trace.Code, trace.Output)
 	}

@@ -44,7 +44,7 @@ var errDenied = errors.New("execution not approved")
 
 func (r *run) emit(kind StepKind, format string, args ...any) {
 	if r.cfg.OnEvent != nil {
-		r.cfg.OnEvent(Event{Kind: kind, Attempt: r.trace.Budget.Attempts + 1, Message: fmt.Sprintf(format, args...)})
+		r.cfg.OnEvent(Event{Kind: kind, Attempt: r.trace.Budget.Attempts, Message: fmt.Sprintf(format, args...)})
 	}
 }
 
@@ -61,7 +61,7 @@ func (r *run) call(ctx context.Context, kind StepKind, req llm.Request) (llm.Rep
 	}
 	start := time.Now()
 	reply, err := r.cfg.Model.Complete(ctx, req)
-	step := Step{Kind: kind, Attempt: r.trace.Budget.Attempts + 1, At: start.UTC(), Request: &req, DurationMS: ms(time.Since(start))}
+	step := Step{Kind: kind, Attempt: r.trace.Budget.Attempts, At: start.UTC(), Request: &req, DurationMS: ms(time.Since(start))}
 	if err == nil {
 		step.Reply = &reply
 		r.trace.Budget.Tokens += reply.Usage.Total()
@@ -155,17 +155,19 @@ func (r *run) turn(ctx context.Context) error {
 
 // failAttempt counts a failed attempt and enforces the attempts budget.
 func (r *run) failAttempt() error {
-	r.trace.Budget.Attempts++
-	if r.trace.Budget.Attempts >= r.cfg.MaxRetries+1 {
+	b := &r.trace.Budget
+	b.FailedAttempts++
+	if b.FailedAttempts >= b.MaxAttempts {
 		return &errBudget{"attempts"}
 	}
+	b.Attempts = b.FailedAttempts + 1
 	return nil
 }
 
 // feedback records structured feedback sent to the model and reports why
 // the agent retries.
 func (r *run) feedback(note string) {
-	r.trace.Steps = append(r.trace.Steps, Step{Kind: StepFeedback, Attempt: r.trace.Budget.Attempts, At: time.Now().UTC(), Note: note})
+	r.trace.Steps = append(r.trace.Steps, Step{Kind: StepFeedback, Attempt: r.trace.Budget.FailedAttempts, At: time.Now().UTC(), Note: note})
 	why := firstLine(note)
 	if r.lastFailure != "" {
 		why, r.lastFailure = r.lastFailure, ""
@@ -186,7 +188,7 @@ func (r *run) execute(ctx context.Context, code string) (res sandbox.Result, rep
 	if n, seen := r.ran[digest]; seen {
 		return res, fmt.Sprintf("You already ran exactly this code (attempt %d). Running it again would give the same result: change the code.", n), true, nil
 	}
-	r.ran[digest] = r.trace.Budget.Attempts + 1
+	r.ran[digest] = r.trace.Budget.Attempts
 	remaining := time.Duration(r.trace.Budget.MaxExecMS-r.trace.Budget.ExecMS) * time.Millisecond
 	if remaining <= 0 {
 		return res, "", false, &errBudget{"execution time"}
@@ -205,7 +207,7 @@ func (r *run) execute(ctx context.Context, code string) (res sandbox.Result, rep
 	start := time.Now()
 	res, err = r.sess.Exec(ctx, sandbox.Cell{Code: code, TimeoutMS: max(timeout.Milliseconds(), 1)})
 	r.trace.Budget.ExecMS += ms(time.Since(start))
-	r.trace.Steps = append(r.trace.Steps, Step{Kind: StepExecute, Attempt: r.trace.Budget.Attempts + 1, At: start.UTC(), Code: code, Result: &res, DurationMS: ms(time.Since(start))})
+	r.trace.Steps = append(r.trace.Steps, Step{Kind: StepExecute, Attempt: r.trace.Budget.Attempts, At: start.UTC(), Code: code, Result: &res, DurationMS: ms(time.Since(start))})
 	if err != nil {
 		return res, "", false, fmt.Errorf("sandbox: %w", err)
 	}

@@ -642,6 +642,8 @@ func (s *countingSession) Close() error {
 type harness struct {
 	model   *scriptedModel
 	sandbox *countingRuntime
+	// lastEventAttempt is the attempt of the last progress event.
+	lastEventAttempt int
 }
 
 // newHarness starts a scripted model speaking wire and wraps the native
@@ -663,6 +665,13 @@ func (h *harness) run(t *testing.T, cfg agent.Config, task agent.Task) *agent.Tr
 	}
 	if cfg.CellTimeout == 0 {
 		cfg.CellTimeout = 10 * time.Second
+	}
+	onEvent := cfg.OnEvent
+	cfg.OnEvent = func(e agent.Event) {
+		h.lastEventAttempt = e.Attempt
+		if onEvent != nil {
+			onEvent(e)
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
 	defer cancel()
@@ -696,8 +705,8 @@ func stepsOf(trace *agent.Trace, kind agent.StepKind) []agent.Step {
 // dump shows a trace in a failure message.
 func dump(trace *agent.Trace) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "status=%s reason=%q answer=%q attempts=%d tokens=%d exec_ms=%.0f steps=[%s]",
-		trace.Status, trace.Reason, trace.Answer, trace.Budget.Attempts, trace.Budget.Tokens, trace.Budget.ExecMS, kinds(trace))
+	fmt.Fprintf(&b, "status=%s reason=%q answer=%q attempts=%d (failed %d) tokens=%d exec_ms=%.0f steps=[%s]",
+		trace.Status, trace.Reason, trace.Answer, trace.Budget.Attempts, trace.Budget.FailedAttempts, trace.Budget.Tokens, trace.Budget.ExecMS, kinds(trace))
 	for i, s := range trace.Steps {
 		if s.Note != "" {
 			fmt.Fprintf(&b, "\n  step %d %s note: %.300s", i, s.Kind, s.Note)

@@ -131,7 +131,7 @@ func (r *run) callTool(ctx context.Context, tc llm.ToolCall) (string, error) {
 }
 
 func (r *run) fileStep(note string) {
-	r.trace.Steps = append(r.trace.Steps, Step{Kind: StepTool, Attempt: r.trace.Budget.Attempts + 1, Note: note})
+	r.trace.Steps = append(r.trace.Steps, Step{Kind: StepTool, Attempt: r.trace.Budget.Attempts, Note: note})
 }
 
 // finalMarker starts a final answer in text mode.

@@ -49,14 +49,19 @@ type Trace struct {
 
 // BudgetUse is what a run used, and its limits.
 type BudgetUse struct {
-	Attempts      int     `json:"attempts"`
-	MaxAttempts   int     `json:"max_attempts"`
-	Tokens        int     `json:"tokens"`
-	MaxTokens     int     `json:"max_tokens"`
-	ExecMS        float64 `json:"exec_ms"`
-	MaxExecMS     float64 `json:"max_exec_ms"`
-	ArtifactBytes int64   `json:"artifact_bytes"`
-	MaxArtifact   int64   `json:"max_artifact_bytes"`
+	// Attempts is how many attempts were made, the last one included,
+	// numbered as the progress events number them: the first is 1.
+	Attempts int `json:"attempts"`
+	// FailedAttempts is how many of them failed (an error, a rejected
+	// answer, a repeated program); MaxAttempts of them end the run.
+	FailedAttempts int     `json:"failed_attempts"`
+	MaxAttempts    int     `json:"max_attempts"`
+	Tokens         int     `json:"tokens"`
+	MaxTokens      int     `json:"max_tokens"`
+	ExecMS         float64 `json:"exec_ms"`
+	MaxExecMS      float64 `json:"max_exec_ms"`
+	ArtifactBytes  int64   `json:"artifact_bytes"`
+	MaxArtifact    int64   `json:"max_artifact_bytes"`
 }
 
 // StepKind names what a step did.

@@ -91,6 +91,8 @@ func (m *Manifest) validate() error {
 	switch {
 	case !nameRE.MatchString(m.Name):
 		return fmt.Errorf("manifest: name must match %s, got %q", nameRE, m.Name)
+	case m.Name == Host:
+		return fmt.Errorf("manifest: name %q is reserved for the host's directories", Host)
 	case !nameRE.MatchString(m.Suite):
 		return fmt.Errorf("manifest: suite must be a Debian release name, got %q", m.Suite)
 	case !nameRE.MatchString(m.Variant):

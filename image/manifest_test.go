@@ -112,3 +112,32 @@ func TestListAndOpen(t *testing.T) {
 		t.Fatalf("Open missing: %v", err)
 	}
 }
+
+// The name "host" stands for the host's directories wherever an image is
+// named, so no manifest may build an image under it.
+func TestManifestNameHostReserved(t *testing.T) {
+	_, err := ParseManifest([]byte(`{"name":"host","suite":"bookworm","packages":["python3"]}`))
+	if err == nil || !strings.Contains(err.Error(), "reserved") {
+		t.Fatalf("ParseManifest(name host) = %v, want a reserved-name error", err)
+	}
+}
+
+func TestForModels(t *testing.T) {
+	store := t.TempDir()
+	if got := ForModels(store); got != Host {
+		t.Errorf("ForModels(empty store) = %q, want %q", got, Host)
+	}
+	m, err := ParseManifest(DefaultManifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(store, m.Name), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(store, m.Name, metadataFile), []byte(`{"name":"`+m.Name+`"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := ForModels(store); got != m.Name {
+		t.Errorf("ForModels(store with %s built) = %q", m.Name, got)
+	}
+}

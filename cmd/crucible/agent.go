@@ -73,6 +73,10 @@ is redacted before the model sees it (credential patterns, and the secrets
 and host paths of --config's "redact", as for crucible serve), and it is
 recorded in --db as a run linked to the agent run (the trace's ID).
 
+The code runs in the data-science image (pandas, matplotlib, scipy...) when
+it is built (crucible image build), else in the host's directories; --image
+chooses. The summary counts attempts as the progress lines number them.
+
 The model's answer and code and the programs' output are shown on a terminal
 with escape sequences as visible escapes (\x1b), unless --raw-output; the
 code --approve asks about always is. Artifacts are saved in --out under
@@ -97,7 +101,7 @@ cleaned names, never replacing a file (see crucible session --help).`,
 	durationVar(fl, &f.timeout, "timeout", agent.DefaultCellTimeout, "wall-time limit of each execution")
 	sizeVar(fl, &f.memory, "memory", 1<<30, "memory limit of the sandbox session")
 	fl.StringVar(&f.rootfs, "rootfs", "", "root filesystem directory (default: the host's system directories)")
-	fl.StringVar(&f.image, "image", "", "run in the built image `NAME` (list them with: crucible image ls)")
+	fl.StringVar(&f.image, "image", "", "run in the built image `NAME` (list them with: crucible image ls), or \"host\" for the host's directories (default: datascience when built, else host)")
 	fl.StringVar(&f.store, "store", image.DefaultStore, "image store directory")
 	fl.StringVar(&f.db, "db", "", "run store for the executions' records: SQLite file path or postgres:// URL (default "+store.DefaultSQLitePath+")")
 	fl.StringVar(&f.config, "config", "", "JSON file as for crucible serve; its \"redact\" settings apply")
@@ -108,6 +112,9 @@ cleaned names, never replacing a file (see crucible session --help).`,
 func runAgent(ctx context.Context, f *agentFlags, task string, d *display) error {
 	if err := f.llm.Validate(); err != nil {
 		return usageError(err)
+	}
+	if f.maxRetries < 0 {
+		return usageError(fmt.Errorf("--max-retries %d: must not be negative", f.maxRetries))
 	}
 	mem := f.memory
 	files, err := readFileFlags(f.files)
@@ -121,6 +128,10 @@ func runAgent(ctx context.Context, f *agentFlags, task string, d *display) error
 	_, redactor, err := loadConfigAndRedactor(f.config, f.db, f.store)
 	if err != nil {
 		return err
+	}
+	if f.image == "" && f.rootfs == "" {
+		f.image = image.ForModels(f.store)
+		d.say("agent: the code runs in the image %s (--image chooses another; %s is the host's directories)", f.image, image.Host)
 	}
 	var imageDigest string
 	rt, err := startRuntime(f.rootfs, f.image, f.store, func(o *linux.Options) { imageDigest = o.ImageDigest })
@@ -142,8 +153,12 @@ func runAgent(ctx context.Context, f *agentFlags, task string, d *display) error
 	}
 	defer svc.Shutdown(context.Background())
 	id := agent.NewRunID()
+	retries := f.maxRetries
+	if retries == 0 {
+		retries = agent.NoRetries // zero means none here, not the default
+	}
 	cfg := agent.Config{
-		ID: id, Model: model, Sandbox: svc.SessionRuntime(server.DefaultTenant, id), TextMode: f.textMode, TestDriven: f.testDriven, MaxRetries: f.maxRetries, CellTimeout: f.timeout,
+		ID: id, Model: model, Sandbox: svc.SessionRuntime(server.DefaultTenant, id), TextMode: f.textMode, TestDriven: f.testDriven, MaxRetries: retries, CellTimeout: f.timeout,
 		SessionLimits: sandbox.Limits{MemoryBytes: mem, WallTimeMS: f.timeout.Milliseconds(), CPUTimeMS: f.timeout.Milliseconds()},
 		OnEvent:       func(e agent.Event) { d.say("agent: attempt %d · %s", e.Attempt, e.Message) },
 	}
@@ -221,6 +236,6 @@ func printTrace(d *display, t *agent.Trace, out string) {
 		}
 	}
 	b := t.Budget
-	fmt.Fprintf(w, "\nattempts %d/%d · tokens %d · execution %.0f ms · %d steps · trace %s\n", b.Attempts, b.MaxAttempts, b.Tokens, b.ExecMS, len(t.Steps), t.ID)
+	fmt.Fprintf(w, "\nattempts %d/%d (%d failed) · tokens %d · execution %.0f ms · %d steps · trace %s\n", b.Attempts, b.MaxAttempts, b.FailedAttempts, b.Tokens, b.ExecMS, len(t.Steps), t.ID)
 	w.flush()
 }

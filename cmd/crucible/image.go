@@ -114,12 +114,15 @@ func newImageListCommand(store *string) *cobra.Command {
 }
 
 // runtimeOptions resolves --rootfs and --image into runtime options.
+// The image "host" (image.Host) is the host's directories, as no image.
 func runtimeOptions(rootfs, imageName, store string) (linux.Options, error) {
-	if imageName == "" {
+	switch {
+	case imageName == "":
 		return linux.Options{RootFS: rootfs}, nil
-	}
-	if rootfs != "" {
+	case rootfs != "":
 		return linux.Options{}, fmt.Errorf("give --rootfs or --image, not both")
+	case imageName == image.Host:
+		return linux.Options{}, nil
 	}
 	img, err := image.Open(store, imageName)
 	if err != nil {
