@@ -56,10 +56,11 @@ func newRunCommand() *cobra.Command {
 
 The program's stdout and stderr are passed through, followed by a one-line
 summary on stderr; an error the sandbox explains (the network is off, a
-module is not in the image) ends it with a hint. On a terminal, control characters and escape sequences in
-the output are shown as visible escapes (\x1b) and the summary is bold on a
-line of its own; --raw-output passes them through. Output to a pipe or a
-file is byte-exact. With --json only the Result object is printed.
+module is not in the image) ends it with a hint. On a terminal, control
+characters and escape sequences in the output are shown as visible escapes
+(\x1b) and the summary is bold on a line of its own; --raw-output passes
+them through. Output to a pipe or a file is byte-exact. With --json only
+the Result object is printed.
 
 Exit code: the program's own when it ran to its end; 124 timeout, 123 CPU
 limit, 122 memory limit, 121 output limit, 128+N killed by signal N,
