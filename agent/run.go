@@ -286,6 +286,9 @@ func describe(res sandbox.Result) string {
 		if e.Line > 0 {
 			fmt.Fprintf(&b, " (line %d)", e.Line)
 		}
+		if e.Hint != "" {
+			b.WriteString("\nhint: " + e.Hint)
+		}
 		if e.Traceback != "" {
 			b.WriteString("\ntraceback:\n" + clip(e.Traceback, 4000))
 		}

@@ -333,7 +333,7 @@ func isPathByte(c byte) bool {
 }
 
 // RedactResult redacts res in place: Stdout, Stderr, Reason, the error's
-// Type, Message and Traceback, Value, ValueHTML, the artifacts' names (the
+// Type, Message, Traceback and Hint, Value, ValueHTML, the artifacts' names (the
 // program chose them) and their contents (see RedactContent). An artifact
 // whose content changed gets its Size and SHA256 recomputed, so the digest
 // always matches the content given; one whose content is withheld loses
@@ -365,6 +365,7 @@ func (r *Redactor) RedactResult(res *sandbox.Result) Counts {
 		redactString(&res.Error.Type)
 		redactString(&res.Error.Message)
 		redactString(&res.Error.Traceback)
+		redactString(&res.Error.Hint) // a runtime's own, such as a remote server's
 	}
 	redactString(&res.Value)
 	redactString(&res.ValueHTML)

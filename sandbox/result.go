@@ -92,6 +92,12 @@ type ExecError struct {
 	Column int `json:"column,omitempty"`
 	// Traceback is the error report as the interpreter printed it.
 	Traceback string `json:"traceback,omitempty"`
+	// Hint, when set, says in a sentence or two what the error means in
+	// the sandbox and what to do instead: that the network is off by
+	// policy, or that a module is not installed in the image and which
+	// images have it. The platform writes it from facts it knows (see
+	// package hint), never the program; it is empty when no rule applies.
+	Hint string `json:"hint,omitempty"`
 }
 
 // Artifact is a file a run produced, such as a chart.

@@ -34,6 +34,9 @@ type Config struct {
 	// Redactor removes secrets from every output before it is stored,
 	// cached, answered or shown to a model.
 	Redactor *policy.Redactor
+	// Hints, when set, writes the hint of every structured error of a
+	// run or a cell (sandbox.ExecError.Hint). Nil adds none.
+	Hints Hinter
 	// MaxConcurrent is how many runs may execute at once (default: twice
 	// the number of CPUs, DefaultConcurrencyPerCPU: a run's sandbox spends
 	// part of its life setting up and tearing down, not on a CPU).

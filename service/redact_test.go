@@ -36,7 +36,7 @@ func leakyResult() sandbox.Result {
 	return sandbox.Result{
 		Status: sandbox.StatusError, Reason: "exited after printing " + leakedSecret,
 		Stdout: sandbox.Data(leakedSecret + "\n"), Stderr: sandbox.Data("warn " + leakedSecret),
-		Error: &sandbox.ExecError{Type: "Err_" + leakedSecret, Message: leakedSecret, Traceback: "at " + leakedSecret},
+		Error: &sandbox.ExecError{Type: "Err_" + leakedSecret, Message: leakedSecret, Traceback: "at " + leakedSecret, Hint: "hint " + leakedSecret},
 		Value: "'" + leakedSecret + "'", ValueHTML: "<b>" + leakedSecret + "</b>",
 		Artifacts: []sandbox.Artifact{
 			{Name: "out/" + leakedSecret + ".txt", MIME: "text/plain; charset=utf-8", Content: text, Size: int64(len(text)), SHA256: sum(text)},

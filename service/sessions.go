@@ -277,6 +277,7 @@ func (ss *Session) Exec(ctx context.Context, cell sandbox.Cell) (sandbox.Result,
 	}
 	s.met.cells.WithLabelValues(string(res.Status)).Inc()
 	redactions := s.cfg.Redactor.RedactResult(&res).Total()
+	s.addHint(&res, sandbox.Python, sandbox.NetworkNone) // a session has no network
 	s.finish(rec, &res, redactions, writes)
 	return res, nil
 }

@@ -147,7 +147,7 @@ func runAgent(ctx context.Context, f *agentFlags, task string, d *display) error
 	}
 	defer st.Close()
 	svc, err := service.New(service.Config{Runtime: rt, ImageDigest: imageDigest, Store: st, Redactor: redactor,
-		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+		Hints: errorHints(f.rootfs, f.image, f.store), Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if err != nil {
 		return platformError(err)
 	}

@@ -55,10 +55,12 @@ func newRunCommand() *cobra.Command {
 		Long: `Run a program in a fresh native sandbox and report how it ended.
 
 The program's stdout and stderr are passed through, followed by a one-line
-summary on stderr. On a terminal, control characters and escape sequences in
-the output are shown as visible escapes (\x1b) and the summary is bold on a
-line of its own; --raw-output passes them through. Output to a pipe or a
-file is byte-exact. With --json only the Result object is printed.
+summary on stderr; an error the sandbox explains (the network is off, a
+module is not in the image) ends it with a hint. On a terminal, control
+characters and escape sequences in the output are shown as visible escapes
+(\x1b) and the summary is bold on a line of its own; --raw-output passes
+them through. Output to a pipe or a file is byte-exact. With --json only
+the Result object is printed.
 
 Exit code: the program's own when it ran to its end; 124 timeout, 123 CPU
 limit, 122 memory limit, 121 output limit, 128+N killed by signal N,
@@ -101,7 +103,7 @@ func runCommand(ctx context.Context, f *runFlags, args []string, d *display) err
 	if err != nil {
 		return err
 	}
-	svc, err := localService(rt)
+	svc, err := localService(rt, errorHints(f.rootfs, f.image, f.store))
 	if err != nil {
 		return err
 	}
@@ -234,6 +236,9 @@ func summary(res sandbox.Result, err error) string {
 		fmt.Fprintf(&b, " · %s: %s", res.Error.Type, res.Error.Message)
 		if res.Error.Line > 0 {
 			fmt.Fprintf(&b, " (line %d)", res.Error.Line)
+		}
+		if res.Error.Hint != "" {
+			fmt.Fprintf(&b, " · hint: %s", res.Error.Hint)
 		}
 	}
 	if res.Reason != "" {

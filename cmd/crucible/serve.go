@@ -151,7 +151,8 @@ func serve(ctx context.Context, f *serveFlags) error {
 		return err
 	}
 	defer rt.Close()
-	cfg := service.Config{Runtime: rt, ImageDigest: imageDigest, Store: st, Redactor: redactor, Logger: log, Pools: poolsOf(rt)}
+	cfg := service.Config{Runtime: rt, ImageDigest: imageDigest, Store: st, Redactor: redactor, Logger: log, Pools: poolsOf(rt),
+		Hints: errorHints(f.rootfs, f.image, f.store)}
 	conf.apply(&cfg)
 	svc, err := service.New(cfg)
 	if err != nil {

@@ -96,7 +96,7 @@ func runSession(ctx context.Context, f *sessionFlags, d *display) error {
 		return err
 	}
 	defer rt.Close()
-	svc, err := localService(rt)
+	svc, err := localService(rt, errorHints(f.rootfs, f.image, f.store))
 	if err != nil {
 		return err
 	}
@@ -224,6 +224,7 @@ func (r *sessionREPL) show(res sandbox.Result) {
 	if res.Error != nil && res.Error.Traceback != "" {
 		fmt.Fprintln(d.stderr, res.Error.Traceback)
 	}
+	showHint(d, res.Error)
 	if res.Value != "" {
 		fmt.Fprintf(d.stdout, "Out[%d]: %s\n", r.n, res.Value)
 	}

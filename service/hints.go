@@ -1,0 +1,21 @@
+package service
+
+import "github.com/crucible-sandbox/crucible/sandbox"
+
+// Hinter writes the hint of a program's structured error
+// (sandbox.ExecError.Hint) from facts the host knows, or "" for none;
+// *hint.Hinter is one. l is the program's language and network the run's
+// network policy.
+type Hinter interface {
+	Hint(l sandbox.Language, network string, e *sandbox.ExecError) string
+}
+
+// addHint sets the hint of res's structured error, if res has one and the
+// service a Hinter. It comes after redaction: the hint is made from the
+// error as every caller sees it, so what of it the hint repeats (a module
+// name) is redacted already.
+func (s *Service) addHint(res *sandbox.Result, l sandbox.Language, network string) {
+	if s.cfg.Hints != nil && res.Error != nil {
+		res.Error.Hint = s.cfg.Hints.Hint(l, network, res.Error)
+	}
+}
