@@ -17,6 +17,23 @@ const (
 	maxShownName = 60
 )
 
+// Why an artifact's content cannot be saved.
+const (
+	unsavedOmitted  = "over the artifact limit"
+	unsavedWithheld = "content withheld by redaction"
+)
+
+// unsavedReason says why a's content cannot be saved; "" when it can.
+func unsavedReason(a sandbox.Artifact) string {
+	switch {
+	case a.Withheld != "":
+		return unsavedWithheld
+	case a.ContentOmitted:
+		return unsavedOmitted
+	}
+	return ""
+}
+
 // artifactReport is what became of a run's artifacts.
 type artifactReport struct {
 	saved   []string // the paths they were saved at
@@ -67,10 +84,10 @@ func (r artifactReport) note() string {
 		parts = append(parts, fmt.Sprintf("%s not saved (%s): use --out DIR", count(n, "artifact"), listNames(r.unsaved, shownName)))
 	}
 	if len(r.omitted) > 0 {
-		parts = append(parts, listNames(r.omitted, shownName)+" not saved: over the artifact limit")
+		parts = append(parts, listNames(r.omitted, shownName)+" not saved: "+unsavedOmitted)
 	}
 	if len(r.withheld) > 0 {
-		parts = append(parts, listNames(r.withheld, shownName)+" not saved: content withheld by redaction")
+		parts = append(parts, listNames(r.withheld, shownName)+" not saved: "+unsavedWithheld)
 	}
 	if err := r.failure(); err != nil {
 		parts = append(parts, err.Error())
