@@ -24,7 +24,9 @@ const (
 // each batch redacted by Redactor.Redact, and holds back a partial line until
 // its newline arrives or Flush. While a PEM private key block is open (its
 // BEGIN line seen, its END line not yet), it holds the whole block, so the
-// block is redacted as one.
+// block is redacted as one. A Redactor that hides nothing (an empty
+// RedactConfig, as the CLI's) holds nothing back: each chunk is emitted as
+// it comes, so a prompt or a progress line shows at once.
 //
 // The concatenation of everything emitted, after Flush, equals Redact of the
 // whole stream (and Counts equals its counts) when every line and every
@@ -75,6 +77,12 @@ func (r *Redactor) NewStream(emit func([]byte)) *StreamRedactor {
 // back the rest. It does not keep p, and never fails.
 func (s *StreamRedactor) Write(p []byte) (int, error) {
 	n := len(p)
+	if s.r.hidesNothing() { // nothing to wait for: p goes as it comes
+		if n > 0 {
+			s.emit(bytes.Clone(p))
+		}
+		return n, nil
+	}
 	// Take p in pieces so that a huge chunk costs no more memory than the
 	// held part's bound.
 	for len(p) > 0 {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"maps"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -382,4 +383,24 @@ func FuzzStreamRedactor(f *testing.F) {
 			t.Fatalf("chunks %q: counts %v, want %v", chunks, counts, wantCounts)
 		}
 	})
+}
+
+// TestStreamNothingToHide checks that a StreamRedactor whose Redactor hides
+// nothing (the CLI's, run by the operator) emits every chunk as it comes,
+// a partial line included: holding it back would only delay a prompt or a
+// progress line, never hide anything.
+func TestStreamNothingToHide(t *testing.T) {
+	var out []string
+	s := mustRedactor(t, RedactConfig{}).NewStream(func(b []byte) { out = append(out, string(b)) })
+	for _, chunk := range []string{"Name: ", "50%\r", "\n", ""} {
+		s.Write([]byte(chunk))
+	}
+	if want := []string{"Name: ", "50%\r", "\n"}; !slices.Equal(out, want) {
+		t.Errorf("emitted before Flush: %q, want each chunk at once: %q", out, want)
+	}
+	n := len(out)
+	s.Flush()
+	if len(out) != n {
+		t.Errorf("Flush emitted %q, want nothing more", out[n:])
+	}
 }

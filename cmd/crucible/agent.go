@@ -226,7 +226,8 @@ func printTrace(d *display, t *agent.Trace, out string) {
 		fmt.Fprintf(w, "\noutput:\n%s\n", strings.TrimRight(t.Output, "\n"))
 	}
 	for _, a := range t.Artifacts {
-		if a.ContentOmitted {
+		if why := unsavedReason(a); why != "" {
+			fmt.Fprintf(w, "artifact %s not saved: %s\n", a.Name, why)
 			continue
 		}
 		if dst, err := saveNew(out, a.Name, a.Content); err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -37,6 +36,7 @@ type runFlags struct {
 	rootfs   string
 	image    string
 	store    string
+	out      string
 	jsonOut  bool
 	codeSeen bool
 }
@@ -49,22 +49,47 @@ func newRunCommand() *cobra.Command {
   crucible run script.py
   echo 'console.log(6*7)' | crucible run --lang javascript -
 
+  # Piped input is the program's standard input
+  echo hi | crucible run -c 'import sys; print(sys.stdin.read().upper())'
+
+  # A chart, saved in ./out (the summary lists out/chart.png)
+  crucible run --image datascience --out out plot.py
+
   # Limits, an input file, and the full Result as JSON
   crucible run --timeout 2s --memory 128MiB --file data.csv=./data.csv --json analyse.py`,
 		Short: "Run a program in a fresh sandbox",
 		Long: `Run a program in a fresh native sandbox and report how it ended.
 
-The program's stdout and stderr are passed through, followed by a one-line
-summary on stderr; an error the sandbox explains (the network is off, a
-module is not in the image) ends it with a hint. On a terminal, control
-characters and escape sequences in the output are shown as visible escapes
-(\x1b) and the summary is bold on a line of its own; --raw-output passes
-them through. Output to a pipe or a file is byte-exact. With --json only
-the Result object is printed.
+The program is -c CODE, a FILE, or - (read from standard input), at most
+4 MiB. Its standard input is the file --stdin names; with --stdin -, or
+without --stdin when standard input is not a terminal and does not hold the
+program, it is this command's standard input (as python -c reads it). It is
+read in full before the program starts, at most 64 MiB. In a loop that
+reads its own input (while read ...), give --stdin /dev/null.
+
+The program's stdout and stderr are shown as it writes them, each on its
+own stream, followed by a one-line summary on stderr; an error the sandbox
+explains (the network is off, a module is not in the image) ends it with a
+hint. Python runs
+unbuffered (PYTHONUNBUFFERED=1 unless --env sets it), so its prints show at
+once. On a terminal, control characters and escape sequences in the output
+are shown as visible escapes (\x1b) and the summary is bold on a line of its
+own; --raw-output passes them through. Output to a pipe or a file is
+byte-exact. With --json only the Result object is printed, when the run
+ends (artifacts in it base64-encoded; --out saves them as well).
+
+Files the program creates or changes in its working directory (artifacts,
+such as a chart) are saved in --out DIR, created if missing; the summary
+lists their paths. Saved names are cleaned (one name in DIR: no "/",
+control characters, leading "." or "-"), and a file is never replaced nor
+written through a symlink: a name taken gets -2, -3... before its
+extension. Without --out nothing is saved and the summary says what was
+left. Artifacts over the artifact limit (no content) or withheld are
+named, never saved.
 
 Exit code: the program's own when it ran to its end; 124 timeout, 123 CPU
 limit, 122 memory limit, 121 output limit, 128+N killed by signal N,
-2 invalid request, 70 platform failure.`,
+2 invalid request, 70 platform failure or an artifact --out could not save.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.codeSeen = cmd.Flags().Changed("code")
@@ -76,7 +101,7 @@ limit, 122 memory limit, 121 output limit, 128+N killed by signal N,
 	fl.StringVarP(&f.code, "code", "c", "", "program text")
 	fl.StringArrayVar(&f.files, "file", nil, "input file NAME=PATH placed in the working directory (repeatable)")
 	fl.StringArrayVar(&f.env, "env", nil, "environment variable NAME=VALUE for the program (repeatable)")
-	fl.StringVar(&f.stdin, "stdin", "", "file fed to the program's standard input")
+	fl.StringVar(&f.stdin, "stdin", "", "`FILE` fed to the program's standard input, - for standard input (default: standard input when it is not a terminal and the program is not read from it)")
 	durationVar(fl, &f.timeout, "timeout", sandbox.DefaultLimits.WallTime(), "wall-time limit")
 	durationVar(fl, &f.cpuTime, "cpu-time", sandbox.DefaultLimits.CPUTime(), "CPU-time limit")
 	sizeVar(fl, &f.memory, "memory", sandbox.DefaultLimits.MemoryBytes, "memory limit")
@@ -86,6 +111,7 @@ limit, 122 memory limit, 121 output limit, 128+N killed by signal N,
 	fl.StringVar(&f.rootfs, "rootfs", "", "root filesystem directory (default: the host's system directories, read-only)")
 	fl.StringVar(&f.image, "image", "", "run in the built image `NAME` (list them with: crucible image ls)")
 	fl.StringVar(&f.store, "store", image.DefaultStore, "image store directory")
+	fl.StringVar(&f.out, "out", "", "save the files the program creates in `DIR` (default: none saved; the summary names them)")
 	fl.BoolVar(&f.jsonOut, "json", false, "print the Result as JSON and nothing else")
 	addRawOutputFlag(fl)
 	return cmd
@@ -109,13 +135,26 @@ func runCommand(ctx context.Context, f *runFlags, args []string, d *display) err
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	var live *liveOutput
+	if !f.jsonOut {
+		live = d.live()
+		req.OnOutput = live.output
+	}
 	answer, err := svc.Run(ctx, server.DefaultTenant, req, service.RunOptions{})
+	if live != nil {
+		live.close()
+	}
 	if sandbox.IsInputError(err) {
 		return usageError(err)
 	}
 	res := answer.Result
 	if err != nil && res.Status == "" {
 		res = sandbox.Result{Status: sandbox.StatusInternal, Reason: err.Error(), ExitCode: -1, Language: req.Language}
+	}
+	arts := saveArtifacts(res.Artifacts, f.out)
+	code := exitCodeFor(res)
+	if arts.err != nil {
+		code = exitInternal
 	}
 	if f.jsonOut {
 		// On a terminal, inertText keeps the JSON valid and equal: it shows
@@ -127,13 +166,18 @@ func runCommand(ctx context.Context, f *runFlags, args []string, d *display) err
 			return encErr
 		}
 		d.stdout.flush()
+		if err := arts.failure(); err != nil {
+			errorLine(fmt.Errorf("--out: %w", err))
+		}
 	} else {
-		_, _ = d.stdout.Write(res.Stdout)
-		_, _ = d.stderr.Write(res.Stderr)
-		d.status("%s", summary(res, err))
+		d.status("%s%s", summary(res, err), arts.note())
 	}
-	return exitCodeError(exitCodeFor(res))
+	return exitCodeError(code)
 }
+
+// pythonUnbuffered is the variable that makes Python write its output at
+// once, not when its buffer is full: the sandbox's stdout is a pipe.
+const pythonUnbuffered = "PYTHONUNBUFFERED"
 
 // usageError prints err and returns the usage exit code.
 func usageError(err error) error {
@@ -172,9 +216,15 @@ func (f *runFlags) request(args []string) (sandbox.Request, error) {
 		}
 		req.Env[k] = v
 	}
-	if f.stdin != "" {
-		if req.Stdin, err = os.ReadFile(f.stdin); err != nil {
-			return req, fmt.Errorf("--stdin: %w", err)
+	if req.Stdin, err = programStdin(f.stdin, !f.codeSeen && len(args) > 0 && args[0] == stdinName); err != nil {
+		return req, err
+	}
+	if req.Language == sandbox.Python {
+		if _, set := req.Env[pythonUnbuffered]; !set {
+			if req.Env == nil {
+				req.Env = map[string]string{}
+			}
+			req.Env[pythonUnbuffered] = "1" // its output shows as it is printed
 		}
 	}
 	req.Limits = sandbox.Limits{
@@ -197,11 +247,16 @@ func (f *runFlags) source(args []string) (string, string, error) {
 		return f.code, "", nil
 	case len(args) == 0:
 		return "", "", fmt.Errorf("no program: give -c CODE, a FILE, or - for standard input")
-	case args[0] == "-":
-		b, err := io.ReadAll(os.Stdin)
+	case args[0] == stdinName:
+		b, err := readAtMost(os.Stdin, sandbox.MaxCodeBytes, "-", "a program")
 		return string(b), "", err
 	}
-	b, err := os.ReadFile(args[0])
+	file, err := os.Open(args[0])
+	if err != nil {
+		return "", "", err
+	}
+	defer file.Close()
+	b, err := readAtMost(file, sandbox.MaxCodeBytes, args[0], "a program")
 	return string(b), args[0], err
 }
 
