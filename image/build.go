@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -25,11 +27,16 @@ type BuildOptions struct {
 	Force bool
 	// Log receives the build tools' output; nil discards it.
 	Log io.Writer
+	// Progress, when set, is told what the build is doing: as each step
+	// starts, and as its tool says how far it got. It is not called when
+	// the image is up to date, and from one goroutine at a time.
+	Progress func(Progress)
 }
 
 // Build builds m into the store, unless an image built from the same
 // manifest is already there. It reports whether it built. The new image
-// replaces the old one only once it is complete.
+// replaces the old one only once it is complete. A build tool that fails
+// is a *ToolError, which holds the tool's last lines of output.
 func Build(ctx context.Context, m *Manifest, opts BuildOptions) (*Image, bool, error) {
 	store := opts.Store
 	if store == "" {
@@ -38,6 +45,10 @@ func Build(ctx context.Context, m *Manifest, opts BuildOptions) (*Image, bool, e
 	log := opts.Log
 	if log == nil {
 		log = io.Discard
+	}
+	report := opts.Progress
+	if report == nil {
+		report = func(Progress) {}
 	}
 	if old, err := Open(store, m.Name); err == nil && old.ManifestDigest == m.Digest() && !opts.Force {
 		return old, false, nil
@@ -62,21 +73,25 @@ func Build(ctx context.Context, m *Manifest, opts BuildOptions) (*Image, bool, e
 	defer os.RemoveAll(tmp)
 	rootfs := filepath.Join(tmp, "rootfs")
 	debootstrap := []string{"debootstrap", "--variant=" + m.Variant, "--include=" + strings.Join(m.Packages, ","), m.Suite, rootfs, mirror}
-	if err := runPrivate(ctx, log, debootstrap); err != nil {
-		return nil, false, fmt.Errorf("debootstrap: %w", err)
+	if err := runStep(ctx, log, report, "debootstrap", debootstrap); err != nil {
+		return nil, false, withLogTail(err, filepath.Join(rootfs, "debootstrap", "debootstrap.log"))
 	}
-	for _, cmd := range m.Prepare {
-		if err := runPrivate(ctx, log, append([]string{"chroot", rootfs}, cmd...)); err != nil {
-			return nil, false, fmt.Errorf("prepare %v: %w", cmd, err)
+	for i, cmd := range m.Prepare {
+		step := fmt.Sprintf("prepare %d/%d: %s", i+1, len(m.Prepare), strings.Join(cmd, " "))
+		if err := runStep(ctx, log, report, step, append([]string{"chroot", rootfs}, cmd...)); err != nil {
+			return nil, false, err
 		}
 	}
+	report(Progress{Step: "digest", Stage: StageHash})
 	for _, junk := range []string{"var/cache/apt/archives", "var/lib/apt/lists"} {
 		if err := clearDir(filepath.Join(rootfs, junk)); err != nil {
 			return nil, false, err
 		}
 	}
 	fmt.Fprintln(log, "computing the image digest")
-	sum, err := treeDigest(rootfs)
+	sum, err := treeDigest(rootfs, func(files int) {
+		report(Progress{Step: "digest", Stage: StageHash, Done: files})
+	})
 	if err != nil {
 		return nil, false, fmt.Errorf("digest: %w", err)
 	}
@@ -86,6 +101,7 @@ func Build(ctx context.Context, m *Manifest, opts BuildOptions) (*Image, bool, e
 		Manifest: *m, SizeBytes: sum.bytes, Files: sum.files, BuiltAt: time.Now().UTC(),
 	}
 	meta, _ := json.MarshalIndent(img, "", "  ")
+	report(Progress{Step: "store"})
 	if err := os.WriteFile(filepath.Join(tmp, metadataFile), append(meta, '\n'), 0o644); err != nil {
 		return nil, false, err
 	}
@@ -95,14 +111,42 @@ func Build(ctx context.Context, m *Manifest, opts BuildOptions) (*Image, bool, e
 	return img, true, nil
 }
 
+// runStep runs a build step's tool with runPrivate: its output goes to
+// log and, line by line, to report as the step's Progress. A tool that
+// fails is a *ToolError with its last lines.
+func runStep(ctx context.Context, log io.Writer, report func(Progress), step string, argv []string) error {
+	report(Progress{Step: step})
+	fmt.Fprintln(log, "+", strings.Join(argv, " "))
+	lines := &lineWriter{fn: newToolProgress(step, report).line}
+	err := runPrivate(ctx, io.MultiWriter(log, lines), argv)
+	tail := lines.close()
+	if err != nil {
+		return &ToolError{Step: step, Err: err, Tail: tail}
+	}
+	return nil
+}
+
+// withLogTail adds the end of the tool's log file to a *ToolError whose
+// tool points to it ("W: See .../debootstrap.log for details"): the file
+// goes with the failed build.
+func withLogTail(err error, log string) error {
+	var te *ToolError
+	if !errors.As(err, &te) || !slices.ContainsFunc(te.Tail, func(l string) bool { return strings.Contains(l, filepath.Base(log)) }) {
+		return err
+	}
+	if end := logTail(log); len(end) > 0 {
+		te.Tail = append(append(te.Tail, filepath.Base(log)+" ends:"), end...)
+	}
+	return err
+}
+
 // runPrivate runs a build command in a private mount namespace: the mounts
 // debootstrap and package scripts make (/proc, /sys in the target) vanish
 // with the command, even when it fails half-way, and never reach the host.
-func runPrivate(ctx context.Context, log io.Writer, argv []string) error {
-	fmt.Fprintln(log, "+", strings.Join(argv, " "))
+func runPrivate(ctx context.Context, out io.Writer, argv []string) error {
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C.UTF-8", "DEBIAN_FRONTEND=noninteractive"}
-	cmd.Stdout, cmd.Stderr = log, log
+	cmd.Stdout, cmd.Stderr = out, out // the same writer: one goroutine writes to it
 	// Go makes the new mount namespace's propagation private.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS}
 	return cmd.Run()

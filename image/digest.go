@@ -11,6 +11,10 @@ import (
 	"syscall"
 )
 
+// digestProgressEvery is how many entries treeDigest hashes between two
+// calls of its progress function.
+const digestProgressEvery = 1000
+
 // treeSum is the result of treeDigest.
 type treeSum struct {
 	digest string
@@ -20,8 +24,10 @@ type treeSum struct {
 
 // treeDigest hashes a directory tree: every entry's path, type, mode and
 // owner, and a regular file's content or a link's target, in lexical
-// order. Two trees with the same digest hold the same files.
-func treeDigest(root string) (treeSum, error) {
+// order. Two trees with the same digest hold the same files. It calls
+// progress with the count of entries hashed every digestProgressEvery
+// entries.
+func treeDigest(root string, progress func(files int)) (treeSum, error) {
 	h := sha256.New()
 	var sum treeSum
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
@@ -39,6 +45,9 @@ func treeDigest(root string) (treeSum, error) {
 		}
 		fmt.Fprintf(h, "%s\x00%v\x00%d\x00%d\x00", rel, info.Mode(), uid, gid)
 		sum.files++
+		if sum.files%digestProgressEvery == 0 {
+			progress(sum.files)
+		}
 		switch {
 		case info.Mode()&fs.ModeSymlink != 0:
 			target, err := os.Readlink(p)

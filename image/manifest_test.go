@@ -78,20 +78,20 @@ func TestTreeDigest(t *testing.T) {
 		return dir
 	}
 	a, b := mk(), mk()
-	da, err := treeDigest(a)
+	da, err := treeDigest(a, func(int) {})
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, _ := treeDigest(b)
+	db, _ := treeDigest(b, func(int) {})
 	if da.digest != db.digest || da.files != 5 || da.bytes != 10 {
 		t.Fatalf("same trees: %+v vs %+v", da, db)
 	}
 	os.WriteFile(filepath.Join(b, "usr/bin/tool"), []byte("#!/bin/bash\n"), 0o755)
-	if dc, _ := treeDigest(b); dc.digest == da.digest {
+	if dc, _ := treeDigest(b, func(int) {}); dc.digest == da.digest {
 		t.Error("changed content, same digest")
 	}
 	os.Chmod(filepath.Join(a, "usr/bin/tool"), 0o700)
-	if dd, _ := treeDigest(a); dd.digest == da.digest {
+	if dd, _ := treeDigest(a, func(int) {}); dd.digest == da.digest {
 		t.Error("changed mode, same digest")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"text/tabwriter"
+	"time"
 
 	units "github.com/docker/go-units"
 	"github.com/spf13/cobra"
@@ -34,13 +35,24 @@ func newImageBuildCommand(store *string) *cobra.Command {
 		Example: `  # The curated data-science image (python3, pandas, matplotlib, node, bash)
   crucible image build
 
-  # An image of your own, rebuilt even if up to date, showing each step
+  # An image of your own, rebuilt even if up to date, with the tools' output
   crucible image build --manifest my-image.json --force -v`,
 		Short: "Build an image (debootstrap, minbase); only when its manifest changed",
 		Long: `Build a root filesystem from the Debian packages a manifest names, with
 debootstrap (variant minbase) from the mirror this host's apt uses, and record
 the manifest's digest (a later build with the same manifest does nothing) and
 the tree's content digest (every run in the image reports it).
+
+When the image is up to date, it prints one line ("NAME is up to date
+(DIGEST, SIZE, FILES, ROOTFS)") and exits at once. Otherwise the build takes a
+few minutes: on a terminal a status line shows the elapsed time, the step
+(debootstrap, each prepare command, digest, store), the stage debootstrap or
+apt reports (retrieving, extracting, unpacking, configuring packages) with its
+package count, and the package at hand; when stderr is not a terminal (a CI
+log), one plain line per step and stage. --verbose shows the tools' full output
+instead (shown inert on a terminal unless --raw-output). A failed build shows
+the failing tool's last lines. A build that succeeds prints on stdout "built
+NAME in DURATION (DIGEST, SIZE, FILES, ROOTFS)".
 
 Without --manifest, the curated data-science image kept in the repository is
 built: python3 with numpy, pandas, matplotlib, scipy, scikit-learn,
@@ -55,29 +67,35 @@ coreutils.`,
 			if err != nil {
 				return usageError(err)
 			}
-			opts := image.BuildOptions{Store: *store, Mirror: mirror, Force: force}
+			view := newBuildView(m.Name, verbose)
+			opts := image.BuildOptions{Store: *store, Mirror: mirror, Force: force, Progress: view.update}
+			d := newDisplay(cmd)
 			if verbose {
-				opts.Log = os.Stderr
-			} else {
-				fmt.Fprintf(os.Stderr, "building image %q (a few minutes; --verbose shows the tools' output)\n", m.Name)
+				opts.Log = d.stderr
 			}
+			began := time.Now()
+			stop := view.tickEvery(time.Second)
 			img, built, err := image.Build(cmd.Context(), m, opts)
+			stop()
+			view.finish()
+			d.stderr.flush()
 			if err != nil {
-				fmt.Fprintln(os.Stderr, "crucible: image build:", err)
-				return exitCodeError(exitInternal)
+				return platformError(fmt.Errorf("image build: %w", err))
 			}
-			state := "up to date"
+			about := fmt.Sprintf("(%s, %s, %d files, %s)", img.Digest, units.BytesSize(float64(img.SizeBytes)), img.Files, img.RootFS)
 			if built {
-				state = "built"
+				fmt.Printf("built %s in %s %s\n", img.Name, time.Since(began).Round(time.Second), about)
+			} else {
+				fmt.Printf("%s is up to date %s\n", img.Name, about)
 			}
-			fmt.Printf("%s %s: %s, %s, %d files, %s\n", state, img.Name, img.Digest, units.BytesSize(float64(img.SizeBytes)), img.Files, img.RootFS)
 			return nil
 		},
 	}
+	addRawOutputFlag(cmd.Flags())
 	cmd.Flags().StringVar(&manifest, "manifest", "", "manifest file (default: the built-in data-science manifest)")
 	cmd.Flags().StringVar(&mirror, "mirror", "", "Debian mirror URL (default: the one apt uses on this host)")
 	cmd.Flags().BoolVar(&force, "force", false, "rebuild even if the manifest did not change")
-	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "show debootstrap's output")
+	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "show the build tools' full output (debootstrap, prepare commands) in place of the progress line")
 	return cmd
 }
 
@@ -93,7 +111,7 @@ func newImageListCommand(store *string) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			images, err := image.List(*store)
 			if err != nil {
-				return err
+				return platformError(err)
 			}
 			if jsonOut {
 				if images == nil {
