@@ -94,6 +94,7 @@ type request struct {
 	query       url.Values
 	body        io.Reader
 	contentType string
+	header      http.Header // more header fields, if any
 }
 
 // send sends r and returns the response of a 2xx status, its body to be
@@ -106,6 +107,9 @@ func (c *Client) send(ctx context.Context, r request) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, r.method, u, r.body)
 	if err != nil {
 		return nil, fmt.Errorf("client: %s %s: %w", r.method, r.path, err)
+	}
+	for k, v := range r.header {
+		req.Header[k] = v
 	}
 	if r.contentType != "" {
 		req.Header.Set("Content-Type", r.contentType)

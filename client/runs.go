@@ -44,7 +44,10 @@ func runQuery(opts []RunOption) url.Values {
 //
 // When req.OnOutput is set, the run is streamed (?stream=1): OnOutput
 // receives the redacted output while the program runs, from the calling
-// goroutine, and the result is the same.
+// goroutine, and the result is the same. A dropped stream is not resumed:
+// the server kills a run whose stream's connection closed, as it does on
+// a cancel. To have a run outlive a dropped connection, start it with
+// RunAsync and follow it with FollowRun, which resumes.
 func (c *Client) CreateRun(ctx context.Context, req sandbox.Request, opts ...RunOption) (*api.RunResponse, error) {
 	var res api.RunResponse
 	r := request{method: "POST", path: "/v1/runs", query: runQuery(opts)}
@@ -66,13 +69,20 @@ func (c *Client) CreateRun(ctx context.Context, req sandbox.Request, opts ...Run
 // FollowRun is called; a run that already ended is replayed from its
 // record (its artifacts then come without contents: see Artifact).
 // onOutput may be nil.
+//
+// A connection that drops before the result is resumed with Last-Event-ID
+// (at once, then after the server's retry: delay), at most 3 times in a
+// row without a new event; the run goes on meanwhile. onOutput gets each
+// byte of output once: resumed after the run's end with output on both
+// streams, the server answers the result alone, and the output not yet
+// passed on is passed from it.
 func (c *Client) FollowRun(ctx context.Context, id string, onOutput sandbox.OutputFunc) (*api.RunResponse, error) {
 	if onOutput == nil {
 		onOutput = func(sandbox.Stream, []byte) {}
 	}
 	var res api.RunResponse
 	r := request{method: "GET", path: "/v1/runs/" + url.PathEscape(id) + "/events"}
-	if err := c.readStream(ctx, r, events{output: onOutput, result: &res}); err != nil {
+	if err := c.readStream(ctx, r, events{output: onOutput, result: &res, resumable: true}); err != nil {
 		return nil, err
 	}
 	return &res, nil

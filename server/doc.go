@@ -7,8 +7,8 @@
 //     the output while the code runs, then the result (events.go);
 //     ?cache=1 lets an identical earlier run answer. GET /v1/runs/{id} and
 //     GET /v1/runs read the run records; GET /v1/runs/{id}/events follows
-//     a run (service.Service.Follow); GET /v1/runs/{id}/artifacts/{name}
-//     downloads an artifact.
+//     a run (service.Service.Events), resuming after Last-Event-ID or
+//     ?after; GET /v1/runs/{id}/artifacts/{name} downloads an artifact.
 //   - /v1/sessions creates, drives (also streamed) and deletes live Python
 //     sessions and their working-directory files.
 //   - GET /healthz, GET /metrics (Prometheus) and GET /openapi.json are

@@ -4,9 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
+	"github.com/crucible-sandbox/crucible/api"
+	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/service"
 )
 
@@ -25,13 +28,26 @@ import (
 // except in the rare cases StreamRedactor documents. Errors found before
 // anything is streamed (bad input, 401, 404, 429) keep their HTTP status
 // and JSON body.
-
+//
+// A run's events carry an id: (service.Event.ID, its position in the run),
+// and GET /v1/runs/{id}/events resumes after the one named by the
+// Last-Event-ID header or, for clients that cannot set it, ?after=N (the
+// header wins, as an EventSource reconnecting sends it to the URL it first
+// opened); the events of POST /v1/runs?stream=1 are resumed there too.
+// Its stream starts with a retry: of a second. Once nothing comes after
+// the id, the answer is 204 No Content, which also stops an EventSource
+// from reconnecting. A session cell's events have no id: a cell cannot be
+// resumed.
 // eventWriteTimeout bounds one event's write. The runtime delivers output
 // synchronously (a slow reader slows the program down), so a client that
 // stops reading without closing the connection must not hold the run, and
 // its sandbox, past its limits: after a write times out the stream is
 // dropped and the run goes on to its recorded end.
 const eventWriteTimeout = 10 * time.Second
+
+// reconnectDelay is the retry: a run's event stream sets: how long a
+// client that lost it waits before resuming.
+const reconnectDelay = time.Second
 
 // heartbeatInterval is how often an idle stream gets a comment line, so
 // that proxies and clients do not time out a quiet program.
@@ -73,6 +89,40 @@ func startEventStream(w http.ResponseWriter) *eventStream {
 	return es
 }
 
+// resumePoint returns the position a run's stream resumes after: the
+// Last-Event-ID header unless it is empty, or else ?after; 0 (from the
+// start) without either. field names the one it came from.
+func resumePoint(r *http.Request) (after int64, field string, apiErr *api.Error) {
+	field = "Last-Event-ID"
+	s := r.Header.Get(field)
+	if s == "" {
+		field = "after"
+		if !r.URL.Query().Has(field) {
+			return 0, field, nil
+		}
+		s = r.URL.Query().Get(field)
+	}
+	after, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || after < 0 {
+		if len(s) > 40 {
+			s = s[:40] + "..."
+		}
+		return 0, field, invalid(field, "must be a non-negative integer, the id of the last event received, got "+strconv.Quote(s))
+	}
+	return after, field, nil
+}
+
+// renameField returns err with the field of its input error renamed from
+// old to field, for an error of the service about a parameter whose HTTP
+// name differs.
+func renameField(err error, old, field string) error {
+	var ie *sandbox.InputError
+	if errors.As(err, &ie) && ie.Field == old {
+		return &sandbox.InputError{Field: field, Rule: ie.Rule}
+	}
+	return err
+}
+
 // eventData encodes v as the data of the event called name. Our own types
 // always marshal; were one not to, the event becomes an internal error.
 func eventData(name string, v any) (string, []byte) {
@@ -85,12 +135,19 @@ func eventData(name string, v any) (string, []byte) {
 
 // send writes one event whose data is v as JSON.
 func (es *eventStream) send(event string, v any) {
-	es.sendJSON(eventData(event, v))
+	name, b := eventData(event, v)
+	es.sendJSON(name, 0, b)
 }
 
-// sendJSON writes one event whose data is the JSON document b.
-func (es *eventStream) sendJSON(event string, b []byte) {
-	msg := make([]byte, 0, len(event)+len(b)+16)
+// sendJSON writes one event whose data is the JSON document b, with id
+// unless it is 0.
+func (es *eventStream) sendJSON(event string, id int64, b []byte) {
+	msg := make([]byte, 0, len(event)+len(b)+40)
+	if id != 0 {
+		msg = append(msg, "id: "...)
+		msg = strconv.AppendInt(msg, id, 10)
+		msg = append(msg, '\n')
+	}
 	msg = append(msg, "event: "...)
 	msg = append(msg, event...)
 	msg = append(msg, "\ndata: "...)
@@ -99,17 +156,23 @@ func (es *eventStream) sendJSON(event string, b []byte) {
 	es.write(msg)
 }
 
-// emit sends e as its event; it reports false once the client is gone or
-// stalled, so that whoever feeds the stream stops.
+// setRetry tells the client how long to wait before reconnecting.
+func (es *eventStream) setRetry(d time.Duration) {
+	es.write(append(strconv.AppendInt([]byte("retry: "), d.Milliseconds(), 10), '\n', '\n'))
+}
+
+// emit sends e as its event, with its id; it reports false once the
+// client is gone or stalled, so that whoever feeds the stream stops.
 func (es *eventStream) emit(e service.Event) bool {
+	var v any = e.Output
 	switch e.Kind {
 	case service.EventRun:
-		es.send(string(e.Kind), e.Run)
+		v = e.Run
 	case service.EventResult:
-		es.send(string(e.Kind), e.Result)
-	default:
-		es.send(string(e.Kind), e.Output)
+		v = e.Result
 	}
+	name, b := eventData(string(e.Kind), v)
+	es.sendJSON(name, e.ID, b)
 	return !es.broken()
 }
 

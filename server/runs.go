@@ -81,23 +81,31 @@ func (s *Server) createRun(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// runEvents serves GET /v1/runs/{id}/events: the run's events as a stream.
+// runEvents serves GET /v1/runs/{id}/events: the run's events as a
+// stream, after the one Last-Event-ID or ?after names (events.go).
 func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
-	tenant, id := tenantOf(r), r.PathValue("id")
-	// The run must exist before the stream starts, to answer 404 otherwise.
-	var es *eventStream
-	err := s.svc.Follow(r.Context(), tenant, id, func(e service.Event) bool {
-		if es == nil {
-			es = startEventStream(w)
-		}
-		return es.emit(e)
-	})
-	if es != nil {
-		es.close()
+	after, field, apiErr := resumePoint(r)
+	if apiErr != nil {
+		writeError(w, apiErr)
 		return
 	}
+	// The run must exist before the stream starts, to answer 404 otherwise.
+	events, err := s.svc.Events(r.Context(), tenantOf(r), r.PathValue("id"), after)
 	if err != nil {
-		s.fail(w, "follow run", err)
+		s.fail(w, "follow run", renameField(err, "after", field))
+		return
+	}
+	if events == nil {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	es := startEventStream(w)
+	defer es.close()
+	es.setRetry(reconnectDelay)
+	for e := range events {
+		if !es.emit(e) {
+			return
+		}
 	}
 }
 

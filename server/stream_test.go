@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -18,6 +19,7 @@ import (
 // event is one Server-Sent Event and when it arrived.
 type event struct {
 	name string
+	id   string // its id: field, "" without one
 	data []byte
 	at   time.Time
 }
@@ -32,7 +34,22 @@ func (ts *testServer) stream(path string, body any) []event {
 // events sends a request and reads the event stream it answers to its end.
 func (ts *testServer) events(method, path string, body io.Reader) []event {
 	ts.Helper()
+	resp := ts.open(method, path, body, nil)
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream" {
+		ts.Fatalf("%s %s: status %d, Content-Type %q", method, path, resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	return ts.readAll(newEventScanner(resp.Body))
+}
+
+// open sends a request with header's fields added and returns its answer,
+// whose body the caller closes.
+func (ts *testServer) open(method, path string, body io.Reader, header http.Header) *http.Response {
+	ts.Helper()
 	req, _ := http.NewRequest(method, ts.http.URL+path, body)
+	for k, v := range header {
+		req.Header[k] = v
+	}
 	if ts.key != "" {
 		req.Header.Set("Authorization", "Bearer "+ts.key)
 	}
@@ -40,26 +57,48 @@ func (ts *testServer) events(method, path string, body io.Reader) []event {
 	if err != nil {
 		ts.Fatal(err)
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream" {
-		ts.Fatalf("%s %s: status %d, Content-Type %q", method, path, resp.StatusCode, resp.Header.Get("Content-Type"))
-	}
-	var events []event
-	var cur event
-	sc := bufio.NewScanner(resp.Body)
+	return resp
+}
+
+// newEventScanner returns a scanner of an event stream's lines.
+func newEventScanner(body io.Reader) *bufio.Scanner {
+	sc := bufio.NewScanner(body)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	return sc
+}
+
+// readAll reads the events of sc to the end of the stream.
+func (ts *testServer) readAll(sc *bufio.Scanner) []event {
+	ts.Helper()
+	var events []event
+	for {
+		e, ok := ts.next(sc)
+		if !ok {
+			return events
+		}
+		events = append(events, e)
+	}
+}
+
+// next reads the next event of sc; false at the end of the stream.
+func (ts *testServer) next(sc *bufio.Scanner) (event, bool) {
+	ts.Helper()
+	var cur event
 	for sc.Scan() {
 		line := sc.Text()
 		switch {
 		case line == "":
 			if cur.name != "" {
 				cur.at = time.Now()
-				events = append(events, cur)
+				return cur, true
 			}
 			cur = event{}
 		case strings.HasPrefix(line, ":"): // a heartbeat comment
 		case strings.HasPrefix(line, "event: "):
 			cur.name = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "id: "):
+			cur.id = strings.TrimPrefix(line, "id: ")
+		case strings.HasPrefix(line, "retry: "):
 		case strings.HasPrefix(line, "data: "):
 			cur.data = []byte(strings.TrimPrefix(line, "data: "))
 		default:
@@ -69,7 +108,7 @@ func (ts *testServer) events(method, path string, body io.Reader) []event {
 	if err := sc.Err(); err != nil {
 		ts.Fatal(err)
 	}
-	return events
+	return event{}, false
 }
 
 // joined concatenates the decoded data of the events called name.
@@ -114,6 +153,7 @@ print("no newline at the end", end="")`
 	if res.Status != sandbox.StatusOK {
 		t.Fatalf("result %+v", res)
 	}
+	checkIDs(t, events)
 	stdout, stderr := joined(t, events, "stdout"), joined(t, events, "stderr")
 	if stdout != string(res.Stdout) || stderr != string(res.Stderr) {
 		t.Errorf("streamed stdout %q / stderr %q differ from the result's %q / %q", stdout, stderr, res.Stdout, res.Stderr)
@@ -165,6 +205,11 @@ func TestStreamCell(t *testing.T) {
 	if got := joined(t, events, "stdout"); got != "6\n42\n" || string(res.Stdout) != got || res.Value != "42" {
 		t.Errorf("streamed %q, result stdout %q value %q", got, res.Stdout, res.Value)
 	}
+	for _, e := range events {
+		if e.id != "" {
+			t.Errorf("a cell's %s event has id %q: a cell cannot be resumed", e.name, e.id)
+		}
+	}
 	ts.do("DELETE", "/v1/sessions/"+sess.ID, nil)
 	ts.do("POST", exec+"?stream=1", map[string]any{"code": "1"}).wantError(t, http.StatusGone, "session_closed")
 }
@@ -196,6 +241,7 @@ func TestFollowRun(t *testing.T) {
 		if out := joined(t, events, "stdout"); out != want {
 			t.Errorf("follower %d: stdout %q, want %q", i, out, want)
 		}
+		checkIDs(t, events)
 		var chunks int
 		for _, e := range events {
 			if e.name == "stdout" {
@@ -213,8 +259,29 @@ func TestFollowRun(t *testing.T) {
 	if joined(t, late, "stdout") != want || res.Status != sandbox.StatusOK || res.ID != acc.ID {
 		t.Errorf("late follower: %v, result %+v", names(late), res)
 	}
+	checkIDs(t, late)
 	base.as(base.newKey("bob")).do("GET", "/v1/runs/"+acc.ID+"/events", nil).wantError(t, http.StatusNotFound, "not_found")
 	ts.do("GET", "/v1/runs/nope/events", nil).wantError(t, http.StatusNotFound, "not_found")
+}
+
+// checkIDs checks a run's event ids: 1 for the run event, then 1 + the
+// output bytes so far after each output event, the result one more.
+func checkIDs(t *testing.T, events []event) {
+	t.Helper()
+	pos := int64(1)
+	for i, e := range events {
+		switch e.name {
+		case "stdout", "stderr":
+			var d sandbox.Data
+			_ = json.Unmarshal(e.data, &d)
+			pos += int64(len(d))
+		case "result":
+			pos++
+		}
+		if e.id != strconv.FormatInt(pos, 10) {
+			t.Errorf("event %d (%s): id %q, want %d", i, e.name, e.id, pos)
+		}
+	}
 }
 
 func names(events []event) []string {

@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"sort"
 	"sync"
 
 	"github.com/crucible-sandbox/crucible/api"
@@ -28,39 +29,94 @@ const (
 // a run add up, per stream, to its result's stdout and stderr (but for
 // the rare cases policy.StreamRedactor documents).
 type Event struct {
+	// ID is the event's position in its run, which a follower that lost
+	// its connection gives back to Events to resume after it: 1 for
+	// EventRun; for an output event, 1 plus the run's output bytes (both
+	// streams) up to its end; for EventResult, 2 plus all of them. IDs
+	// increase within a run, and a run's record gives the same positions
+	// (see Events).
+	ID int64
 	// Kind says which of the other fields is set.
 	Kind EventKind
 	// Run is set for EventRun.
 	Run *api.RunAccepted
-	// Output is set for EventStdout and EventStderr.
+	// Output is set for EventStdout and EventStderr; never empty.
 	Output sandbox.Data
 	// Result is set for EventResult.
 	Result *api.RunResponse
 }
 
+// maxEventOutput bounds the output one held event gathers: consecutive
+// chunks of one stream are held as one event up to this size.
+const maxEventOutput = 64 << 10
+
+// since returns the events of events, in ID order, that come after
+// position after; an output event that after falls inside is cut to the
+// part after it. The result shares no Event with events.
+func since(events []Event, after int64) []Event {
+	i := sort.Search(len(events), func(i int) bool { return events[i].ID > after })
+	out := append([]Event(nil), events[i:]...)
+	if len(out) > 0 && out[0].Output != nil {
+		if start := out[0].ID - int64(len(out[0].Output)); after > start {
+			out[0].Output = out[0].Output[after-start:]
+		}
+	}
+	return out
+}
+
 // A feed holds the events of one run in progress, so that any number of
-// followers can follow it, each from its first event, while it runs. The
-// runtime's output goes into the feed, never straight to a follower: a
-// slow or stalled follower never slows a run down.
+// followers can follow it, each from its first event or from any position
+// (Event.ID), while it runs. The runtime's output goes into the feed,
+// never straight to a follower: a slow or stalled follower never slows a
+// run down.
 //
-// A feed's history is bounded: its output events are the run's redacted
-// output, which the run's output limit bounds.
+// A feed's history is bounded by the run's output limit: it holds the
+// run's redacted output once, in events of up to 64 KiB of one stream,
+// with one more event at each switch between stdout and stderr. (A
+// program that alternates the two byte by byte costs an event, some 80
+// bytes, per byte.)
 type feed struct {
 	tenant string // owns the run
 
 	mu     sync.Mutex
 	events []Event
+	last   int64 // the ID of the last event, 0 before the first
 	done   bool
 	wake   chan struct{} // closed and replaced at every change
 }
 
 func newFeed(tenant string) *feed { return &feed{tenant: tenant, wake: make(chan struct{})} }
 
-// publish appends e.
+// publish appends e, giving it its ID; output of the stream of the last
+// event is added to it, up to maxEventOutput.
 func (f *feed) publish(e Event) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	switch e.Kind {
+	case EventStdout, EventStderr:
+		if len(e.Output) == 0 {
+			return
+		}
+		f.last += int64(len(e.Output))
+		if n := len(f.events); n > 0 {
+			if prev := &f.events[n-1]; prev.Kind == e.Kind && len(prev.Output)+len(e.Output) <= maxEventOutput {
+				// Followers hold copies of prev, whose bytes this append
+				// never changes.
+				prev.Output, prev.ID = append(prev.Output, e.Output...), f.last
+				f.changed()
+				return
+			}
+		}
+	default: // EventRun comes first, at 1; EventResult last
+		f.last++
+	}
+	e.ID = f.last
 	f.events = append(f.events, e)
+	f.changed()
+}
+
+// changed wakes the followers; f.mu is held.
+func (f *feed) changed() {
 	close(f.wake)
 	f.wake = make(chan struct{})
 }
@@ -70,24 +126,30 @@ func (f *feed) end() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.done = true
-	close(f.wake)
-	f.wake = make(chan struct{})
+	f.changed()
 }
 
-// follow passes the feed's events to emit, from the first, until the feed
-// ends, ctx ends, or emit returns false.
-func (f *feed) follow(ctx context.Context, emit func(Event) bool) {
-	next := 0
+// position returns the ID of the feed's last event so far and whether the
+// feed is complete.
+func (f *feed) position() (last int64, done bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.last, f.done
+}
+
+// follow passes the feed's events after position after to yield, until
+// the feed ends, ctx ends, or yield returns false.
+func (f *feed) follow(ctx context.Context, after int64, yield func(Event) bool) {
 	for {
 		f.mu.Lock()
-		batch, done, wake := f.events[next:], f.done, f.wake
+		batch, done, wake := since(f.events, after), f.done, f.wake
 		f.mu.Unlock()
 		for _, e := range batch {
-			if !emit(e) {
+			if !yield(e) {
 				return
 			}
+			after = e.ID
 		}
-		next += len(batch)
 		if done {
 			return
 		}
