@@ -10,6 +10,9 @@ type RunResponse struct {
 	// CacheHit is set when an earlier identical run's result was returned
 	// instead of running the code again.
 	CacheHit bool `json:"cache_hit"`
+	// Image names the image the code ran in, among those the server
+	// offers (GET /v1/images); the Result's ImageDigest identifies it.
+	Image string `json:"image,omitempty"`
 	sandbox.Result
 }
 
@@ -28,12 +31,6 @@ type RunList struct {
 	Runs []Run `json:"runs"`
 	// Next is the cursor of the next page, "" after the last one.
 	Next string `json:"next"`
-}
-
-// SessionCreated is the answer to POST /v1/sessions.
-type SessionCreated struct {
-	// ID names the session.
-	ID string `json:"id"`
 }
 
 // FileList is the answer to GET /v1/sessions/{id}/files.

@@ -48,6 +48,9 @@ type Run struct {
 	// Code is the program's source text, redacted like the output: a
 	// secret in it is stored and answered as a marker.
 	Code string `json:"code"`
+	// Image names the image the code ran in, among those the server
+	// offered (GET /v1/images); empty in the records of older servers.
+	Image string `json:"image,omitempty"`
 	// ImageDigest identifies the root filesystem the code ran in.
 	ImageDigest string `json:"image_digest,omitempty"`
 	// Limits are the limits applied, defaults filled in.

@@ -108,7 +108,7 @@ func failedResult(req sandbox.Request) sandbox.Result {
 	return sandbox.Result{
 		Status:   sandbox.StatusInternal,
 		ExitCode: -1,
-		Language: req.Language,
+		Language: req.Language.Canonical(),
 		CodeHash: sandbox.CodeHash(req.Code),
 		Limits:   req.Limits.WithDefaults(),
 	}

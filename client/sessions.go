@@ -28,11 +28,14 @@ type Session struct {
 }
 
 // NewSession opens a session (POST /v1/sessions) and returns it, a
-// *Session. A tenant or server already holding as many sessions as it
-// allows answers 429: the error then matches both sandbox.ErrTooManySessions
-// (errors.Is) and an *APIError with its RetryAfter (errors.As).
+// *Session. Every field of req is optional: the zero SessionRequest opens
+// a Python session in the server's default image with the default limits,
+// and Language may be an alias ("py"). A tenant or server already holding
+// as many sessions as it allows answers 429: the error then matches both
+// sandbox.ErrTooManySessions (errors.Is) and an *APIError with its
+// RetryAfter (errors.As).
 func (c *Client) NewSession(ctx context.Context, req sandbox.SessionRequest) (sandbox.Session, error) {
-	var ans api.SessionCreated
+	var ans api.SessionInfo
 	if err := c.call(ctx, request{method: "POST", path: "/v1/sessions"}, req, &ans); err != nil {
 		if IsTooManyRequests(err) {
 			return nil, fmt.Errorf("%w: %w", sandbox.ErrTooManySessions, err)
@@ -47,12 +50,41 @@ func (c *Client) NewSession(ctx context.Context, req sandbox.SessionRequest) (sa
 
 // AttachSession returns a handle on the server's session id, opened
 // earlier by this or another client of the same tenant, such as by a
-// process that has since restarted. It sends no request: whether the
-// session exists is known at its first use, which fails with IsNotFound
-// for an id the server does not know (or that is another tenant's), and
-// with sandbox.ErrSessionClosed for a session that was closed.
+// process that has since restarted (ListSessions finds the ids). It sends
+// no request: whether the session exists is known at its first use, which
+// fails with IsNotFound for an id the server does not know (or that is
+// another tenant's), and with sandbox.ErrSessionClosed for a session that
+// was closed.
 func (c *Client) AttachSession(id string) *Session {
 	return &Session{c: c, id: id, path: "/v1/sessions/" + url.PathEscape(id)}
+}
+
+// ListSessions describes the tenant's open sessions, newest first (GET
+// /v1/sessions): their images, limits, cells run and when they were last
+// used.
+func (c *Client) ListSessions(ctx context.Context) ([]api.SessionInfo, error) {
+	var ans api.SessionList
+	if err := c.call(ctx, request{method: "GET", path: "/v1/sessions"}, nil, &ans); err != nil {
+		return nil, err
+	}
+	return ans.Sessions, nil
+}
+
+// GetSession describes the tenant's open session id (GET
+// /v1/sessions/{id}). An id the server does not know, or another
+// tenant's, fails with IsNotFound; a closed session with an error
+// matching sandbox.ErrSessionClosed.
+func (c *Client) GetSession(ctx context.Context, id string) (*api.SessionInfo, error) {
+	var ans api.SessionInfo
+	if err := c.call(ctx, request{method: "GET", path: "/v1/sessions/" + url.PathEscape(id)}, nil, &ans); err != nil {
+		return nil, err
+	}
+	return &ans, nil
+}
+
+// Info describes the session, as GetSession does.
+func (s *Session) Info(ctx context.Context) (*api.SessionInfo, error) {
+	return s.c.GetSession(ctx, s.id)
 }
 
 // ID returns the session's server-side ID.

@@ -89,7 +89,7 @@ func TestSecretNowhere(t *testing.T) {
 	see("POST /v1/runs?stream=1", post("/v1/runs?stream=1", code))
 	see("GET /v1/runs/{id}/events", get("/v1/runs/"+acc.ID+"/events"))
 
-	var created api.SessionCreated
+	var created api.SessionInfo
 	if r := post("/v1/sessions", []byte(`{"language": "python"}`)); json.Unmarshal(r.Body, &created) != nil || created.ID == "" {
 		t.Fatalf("POST /v1/sessions: %d %s", r.Status, clip(r.Body))
 	}

@@ -649,7 +649,8 @@ func TestServeEndpoints(t *testing.T) {
 			code, field              string
 		}{
 			{"unknown language", "POST", "/v1/runs", `{"language":"cobol","code":"x"}`, 400, "invalid_request", "language"},
-			{"missing language", "POST", "/v1/runs", `{"code":"print(1)"}`, 400, "invalid_request", "language"},
+			{"image not offered", "POST", "/v1/runs", `{"code":"print(1)","image":"nope"}`, 400, "invalid_request", "image"},
+			{"session image not offered", "POST", "/v1/sessions", `{"image":"nope"}`, 400, "invalid_request", "image"},
 			{"malformed JSON", "POST", "/v1/runs", `{"language": "python", "code": `, 400, "invalid_request", ""},
 			{"not JSON", "POST", "/v1/runs", `language=python`, 400, "invalid_request", ""},
 			{"empty body", "POST", "/v1/runs", ``, 400, "invalid_request", ""},

@@ -10,8 +10,17 @@ import (
 
 // Request is one execution: what to run, with what input, under which limits.
 type Request struct {
-	// Language selects the interpreter: "python", "javascript" or "bash".
-	Language Language `json:"language"`
+	// Language selects the interpreter: "python", "javascript" or "bash",
+	// or an alias ParseLanguage knows ("py", "js", "sh", ...). The service
+	// (and so the HTTP API) resolves an alias to its canonical name, which
+	// the result and the record report, and takes DefaultLanguage for an
+	// empty one; a runtime takes only the canonical names.
+	Language Language `json:"language,omitempty"`
+	// Image names the root filesystem to run in, one of those the server
+	// offers (GET /v1/images); empty is the server's default. The service
+	// picks the runtime of that image; a runtime runs in its own image and
+	// ignores the field.
+	Image string `json:"image,omitempty"`
 	// Code is the program's source text.
 	Code string `json:"code"`
 	// Stdin is fed to the program's standard input; the stream is closed
@@ -69,10 +78,10 @@ var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // runs. The error is an *InputError naming the field and the rule.
 func (r *Request) Validate() error {
 	if r.Language == "" {
-		return inputErrorf("language", "is required; one of %s", languageList())
+		return inputErrorf("language", "is required; one of %s", LanguageNames())
 	}
 	if !r.Language.Valid() {
-		return inputErrorf("language", "must be one of %s, got %q", languageList(), r.Language)
+		return inputErrorf("language", "must be one of %s, got %q", LanguageNames(), r.Language)
 	}
 	if err := validateCode(r.Code); err != nil {
 		return err
@@ -114,14 +123,6 @@ func validateCode(code string) error {
 		return inputErrorf("code", "must be valid UTF-8")
 	}
 	return nil
-}
-
-func languageList() string {
-	names := make([]string, len(Languages))
-	for i, l := range Languages {
-		names[i] = string(l)
-	}
-	return strings.Join(names, ", ")
 }
 
 func validateFiles(files []File, diskBytes int64) error {

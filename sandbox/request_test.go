@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -78,13 +79,33 @@ func TestWithDefaults(t *testing.T) {
 }
 
 func TestParseLanguage(t *testing.T) {
-	for in, want := range map[string]Language{"py": Python, "node": JavaScript, "sh": Bash, "python": Python} {
+	for in, want := range map[string]Language{"py": Python, "node": JavaScript, "sh": Bash, "python": Python,
+		"PY": Python, "NodeJS": JavaScript, "Shell": Bash, "python3": Python} {
 		if got, ok := ParseLanguage(in); !ok || got != want {
 			t.Errorf("ParseLanguage(%q) = %q, %v", in, got, ok)
 		}
 	}
-	if _, ok := ParseLanguage("cobol"); ok {
-		t.Error("cobol accepted")
+	for _, in := range []string{"cobol", "", " py", "pyt"} {
+		if l, ok := ParseLanguage(in); ok {
+			t.Errorf("ParseLanguage(%q) = %q, want refused", in, l)
+		}
+	}
+}
+
+func TestLanguageCanonical(t *testing.T) {
+	for in, want := range map[Language]Language{"": DefaultLanguage, "py": Python, "JS": JavaScript,
+		"bash": Bash, "cobol": "cobol"} {
+		if got := in.Canonical(); got != want {
+			t.Errorf("Language(%q).Canonical() = %q, want %q", in, got, want)
+		}
+	}
+	if got := Python.Aliases(); !slices.Equal(got, []string{"python3", "py"}) {
+		t.Errorf("Python.Aliases() = %q", got)
+	}
+	for _, name := range []string{"python", "py", "python3", "javascript", "js", "node", "nodejs", "bash", "sh", "shell"} {
+		if !strings.Contains(LanguageNames(), name) {
+			t.Errorf("LanguageNames() = %q, does not name %q", LanguageNames(), name)
+		}
 	}
 }
 

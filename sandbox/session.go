@@ -2,14 +2,20 @@ package sandbox
 
 import (
 	"context"
+	"strings"
 	"time"
 )
 
 // SessionRequest creates a session: a live interpreter in its own sandbox
 // whose variables and files persist from one cell to the next.
 type SessionRequest struct {
-	// Language selects the kernel; sessions exist for "python".
-	Language Language `json:"language"`
+	// Language selects the kernel; sessions exist for "python" (or an
+	// alias of it, which the service resolves, as it takes DefaultLanguage,
+	// Python, for an empty one).
+	Language Language `json:"language,omitempty"`
+	// Image names the root filesystem the session runs in, as
+	// Request.Image does.
+	Image string `json:"image,omitempty"`
 	// Files are placed in the working directory before the first cell.
 	Files []File `json:"files,omitempty"`
 	// Limits apply as for a run: memory, processes, disk and open files to
@@ -21,13 +27,11 @@ type SessionRequest struct {
 
 // Validate checks the request like Request.Validate does.
 func (r *SessionRequest) Validate() error {
-	if r.Language == "" {
-		return inputErrorf("language", "is required; sessions support python")
-	}
 	if r.Language != Python {
-		return inputErrorf("language", "sessions support python, got %q", r.Language)
+		return inputErrorf("language", "must be python (or %s): sessions exist for python only, got %q",
+			strings.Join(languageAliases[Python], ", "), r.Language)
 	}
-	run := Request{Language: r.Language, Files: r.Files, Limits: r.Limits, Env: r.Env}
+	run := Request{Language: r.Language, Image: r.Image, Files: r.Files, Limits: r.Limits, Env: r.Env}
 	return run.Validate()
 }
 

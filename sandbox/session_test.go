@@ -32,3 +32,23 @@ func TestCellValidate(t *testing.T) {
 		})
 	}
 }
+
+func TestSessionRequestValidate(t *testing.T) {
+	tests := []struct {
+		name  string
+		req   SessionRequest
+		field string // "" means valid
+		rule  string // substring of the rule
+	}{
+		{"python", SessionRequest{Language: Python}, "", ""},
+		{"image", SessionRequest{Language: Python, Image: "datascience"}, "", ""},
+		{"empty language", SessionRequest{}, "language", `must be python (or python3, py)`},
+		{"javascript", SessionRequest{Language: JavaScript}, "language", "sessions exist for python only"},
+		{"bad limits", SessionRequest{Language: Python, Limits: Limits{MemoryBytes: -1}}, "limits.memory_bytes", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			wantInputError(t, tt.req.Validate(), tt.field, tt.rule)
+		})
+	}
+}

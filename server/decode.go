@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -71,10 +72,28 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, tenant string,
 // from it: streaming it through the decoder instead grows the decoder's
 // buffer by doubling, which costs up to twice the body again.
 func (s *Server) readJSON(w http.ResponseWriter, r *http.Request, tenant string, v any) (*service.Payload, *api.Error) {
+	return s.readJSONBody(w, r, tenant, v, false)
+}
+
+// readOptionalJSON is readJSON for a body whose every field is optional:
+// an empty body (or none) decodes as {}, leaving v as it is.
+func (s *Server) readOptionalJSON(w http.ResponseWriter, r *http.Request, tenant string, v any) (*service.Payload, *api.Error) {
+	return s.readJSONBody(w, r, tenant, v, true)
+}
+
+// readJSONBody is readJSON, and readOptionalJSON when optional is set.
+func (s *Server) readJSONBody(w http.ResponseWriter, r *http.Request, tenant string, v any, optional bool) (*service.Payload, *api.Error) {
 	return s.readBody(w, r, tenant, func(body io.Reader) *api.Error {
 		strict := json.RejectUnknownMembers(true)
 		if r.ContentLength < 0 {
-			return s.bodyError(json.UnmarshalRead(body, v, strict))
+			br := bufio.NewReader(body)
+			if _, err := br.Peek(1); optional && errors.Is(err, io.EOF) {
+				return nil
+			}
+			return s.bodyError(json.UnmarshalRead(br, v, strict))
+		}
+		if optional && r.ContentLength == 0 {
+			return nil
 		}
 		buf := make([]byte, r.ContentLength)
 		if _, err := io.ReadFull(body, buf); err != nil {

@@ -9,8 +9,14 @@
 //     GET /v1/runs read the run records; GET /v1/runs/{id}/events follows
 //     a run (service.Service.Events), resuming after Last-Event-ID or
 //     ?after; GET /v1/runs/{id}/artifacts/{name} downloads an artifact.
-//   - /v1/sessions creates, drives (also streamed) and deletes live Python
-//     sessions and their working-directory files.
+//   - /v1/sessions creates (every field optional, the body too), lists,
+//     describes, drives (also streamed) and deletes live Python sessions
+//     and their working-directory files.
+//   - GET /v1/images lists the images the server offers (a runtime each,
+//     service.Config.Images); a run or a session names one in its "image"
+//     field, and the default serves those that name none. A language may
+//     be named by an alias ("py"): the service resolves it, and an omitted
+//     one is Python.
 //   - GET /healthz, GET /metrics (Prometheus) and GET /openapi.json are
 //     open; every /v1/ request is authenticated first (auth.go).
 //

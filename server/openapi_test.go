@@ -296,6 +296,10 @@ func TestOpenAPISchemasMatchGoTypes(t *testing.T) {
 		"Run":            reflect.TypeFor[api.Run](),
 		"ArtifactMeta":   reflect.TypeFor[api.ArtifactMeta](),
 		"RunResponse":    reflect.TypeFor[api.RunResponse](),
+		"SessionInfo":    reflect.TypeFor[api.SessionInfo](),
+		"SessionList":    reflect.TypeFor[api.SessionList](),
+		"Image":          reflect.TypeFor[api.Image](),
+		"ImageList":      reflect.TypeFor[api.ImageList](),
 	}
 	for name, typ := range types {
 		t.Run(name, func(t *testing.T) {
@@ -361,6 +365,14 @@ func TestOpenAPIEnums(t *testing.T) {
 	sort.Strings(langs)
 	if got := enum(t, doc, "Language"); !slices.Equal(got, langs) {
 		t.Errorf("Language enum = %q, want %q", got, langs)
+	}
+	names := slices.Clone(langs)
+	for _, l := range sandbox.Languages {
+		names = append(names, l.Aliases()...)
+	}
+	sort.Strings(names)
+	if got := enum(t, doc, "LanguageName"); !slices.Equal(got, names) {
+		t.Errorf("LanguageName enum = %q, want every name sandbox.ParseLanguage takes, %q", got, names)
 	}
 
 	statuses := constants(t, "../sandbox/result.go", regexp.MustCompile(`(?m)^\s*Status\w+\s+Status\s*=\s*"(\w+)"`))

@@ -49,7 +49,7 @@ func TestSessionFilesAndArtifactsHideSecrets(t *testing.T) {
 			t.Errorf("%s leaks the secret: %q", what, b)
 		}
 	}
-	var created api.SessionCreated
+	var created api.SessionInfo
 	ts.do("POST", "/v1/sessions", map[string]any{"language": "python"}).json(t, &created)
 	base := "/v1/sessions/" + created.ID
 	r := ts.do("POST", base+"/exec", map[string]any{"code": leakCode})

@@ -135,15 +135,18 @@ func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
 // listRuns serves GET /v1/runs?status=&language=&session=&agent_run=&since=&limit=&cursor=.
 func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	f := store.Filter{Status: sandbox.Status(q.Get("status")), Language: sandbox.Language(q.Get("language")),
-		SessionID: q.Get("session"), AgentRun: q.Get("agent_run"), Cursor: q.Get("cursor")}
+	f := store.Filter{Status: sandbox.Status(q.Get("status")), SessionID: q.Get("session"), AgentRun: q.Get("agent_run"), Cursor: q.Get("cursor")}
 	if f.Status != "" && !api.ValidStatus(f.Status) {
 		writeError(w, invalid("status", "is not a run status, got "+strconv.Quote(q.Get("status"))))
 		return
 	}
-	if f.Language != "" && !f.Language.Valid() {
-		writeError(w, invalid("language", "must be python, javascript or bash, got "+strconv.Quote(q.Get("language"))))
-		return
+	if v := q.Get("language"); v != "" {
+		l, ok := sandbox.ParseLanguage(v)
+		if !ok {
+			writeError(w, invalid("language", "must be one of "+sandbox.LanguageNames()+", got "+strconv.Quote(v)))
+			return
+		}
+		f.Language = l
 	}
 	if v := q.Get("since"); v != "" {
 		t, err := time.Parse(time.RFC3339, v)

@@ -99,11 +99,16 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /v1/runs/{id}/artifacts/{name...}", s.getArtifact)
 	m.HandleFunc("GET /v1/runs/{id}/events", s.runEvents)
 	m.HandleFunc("POST /v1/sessions", s.createSession)
+	m.HandleFunc("GET /v1/sessions", s.listSessions)
+	m.HandleFunc("GET /v1/sessions/{id}", s.getSession)
 	m.HandleFunc("POST /v1/sessions/{id}/exec", s.execCell)
 	m.HandleFunc("GET /v1/sessions/{id}/files", s.listFiles)
 	m.HandleFunc("PUT /v1/sessions/{id}/files/{path...}", s.writeFile)
 	m.HandleFunc("GET /v1/sessions/{id}/files/{path...}", s.readFile)
 	m.HandleFunc("DELETE /v1/sessions/{id}", s.deleteSession)
+	m.HandleFunc("GET /v1/images", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, s.svc.Images())
+	})
 	m.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, api.Health{Status: "ok"})
 	})

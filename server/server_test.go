@@ -56,7 +56,6 @@ func TestRunInvalid(t *testing.T) {
 		field string
 	}{
 		{"unknown language", map[string]any{"language": "cobol", "code": "x"}, "language"},
-		{"no language", map[string]any{"code": "x"}, "language"},
 		{"negative limit", map[string]any{"language": "python", "code": "1", "limits": map[string]any{"wall_time_ms": -1}}, "limits.wall_time_ms"},
 		{"bad file name", map[string]any{"language": "python", "code": "1", "files": []any{map[string]any{"name": "../x", "content": ""}}}, "files[0].name"},
 		{"wrong type", map[string]any{"language": "python", "code": 7}, "code"},

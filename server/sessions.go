@@ -21,11 +21,13 @@ func (s *Server) session(w http.ResponseWriter, r *http.Request) *service.Sessio
 	return sess
 }
 
-// createSession serves POST /v1/sessions.
+// createSession serves POST /v1/sessions: every field of the body is
+// optional, and so is the body itself (a Python session in the default
+// image with the default limits); the answer describes the new session.
 func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 	tenant := tenantOf(r)
 	var req sandbox.SessionRequest
-	payload, apiErr := s.readJSON(w, r, tenant, &req)
+	payload, apiErr := s.readOptionalJSON(w, r, tenant, &req)
 	if apiErr != nil {
 		writeError(w, apiErr)
 		return
@@ -36,7 +38,22 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, "open session", err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, api.SessionCreated{ID: sess.ID()})
+	w.Header().Set("Location", "/v1/sessions/"+sess.ID())
+	writeJSON(w, http.StatusCreated, sess.Info())
+}
+
+// listSessions serves GET /v1/sessions: the tenant's open sessions.
+func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, api.SessionList{Sessions: s.svc.Sessions(tenantOf(r))})
+}
+
+// getSession serves GET /v1/sessions/{id}.
+func (s *Server) getSession(w http.ResponseWriter, r *http.Request) {
+	sess := s.session(w, r)
+	if sess == nil {
+		return
+	}
+	writeJSON(w, http.StatusOK, sess.Info())
 }
 
 // execCell serves POST /v1/sessions/{id}/exec, ?stream=1 as events.

@@ -22,12 +22,19 @@ type Runtime interface {
 // Config configures a Service. Runtime and Redactor are required; zero
 // values of the other fields take the documented defaults.
 type Config struct {
-	// Runtime runs the requests and sessions.
+	// Runtime runs the requests and sessions of the default image: those
+	// that name no image, or ImageName.
 	Runtime Runtime
+	// ImageName names Runtime's image (default DefaultImageName).
+	ImageName string
 	// ImageDigest identifies the root filesystem Runtime runs code in; it
 	// is part of every cache key, so that a new image never serves results
 	// of an old one.
 	ImageDigest string
+	// Images are the other images a request may name, each with its own
+	// runtime. Names are unique, and 1-63 characters of a-z, 0-9, '.',
+	// '_' and '-', starting with a letter or digit.
+	Images []Image
 	// Store keeps the run records and the result cache. Nil keeps no
 	// records and caches nothing (a one-shot command line run).
 	Store store.Store
@@ -35,7 +42,8 @@ type Config struct {
 	// cached, answered or shown to a model.
 	Redactor *policy.Redactor
 	// Hints, when set, writes the hint of every structured error of a
-	// run or a cell (sandbox.ExecError.Hint). Nil adds none.
+	// run or a cell in the default image (sandbox.ExecError.Hint); each
+	// of Images has its own. Nil adds none.
 	Hints Hinter
 	// MaxConcurrent is how many runs may execute at once (default: twice
 	// the number of CPUs, DefaultConcurrencyPerCPU: a run's sandbox spends

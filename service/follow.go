@@ -89,7 +89,7 @@ func (s *Service) Events(ctx context.Context, tenant, id string, after int64) (i
 
 // responseOf is the answer of a finished run, from its record.
 func responseOf(rec *api.Run) api.RunResponse {
-	return api.RunResponse{ID: rec.ID, CacheHit: rec.CacheHit, Result: resultOf(rec)}
+	return api.RunResponse{ID: rec.ID, CacheHit: rec.CacheHit, Image: rec.Image, Result: resultOf(rec)}
 }
 
 // replay returns a finished run's events after position after, as Events

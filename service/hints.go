@@ -10,12 +10,12 @@ type Hinter interface {
 	Hint(l sandbox.Language, network string, e *sandbox.ExecError) string
 }
 
-// addHint sets the hint of res's structured error, if res has one and the
-// service a Hinter. It comes after redaction: the hint is made from the
+// addHint sets the hint of res's structured error, if res has one and
+// img, where it ran, a Hinter. It comes after redaction: the hint is made from the
 // error as every caller sees it, so what of it the hint repeats (a module
 // name) is redacted already.
-func (s *Service) addHint(res *sandbox.Result, l sandbox.Language, network string) {
-	if s.cfg.Hints != nil && res.Error != nil {
-		res.Error.Hint = s.cfg.Hints.Hint(l, network, res.Error)
+func addHint(res *sandbox.Result, img *Image, l sandbox.Language, network string) {
+	if img.Hints != nil && res.Error != nil {
+		res.Error.Hint = img.Hints.Hint(l, network, res.Error)
 	}
 }

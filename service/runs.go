@@ -42,7 +42,7 @@ func (s *Service) Run(ctx context.Context, tenant string, req sandbox.Request, o
 	if err != nil || hit != nil {
 		opts.Payload.Release()
 		if hit != nil {
-			return api.RunResponse{ID: hit.ID, CacheHit: true, Result: resultOf(hit)}, nil
+			return api.RunResponse{ID: hit.ID, CacheHit: true, Image: hit.Image, Result: resultOf(hit)}, nil
 		}
 		return api.RunResponse{}, err
 	}
@@ -58,7 +58,7 @@ func (s *Service) Run(ctx context.Context, tenant string, req sandbox.Request, o
 		defer out.flush()
 	}
 	res := s.execute(ctx, p, req)
-	return api.RunResponse{ID: p.rec.ID, Result: res}, nil
+	return api.RunResponse{ID: p.rec.ID, Image: p.rec.Image, Result: res}, nil
 }
 
 // Start admits tenant's req, records it and returns at once with its ID
@@ -116,7 +116,7 @@ func (s *Service) start(ctx context.Context, tenant string, req sandbox.Request,
 		defer stopWithService()
 		res := s.execute(runCtx, p, req)
 		out.flush() // the runtime delivers no output after Run returns
-		f.publish(Event{Kind: EventResult, Result: &api.RunResponse{ID: id, Result: res}})
+		f.publish(Event{Kind: EventResult, Result: &api.RunResponse{ID: id, Image: p.rec.Image, Result: res}})
 		s.feeds.close(id)
 	}()
 	return api.RunAccepted{ID: id, Status: api.StatusQueued}, nil
@@ -125,6 +125,7 @@ func (s *Service) start(ctx context.Context, tenant string, req sandbox.Request,
 // pending is an admitted run, about to execute.
 type pending struct {
 	tenant  string
+	img     *Image
 	rec     *api.Run
 	ticket  *ticket
 	writes  *recordWrites
@@ -132,13 +133,21 @@ type pending struct {
 	payload *Payload
 }
 
-// prepare validates req, lowers its default limits to the server's
-// maxima, answers it from the cache if asked and possible, and otherwise
-// admits it: a place in the queue, counted in the tenant's share.
+// prepare resolves req's language and image names (an alias to its
+// language, "" to the defaults), validates it, lowers its default limits
+// to the server's maxima, answers it from the cache if asked and
+// possible, and otherwise admits it: a place in the queue, counted in the
+// tenant's share.
 func (s *Service) prepare(ctx context.Context, tenant string, req *sandbox.Request, opts RunOptions) (*pending, *api.Run, error) {
+	req.Language = req.Language.Canonical()
 	if err := req.Validate(); err != nil {
 		return nil, nil, err
 	}
+	img, err := s.image(req.Image)
+	if err != nil {
+		return nil, nil, err
+	}
+	req.Image = img.Name
 	if err := s.validLimits(&req.Limits); err != nil {
 		return nil, nil, err
 	}
@@ -146,7 +155,7 @@ func (s *Service) prepare(ctx context.Context, tenant string, req *sandbox.Reque
 	if opts.Cache && s.caching() {
 		// The key hashes the whole request (stdin may be 64 MiB): only when
 		// the cache is used.
-		key = store.CacheKey(*req, s.cfg.ImageDigest)
+		key = store.CacheKey(*req, img.Digest)
 		hit, err := s.fromCache(ctx, tenant, *req, key, opts.AgentRun)
 		if err != nil || hit != nil {
 			return nil, hit, err
@@ -160,9 +169,9 @@ func (s *Service) prepare(ctx context.Context, tenant string, req *sandbox.Reque
 	if err != nil {
 		return nil, nil, err
 	}
-	rec := s.newRecord(tenant, *req)
+	rec := s.newRecord(tenant, *req, img)
 	rec.AgentRun = opts.AgentRun
-	return &pending{tenant: tenant, rec: rec, ticket: t, writes: &recordWrites{s: s}, key: key, payload: opts.Payload}, nil, nil
+	return &pending{tenant: tenant, img: img, rec: rec, ticket: t, writes: &recordWrites{s: s}, key: key, payload: opts.Payload}, nil, nil
 }
 
 // caching reports whether the service has a cache at all.
@@ -191,11 +200,11 @@ func (s *Service) fromCache(ctx context.Context, tenant string, req sandbox.Requ
 	return &rec, nil
 }
 
-// newRecord returns the record of tenant's run of req, queued, with its
-// ID and creation time. Its code is redacted like the output: everything
-// the store keeps passes redaction first, and code (a model's, say) may
-// hold a secret as well as print one.
-func (s *Service) newRecord(tenant string, req sandbox.Request) *api.Run {
+// newRecord returns the record of tenant's run of req in img, queued,
+// with its ID and creation time. Its code is redacted like the output:
+// everything the store keeps passes redaction first, and code (a
+// model's, say) may hold a secret as well as print one.
+func (s *Service) newRecord(tenant string, req sandbox.Request, img *Image) *api.Run {
 	code, _ := s.cfg.Redactor.RedactString(req.Code)
 	return &api.Run{
 		ID:          store.NewID(),
@@ -204,7 +213,8 @@ func (s *Service) newRecord(tenant string, req sandbox.Request) *api.Run {
 		Language:    req.Language,
 		CodeHash:    sandbox.CodeHash(req.Code),
 		Code:        code,
-		ImageDigest: s.cfg.ImageDigest,
+		Image:       img.Name,
+		ImageDigest: img.Digest,
 		Limits:      req.Limits.WithDefaults(),
 		Status:      api.StatusQueued,
 		ExitCode:    -1,
@@ -227,7 +237,8 @@ func (s *Service) execute(ctx context.Context, p *pending, req sandbox.Request) 
 		rec.Status, rec.StartedAt = api.StatusRunning, &started
 		p.writes.update(*rec) // while the run goes on
 		var err error
-		res, err = s.cfg.Runtime.Run(ctx, req)
+		req.Image = "" // the runtime is the image's: it runs in no other
+		res, err = p.img.Runtime.Run(ctx, req)
 		if err != nil {
 			s.log.Error("run failed", "run", rec.ID, "err", err)
 			if res.Status == "" { // not a Result at all
@@ -238,7 +249,7 @@ func (s *Service) execute(ctx context.Context, p *pending, req sandbox.Request) 
 		s.met.runs.WithLabelValues(string(res.Status), string(req.Language)).Inc()
 	}
 	redactions := s.cfg.Redactor.RedactResult(&res).Total()
-	s.addHint(&res, req.Language, req.Network)
+	addHint(&res, p.img, req.Language, req.Network)
 	s.finish(rec, &res, redactions, p.writes)
 	// Only results the code determines are cached, and only those without
 	// artifacts: a hit answers from the record, which holds no contents.

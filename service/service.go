@@ -17,6 +17,7 @@ import (
 // them. Transports only decode, call and encode. Create it with New.
 type Service struct {
 	cfg        Config
+	images     []Image // the default first
 	log        *slog.Logger
 	tenantRuns runCounter
 	feeds      feeds
@@ -37,6 +38,10 @@ func New(cfg Config) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
+	images, err := cfg.offeredImages()
+	if err != nil {
+		return nil, err
+	}
 	if cfg.Store != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		n, err := cfg.Store.MarkInterrupted(ctx)
@@ -48,7 +53,7 @@ func New(cfg Config) (*Service, error) {
 			cfg.Logger.Info("marked runs left by a previous process as interrupted", "count", n)
 		}
 	}
-	s := &Service{cfg: cfg, log: cfg.Logger, payload: newPayloadBudget(cfg.MaxPayloadBytes, cfg.PayloadWait)}
+	s := &Service{cfg: cfg, images: images, log: cfg.Logger, payload: newPayloadBudget(cfg.MaxPayloadBytes, cfg.PayloadWait)}
 	s.sessions = newRegistry(cfg.MaxSessions)
 	s.met = newMetrics(s.sessions.active, cfg.Pools)
 	s.adm = newAdmission(cfg.MaxConcurrent, cfg.MaxQueue, s.met.queueDepth)

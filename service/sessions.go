@@ -1,12 +1,14 @@
 package service
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"mime"
 	"path"
+	"slices"
 	"sync"
 	"time"
 
@@ -32,6 +34,7 @@ type registry struct {
 	perTenant   map[string]int // tenant → open sessions
 	closed      map[string]string
 	closedOrder []string // oldest first
+	opened      uint64   // sessions opened so far, for their order
 }
 
 func newRegistry(max int) *registry {
@@ -66,6 +69,8 @@ func (r *registry) unreserve(tenant string, s *Session) {
 		delete(r.opening, tenant)
 	}
 	if s != nil {
+		r.opened++
+		s.seq = r.opened
 		r.open[s.id] = s
 		r.perTenant[tenant]++
 	}
@@ -104,6 +109,20 @@ func (r *registry) get(tenant, id string) (*Session, error) {
 		return nil, errSessionClosed(id)
 	}
 	return nil, errorf(KindNotFound, "no session %q", id)
+}
+
+// list returns tenant's open sessions, newest first.
+func (r *registry) list(tenant string) []*Session {
+	r.mu.Lock()
+	var mine []*Session
+	for _, s := range r.open {
+		if s.tenant == tenant {
+			mine = append(mine, s)
+		}
+	}
+	r.mu.Unlock()
+	slices.SortFunc(mine, func(a, b *Session) int { return cmp.Compare(b.seq, a.seq) })
+	return mine
 }
 
 // active counts the open sessions.
@@ -145,8 +164,15 @@ type Session struct {
 	id       string
 	tenant   string
 	sess     sandbox.Session
+	img      *Image
 	limits   sandbox.Limits
 	agentRun string
+	created  time.Time
+	seq      uint64 // its place in the order sessions were opened
+
+	mu       sync.Mutex
+	lastUsed time.Time
+	cells    int
 }
 
 var _ sandbox.Session = (*Session)(nil)
@@ -154,19 +180,27 @@ var _ sandbox.Session = (*Session)(nil)
 // ender is a session that says when it has ended on its own.
 type ender interface{ Done() <-chan struct{} }
 
-// OpenSession starts a session for tenant, within the tenant's share and
-// the service's maximum of open sessions.
+// OpenSession starts a session for tenant in the image req names (the
+// default for none), within the tenant's share and the service's maximum
+// of open sessions. An empty language is Python, and an alias of it
+// ("py") is resolved, as for a run.
 func (s *Service) OpenSession(ctx context.Context, tenant string, req sandbox.SessionRequest, opts SessionOptions) (*Session, error) {
+	req.Language = req.Language.Canonical()
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
+	img, err := s.image(req.Image)
+	if err != nil {
+		return nil, err
+	}
+	req.Image = "" // the runtime is the image's: it runs in no other
 	if err := s.validLimits(&req.Limits); err != nil {
 		return nil, err
 	}
 	if err := s.sessions.reserve(tenant, s.LimitsFor(tenant).MaxSessions); err != nil {
 		return nil, err
 	}
-	sess, err := s.cfg.Runtime.NewSession(ctx, req)
+	sess, err := img.Runtime.NewSession(ctx, req)
 	if err != nil {
 		s.sessions.unreserve(tenant, nil)
 		if errors.Is(err, sandbox.ErrTooManySessions) {
@@ -174,7 +208,9 @@ func (s *Service) OpenSession(ctx context.Context, tenant string, req sandbox.Se
 		}
 		return nil, err
 	}
-	ss := &Session{s: s, id: sess.ID(), tenant: tenant, sess: sess, limits: req.Limits.WithDefaults(), agentRun: opts.AgentRun}
+	now := time.Now()
+	ss := &Session{s: s, id: sess.ID(), tenant: tenant, sess: sess, img: img, limits: req.Limits.WithDefaults(),
+		agentRun: opts.AgentRun, created: now, lastUsed: now}
 	s.sessions.unreserve(tenant, ss)
 	if e, ok := sess.(ender); ok {
 		go func() {
@@ -193,6 +229,16 @@ func (s *Service) OpenSession(ctx context.Context, tenant string, req sandbox.Se
 // (or it is another tenant's), KindSessionClosed if it has ended.
 func (s *Service) Session(tenant, id string) (*Session, error) {
 	return s.sessions.get(tenant, id)
+}
+
+// Sessions describes tenant's open sessions, newest first.
+func (s *Service) Sessions(tenant string) []api.SessionInfo {
+	open := s.sessions.list(tenant)
+	infos := make([]api.SessionInfo, len(open))
+	for i, ss := range open {
+		infos[i] = ss.Info()
+	}
+	return infos
 }
 
 // SessionRuntime returns tenant's view of the service as a
@@ -220,6 +266,24 @@ func (t tenantSessions) NewSession(ctx context.Context, req sandbox.SessionReque
 
 // ID names the session.
 func (ss *Session) ID() string { return ss.id }
+
+// Info describes the session: its image, limits, times and cells.
+func (ss *Session) Info() api.SessionInfo {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return api.SessionInfo{ID: ss.id, Language: sandbox.Python, Image: ss.img.Name, ImageDigest: ss.img.Digest,
+		Limits: ss.limits, Cells: ss.cells, AgentRun: ss.agentRun, CreatedAt: ss.created, LastUsedAt: ss.lastUsed}
+}
+
+// used marks the session used now, by a cell if cell is set.
+func (ss *Session) used(cell bool) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	ss.lastUsed = time.Now()
+	if cell {
+		ss.cells++
+	}
+}
 
 // check turns the session's own errors into the service's: a closed
 // session is forgotten and reported as KindSessionClosed; a missing file
@@ -251,7 +315,8 @@ func (ss *Session) Exec(ctx context.Context, cell sandbox.Cell) (sandbox.Result,
 	if cell.TimeoutMS > 0 {
 		lim.WallTimeMS = cell.TimeoutMS
 	}
-	rec := s.newRecord(ss.tenant, sandbox.Request{Language: sandbox.Python, Code: cell.Code, Limits: lim})
+	ss.used(true)
+	rec := s.newRecord(ss.tenant, sandbox.Request{Language: sandbox.Python, Code: cell.Code, Limits: lim}, ss.img)
 	rec.SessionID, rec.AgentRun = ss.id, ss.agentRun
 	started := time.Now()
 	rec.Status, rec.StartedAt = api.StatusRunning, &started
@@ -277,13 +342,14 @@ func (ss *Session) Exec(ctx context.Context, cell sandbox.Cell) (sandbox.Result,
 	}
 	s.met.cells.WithLabelValues(string(res.Status)).Inc()
 	redactions := s.cfg.Redactor.RedactResult(&res).Total()
-	s.addHint(&res, sandbox.Python, sandbox.NetworkNone) // a session has no network
+	addHint(&res, ss.img, sandbox.Python, sandbox.NetworkNone) // a session has no network
 	s.finish(rec, &res, redactions, writes)
 	return res, nil
 }
 
 // WriteFile creates or replaces a file in the session's working directory.
 func (ss *Session) WriteFile(ctx context.Context, name string, content []byte) error {
+	ss.used(false)
 	return ss.check(ss.sess.WriteFile(ctx, name, content))
 }
 
@@ -292,6 +358,7 @@ func (ss *Session) WriteFile(ctx context.Context, name string, content []byte) e
 // program wrote it, and a download is as much an answer as its output. A
 // file that is not text and holds a secret is refused, KindWithheld.
 func (ss *Session) ReadFile(ctx context.Context, name string) ([]byte, error) {
+	ss.used(false)
 	b, err := ss.sess.ReadFile(ctx, name)
 	if err != nil {
 		return nil, ss.check(err)
@@ -307,6 +374,7 @@ func (ss *Session) ReadFile(ctx context.Context, name string) ([]byte, error) {
 // the program chose them. A redacted name is shown, not found again: a
 // file is read by its real name.
 func (ss *Session) ListFiles(ctx context.Context) ([]sandbox.FileInfo, error) {
+	ss.used(false)
 	files, err := ss.sess.ListFiles(ctx)
 	for i := range files {
 		files[i].Name, _ = ss.s.cfg.Redactor.RedactString(files[i].Name)

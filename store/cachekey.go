@@ -13,15 +13,17 @@ import (
 
 // cacheKeyVersion starts every hashed key; it changes whenever the encoding
 // below does, so that old entries can never match new requests.
-const cacheKeyVersion = "crucible-cache-key-v1"
+const cacheKeyVersion = "crucible-cache-key-v2"
 
 // CacheKey returns the hex SHA-256 that identifies what req would compute in
-// the image imageDigest: two requests with the same key run the same program
-// on the same input under the same limits.
+// its image, req.Image of digest imageDigest: two requests with the same
+// key run the same program on the same input under the same limits. The
+// image's name counts as well as its digest, since an image without one
+// (the host's directories) is told from another only by its name.
 //
 // It hashes, in this order: a version tag, the language, the code, the files
 // (sorted by name; each its name, content and executable bit), stdin, the
-// image digest, the limits with defaults filled in (so an explicit default
+// image's name and digest, the limits with defaults filled in (so an explicit default
 // equals an omitted one), the environment (sorted by name) and the network
 // policy ("" counts as "none"). Every variable-length field is preceded by
 // its length and every list by its count, so no two different requests can
@@ -43,6 +45,7 @@ func CacheKey(req sandbox.Request, imageDigest string) string {
 	}
 
 	h.bytes(req.Stdin)
+	h.str(req.Image)
 	h.str(imageDigest)
 	// JSON covers every field of Limits, including ones added later.
 	limits, _ := json.Marshal(req.Limits.WithDefaults()) // a struct of int64s always marshals

@@ -92,6 +92,13 @@ var migrations = []migration{
 			`CREATE INDEX runs_tenant_agent_run ON runs (tenant, agent_run)`,
 		},
 	},
+	{
+		version: 4,
+		name:    "runs name their image",
+		statements: []string{
+			`ALTER TABLE runs ADD COLUMN image TEXT NOT NULL DEFAULT ''`,
+		},
+	},
 }
 
 // migrate applies the migrations the database lacks, in one transaction.

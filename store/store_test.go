@@ -147,6 +147,7 @@ func fullRun(id, tenant string) *api.Run {
 		Redactions: 2,
 		SessionID:  "ses_1",
 		AgentRun:   "agt_1",
+		Image:      "datascience",
 		CreatedAt:  at(0),
 		StartedAt:  ptr(at(1)),
 		FinishedAt: ptr(at(2)),
@@ -675,6 +676,8 @@ func TestCacheKey(t *testing.T) {
 		}, true},
 		{"network none explicit", func(r *sandbox.Request) string { r.Network = sandbox.NetworkNone; return digest }, true},
 		{"other image", func(r *sandbox.Request) string { return "sha256:other" }, false},
+		{"other image name", func(r *sandbox.Request) string { r.Image = "host"; return digest }, false},
+		{"byte moved from image name to digest", func(r *sandbox.Request) string { r.Image = "s"; return "ha256:img" }, false},
 		{"other language", func(r *sandbox.Request) string { r.Language = sandbox.Bash; return digest }, false},
 		{"no stdin", func(r *sandbox.Request) string { r.Stdin = nil; return digest }, false},
 	}

@@ -146,7 +146,11 @@ func runAgent(ctx context.Context, f *agentFlags, task string, d *display) error
 		return platformError(err)
 	}
 	defer st.Close()
-	svc, err := service.New(service.Config{Runtime: rt, ImageDigest: imageDigest, Store: st, Redactor: redactor,
+	imageName := f.image // what the records name: as crucible serve names it
+	if f.rootfs != "" {
+		imageName = rootfsImage
+	}
+	svc, err := service.New(service.Config{Runtime: rt, ImageName: imageName, ImageDigest: imageDigest, Store: st, Redactor: redactor,
 		Hints: errorHints(f.rootfs, f.image, f.store), Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if err != nil {
 		return platformError(err)

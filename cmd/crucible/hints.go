@@ -12,7 +12,7 @@ import (
 // it): what their root filesystem lacks, and which images of the store
 // have it.
 func errorHints(rootfs, imageName, store string) service.Hinter {
-	if imageName == "" {
+	if imageName == "" || imageName == image.Host {
 		return hint.New(hint.Config{RootFS: rootfs, Store: store})
 	}
 	img, err := image.Open(store, imageName)

@@ -32,7 +32,7 @@ type serveFlags struct {
 	warm     int
 	prestart int
 	rootfs   string
-	image    string
+	images   []string
 	store    string
 	config   string
 }
@@ -46,12 +46,23 @@ func newServeCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use: "serve",
 		Example: `  crucible serve --addr 127.0.0.1:8080 --warm 4
-  crucible serve --image datascience --config serve.json
+  crucible serve --image datascience --image host --config serve.json
 
-  curl -s localhost:8080/v1/runs -d '{"language": "python", "code": "print(1)"}'`,
+  curl -s localhost:8080/v1/runs -d '{"language": "py", "code": "print(1)"}'
+  curl -s localhost:8080/v1/runs -d '{"code": "import pandas", "image": "datascience"}'
+  curl -s localhost:8080/v1/images`,
 		Short: "Serve the HTTP API on loopback",
 		Long: `Serve Crucible's HTTP API: runs (POST /v1/runs, GET /v1/runs[/{id}]),
-sessions (/v1/sessions/...), /healthz and /metrics.
+sessions (/v1/sessions/...), the images offered (GET /v1/images), /healthz
+and /metrics.
+
+Images: each --image NAME (repeatable) offers a built image (crucible image
+ls), or with NAME "host" the host's own system directories, read-only; the
+first is the default. A run or a session picks one with "image": NAME in
+its request, and a name not offered is refused listing those offered.
+Without --image the server offers "host" only (or "rootfs", the --rootfs
+directory). Each image has its own sandboxes: --warm and --prestart apply
+to each.
 
 Run records and the result cache are kept in --db: a SQLite file path (the
 default is ` + store.DefaultSQLitePath + `) or a postgres:// URL. Runs a
@@ -92,7 +103,7 @@ get ` + shutdownGrace.String() + ` to finish.`,
 	fl.IntVar(&f.warm, "warm", 0, "Python sandboxes kept running with the interpreter started")
 	fl.IntVar(&f.prestart, "prestart", 2, "sandboxes kept built ahead of requests")
 	fl.StringVar(&f.rootfs, "rootfs", "", "root filesystem directory (default: the host's system directories, read-only)")
-	fl.StringVar(&f.image, "image", "", "run in the built image `NAME` (list them with: crucible image ls)")
+	fl.StringArrayVar(&f.images, "image", nil, "offer the built image `NAME` (crucible image ls), or \"host\" for the host's directories; repeatable, the first is the default")
 	fl.StringVar(&f.store, "store", image.DefaultStore, "image store directory")
 	return cmd
 }
@@ -119,8 +130,12 @@ func serve(ctx context.Context, f *serveFlags) error {
 	if err != nil {
 		return err
 	}
-	if uids := cmp.Or(conf.UIDCount, linux.DefaultUIDCount); uids <= f.warm+f.prestart {
-		return usageError(fmt.Errorf("--config: uid_count (%d) must exceed --warm plus --prestart (%d): every sandbox kept ready holds a uid", uids, f.warm+f.prestart))
+	names, err := imageNames(f.images, f.rootfs)
+	if err != nil {
+		return usageError(err)
+	}
+	if uids, ready := cmp.Or(conf.UIDCount, linux.DefaultUIDCount), (f.warm+f.prestart)*len(names); uids <= ready {
+		return usageError(fmt.Errorf("--config: uid_count (%d) must exceed --warm plus --prestart times the images offered (%d): every sandbox kept ready holds a uid", uids, ready))
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
@@ -141,18 +156,19 @@ func serve(ctx context.Context, f *serveFlags) error {
 		return usageError(fmt.Errorf("--addr %q: no API key exists: create one with `crucible key create --tenant NAME`, or listen on 127.0.0.1/::1/localhost", f.addr))
 	}
 
-	var imageDigest string
-	rt, err := startRuntime(f.rootfs, f.image, f.store, func(o *linux.Options) {
+	images, err := startImages(names, f, func(o *linux.Options) {
 		o.Warm, o.Prestart = f.warm, f.prestart
 		o.UIDBase, o.UIDCount = conf.UIDBase, conf.UIDCount
-		imageDigest = o.ImageDigest
 	})
 	if err != nil {
 		return err
 	}
-	defer rt.Close()
-	cfg := service.Config{Runtime: rt, ImageDigest: imageDigest, Store: st, Redactor: redactor, Logger: log, Pools: poolsOf(rt),
-		Hints: errorHints(f.rootfs, f.image, f.store)}
+	defer closeImages(images)
+	cfg := service.Config{Runtime: images[0].Runtime, ImageName: images[0].Name, ImageDigest: images[0].Digest,
+		Store: st, Redactor: redactor, Logger: log, Pools: poolsOf(images), Hints: images[0].Hints}
+	for _, img := range images[1:] {
+		cfg.Images = append(cfg.Images, img.Image)
+	}
 	conf.apply(&cfg)
 	svc, err := service.New(cfg)
 	if err != nil {
@@ -173,9 +189,9 @@ func serve(ctx context.Context, f *serveFlags) error {
 	go func() { served <- hs.Serve(ln) }()
 	switch {
 	case keys == 0:
-		log.Info("serving the Crucible API on loopback only: no API keys exist, so every caller is tenant \"default\"", "addr", ln.Addr().String())
+		log.Info("serving the Crucible API on loopback only: no API keys exist, so every caller is tenant \"default\"", "addr", ln.Addr().String(), "images", strings.Join(names, ","))
 	default:
-		log.Info("serving the Crucible API; API keys are required", "addr", ln.Addr().String(), "active_keys", keys)
+		log.Info("serving the Crucible API; API keys are required", "addr", ln.Addr().String(), "active_keys", keys, "images", strings.Join(names, ","))
 	}
 
 	select {
@@ -194,16 +210,6 @@ func serve(ctx context.Context, f *serveFlags) error {
 	}
 	log.Info("stopped")
 	return nil
-}
-
-// poolsOf reports rt's pools of ready sandboxes for /metrics.
-func poolsOf(rt *linux.Runtime) func() map[string]service.PoolStats {
-	conv := func(p linux.PoolStats) service.PoolStats {
-		return service.PoolStats{Size: p.Size, Ready: p.Ready, Hits: p.Hits, Misses: p.Misses}
-	}
-	return func() map[string]service.PoolStats {
-		return map[string]service.PoolStats{"prestart": conv(rt.PoolStats()), "warm": conv(rt.WarmStats())}
-	}
 }
 
 // sandboxTopDirs are paths every sandbox has of its own: a host directory

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/crucible-sandbox/crucible/image"
+	"github.com/crucible-sandbox/crucible/sandbox/linux"
+	"github.com/crucible-sandbox/crucible/service"
+)
+
+// rootfsImage names the --rootfs directory among the images offered.
+const rootfsImage = "rootfs"
+
+// servedImage is an image `crucible serve` offers and its runtime.
+type servedImage struct {
+	service.Image
+	rt *linux.Runtime
+}
+
+// imageNames returns the names of the images --image and --rootfs offer,
+// the default first: each --image in order ("host" for the host's
+// directories), or the --rootfs directory, or else the host's directories.
+func imageNames(images []string, rootfs string) ([]string, error) {
+	switch {
+	case len(images) > 0 && rootfs != "":
+		return nil, errors.New("give --rootfs or --image, not both")
+	case rootfs != "":
+		return []string{rootfsImage}, nil
+	case len(images) == 0:
+		return []string{image.Host}, nil
+	}
+	for i, name := range images {
+		if slices.Contains(images[:i], name) {
+			return nil, fmt.Errorf("--image %s is given twice", name)
+		}
+	}
+	return images, nil
+}
+
+// startImages starts a runtime for each of the images names (imageNames
+// of f's flags), the default first; adjust completes each one's options.
+// On an error the runtimes already started are closed.
+func startImages(names []string, f *serveFlags, adjust func(*linux.Options)) ([]servedImage, error) {
+	var images []servedImage
+	for _, name := range names {
+		var digest string
+		rootfs, built := f.rootfs, name
+		if name == image.Host || name == rootfsImage {
+			built = ""
+		}
+		rt, err := startRuntime(rootfs, built, f.store, func(o *linux.Options) {
+			adjust(o)
+			digest = o.ImageDigest
+		})
+		if err != nil {
+			closeImages(images)
+			return nil, err
+		}
+		hints := errorHints(rootfs, built, f.store)
+		images = append(images, servedImage{Image: service.Image{Name: name, Digest: digest, Runtime: rt, Hints: hints}, rt: rt})
+	}
+	return images, nil
+}
+
+// closeImages closes the images' runtimes.
+func closeImages(images []servedImage) {
+	for _, img := range images {
+		_ = img.rt.Close()
+	}
+}
+
+// poolsOf reports the images' pools of ready sandboxes for /metrics:
+// "prestart" and "warm" for the default image, "NAME/prestart" and
+// "NAME/warm" for another.
+func poolsOf(images []servedImage) func() map[string]service.PoolStats {
+	conv := func(p linux.PoolStats) service.PoolStats {
+		return service.PoolStats{Size: p.Size, Ready: p.Ready, Hits: p.Hits, Misses: p.Misses}
+	}
+	return func() map[string]service.PoolStats {
+		pools := map[string]service.PoolStats{}
+		for i, img := range images {
+			prefix := img.Name + "/"
+			if i == 0 {
+				prefix = ""
+			}
+			pools[prefix+"prestart"], pools[prefix+"warm"] = conv(img.rt.PoolStats()), conv(img.rt.WarmStats())
+		}
+		return pools
+	}
+}
