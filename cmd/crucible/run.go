@@ -175,10 +175,6 @@ func runCommand(ctx context.Context, f *runFlags, args []string, d *display) err
 	return exitCodeError(code)
 }
 
-// pythonUnbuffered is the variable that makes Python write its output at
-// once, not when its buffer is full: the sandbox's stdout is a pipe.
-const pythonUnbuffered = "PYTHONUNBUFFERED"
-
 // usageError prints err and returns the usage exit code.
 func usageError(err error) error {
 	errorLine(err)
@@ -218,14 +214,6 @@ func (f *runFlags) request(args []string) (sandbox.Request, error) {
 	}
 	if req.Stdin, err = programStdin(f.stdin, !f.codeSeen && len(args) > 0 && args[0] == stdinName); err != nil {
 		return req, err
-	}
-	if req.Language == sandbox.Python {
-		if _, set := req.Env[pythonUnbuffered]; !set {
-			if req.Env == nil {
-				req.Env = map[string]string{}
-			}
-			req.Env[pythonUnbuffered] = "1" // its output shows as it is printed
-		}
 	}
 	req.Limits = sandbox.Limits{
 		WallTimeMS:  f.timeout.Milliseconds(),

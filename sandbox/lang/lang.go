@@ -62,6 +62,11 @@ var specs = map[sandbox.Language]Spec{
 			"PYTHONPATH=" + WorkDir,
 			// The root is read-only; do not even try to write .pyc files.
 			"PYTHONDONTWRITEBYTECODE=1",
+			// stdout is a pipe: without this, prints reach a caller that
+			// streams the output only when 8 KiB have gathered or the
+			// program ends, and stdout and stderr lose their relative
+			// order. A request may set it empty to buffer.
+			"PYTHONUNBUFFERED=1",
 			// No display exists: figures render off-screen.
 			"MPLBACKEND=Agg",
 			"MPLCONFIGDIR=/tmp/.matplotlib",

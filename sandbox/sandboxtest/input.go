@@ -42,7 +42,6 @@ func testInputRejected(t *testing.T, s *suite) {
 		{"duplicate file names", sleeper(func(r *sandbox.Request) { r.Files = []sandbox.File{file("a.txt"), file("a.txt")} }), "files[1].name"},
 		{"too many files", sleeper(func(r *sandbox.Request) { r.Files = many }), "files"},
 		{"unknown language", sleeper(func(r *sandbox.Request) { r.Language = "cobol" }), "language"},
-		{"no language", sleeper(func(r *sandbox.Request) { r.Language = "" }), "language"},
 		{"negative limit", sleeper(func(r *sandbox.Request) { r.Limits.WallTimeMS = -1 }), "limits.wall_time_ms"},
 		{"absurd memory limit", sleeper(func(r *sandbox.Request) { r.Limits.MemoryBytes = 1 << 40 }), "limits.memory_bytes"},
 		{"bad env name", sleeper(func(r *sandbox.Request) { r.Env["1BAD"] = "x" }), "env"},
@@ -89,6 +88,30 @@ func testInputRejected(t *testing.T, s *suite) {
 		wantExit(t, res, sandbox.StatusOK, 0)
 		if len(watcher.created()) == 0 {
 			t.Errorf("positive control: the cgroup of a valid run was not seen created; the check for refused requests proves nothing")
+		}
+	}
+}
+
+// testNoLanguage: a request that names no language either is refused
+// naming "language" (the native runtime wants the canonical name) or runs
+// as Python (the service, and so a remote client, takes the API's default).
+// Nothing else: no other interpreter, no half run.
+func testNoLanguage(t *testing.T, s *suite) {
+	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	defer cancel()
+	res, err := s.rt.Run(ctx, sandbox.Request{Code: "print(6 * 7)\n"})
+	var ie *sandbox.InputError
+	switch {
+	case errors.As(err, &ie):
+		if ie.Field != "language" {
+			t.Errorf("InputError field %q, want language (%v)", ie.Field, err)
+		}
+	case err != nil:
+		t.Fatalf("Run returned %T %v, want a result or a *sandbox.InputError", err, err)
+	default:
+		wantExit(t, res, sandbox.StatusOK, 0)
+		if string(res.Stdout) != "42\n" || res.Language != sandbox.Python {
+			t.Errorf("ran with language %q, stdout %q; want python, \"42\\n\"", res.Language, res.Stdout)
 		}
 	}
 }

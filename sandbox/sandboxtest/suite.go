@@ -127,6 +127,7 @@ func RunWith(t *testing.T, newRuntime func(t *testing.T) sandbox.Runtime, opts O
 		{"OnOutput", testOnOutput},
 		// Requests refused before anything runs (input.go).
 		{"InputRejected", testInputRejected},
+		{"NoLanguage", testNoLanguage},
 		// Many runs, and runs cut short (concurrency.go).
 		{"Concurrent", testConcurrent},
 		{"Cancel", testCancel},
