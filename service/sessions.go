@@ -285,6 +285,18 @@ func (ss *Session) used(cell bool) {
 	}
 }
 
+// Done is closed once the session has ended on any account (closed,
+// expired, its interpreter exited or was killed), when its runtime says
+// so; it is nil, never ready, for a runtime that does not. A cell that
+// ended the session may return before Done is closed: the next operation
+// then reports the session closed.
+func (ss *Session) Done() <-chan struct{} {
+	if e, ok := ss.sess.(ender); ok {
+		return e.Done()
+	}
+	return nil
+}
+
 // check turns the session's own errors into the service's: a closed
 // session is forgotten and reported as KindSessionClosed; a missing file
 // is KindNotFound. The text of the error is redacted.

@@ -199,9 +199,12 @@ func runAgent(ctx context.Context, f *agentFlags, task string, d *display) error
 // could conceal a line, a \r overwrite one, a bidirectional override
 // reorder one.
 func approveOn(in io.Reader, prompt io.Writer) func(context.Context, string) (bool, error) {
+	// One reader for every question: what it buffered past an answer
+	// (answers typed ahead) is the next questions'.
+	answers := bufio.NewReader(in)
 	return func(ctx context.Context, code string) (bool, error) {
 		fmt.Fprintf(prompt, "\n--- the agent wants to run ---\n%s\n------------------------------\nrun it? [y/N] ", inert(code))
-		line, err := bufio.NewReader(in).ReadString('\n')
+		line, err := answers.ReadString('\n')
 		if err != nil && line == "" {
 			return false, nil
 		}

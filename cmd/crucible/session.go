@@ -5,7 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
+	"iter"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -50,7 +50,13 @@ imports and files persist from one cell to the next.
 
 On a terminal, each line is a cell; a line ending in ":" opens a block that an
 empty line closes. Piped input is split into cells at lines starting with
-"# %%" (the percent format of Jupytext and VS Code), or is one cell.
+"# %%" (the percent format of Jupytext and VS Code), or is one cell. Cells run
+one at a time, in order: lines typed while a cell runs wait for their turn.
+
+A cell's output is shown while it runs, a line at a time, stdout on stdout
+and stderr on stderr; then come its traceback, its value (Out[n]), the files
+it saved, and a status line if it did not end normally. Ctrl-C interrupts
+the running cell.
 
 Commands: :ls lists the working directory, :upload LOCAL [NAME] copies a file
 in, :download NAME [LOCAL] copies one out (to --out, or to a new file LOCAL),
@@ -64,7 +70,18 @@ extension. On a terminal, escape sequences in the output are shown as
 visible escapes (\x1b) unless --raw-output.
 
 A cell that outlives --timeout is interrupted and the session kept; one that
-ignores the interrupt ends the session.`,
+ignores the interrupt ends the session, as does an interpreter that exits or
+is killed (os._exit, the memory limit): nothing runs after that cell.
+
+Exit code, piped input: 0 when every cell and command succeeded; else that of
+the cell that ended the session, or else of the first that failed: 1 an
+exception or a failed command, N the interpreter exited with N (os._exit),
+124 timeout, 123 CPU limit, 122 memory limit, 121 output limit, 128+N killed
+by signal N, 2 an invalid cell or command (nothing ran). On a terminal, as in
+Python's REPL, you see each error as it comes and they do not count: 0 when
+you end the session (:quit, Ctrl-D), else the code of the cell that ended it.
+Both: 2 invalid flags, 70 platform failure (or the session closed between
+cells, as after 15 idle minutes).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runSession(cmd.Context(), &f, newDisplay(cmd)) },
 	}
@@ -105,46 +122,119 @@ func runSession(ctx context.Context, f *sessionFlags, d *display) error {
 		return platformError(err)
 	}
 	defer s.Close()
-	interactive := term.IsTerminal(int(os.Stdin.Fd()))
-	if interactive {
+	r := &sessionREPL{s: s, out: f.out, d: d, interactive: term.IsTerminal(int(os.Stdin.Fd()))}
+	// One reader of standard input, pulled a cell at a time: two would
+	// race for the lines typed.
+	var cells iter.Seq2[string, error]
+	if r.interactive {
 		fmt.Fprintf(os.Stderr, "crucible session %s: Python in a sandbox; :quit or Ctrl-D ends it\n", s.ID())
-	}
-	cells := pipedCells(os.Stdin)
-	if interactive {
 		cells = typedCells(os.Stdin, os.Stderr)
+	} else {
+		cells = pipedCells(os.Stdin)
 	}
-	r := &sessionREPL{s: s, out: f.out, d: d}
-	for cell := range cells {
+	return r.run(ctx, cells)
+}
+
+// sessionREPL runs the cells and colon commands, prints the results, and
+// keeps what decides the exit code.
+type sessionREPL struct {
+	s           *service.Session
+	out         string
+	d           *display
+	interactive bool
+	n           int
+	quit        bool
+	last        sandbox.Result
+	// failed is the exit code of the first cell or command that failed;
+	// 0 while none has.
+	failed int
+}
+
+// run runs cells until the input ends, :quit, or the session ends, and
+// returns the exit code (see the command's help) as an exitCodeError.
+func (r *sessionREPL) run(ctx context.Context, cells iter.Seq2[string, error]) error {
+	for cell, err := range cells {
+		if err != nil {
+			r.d.status("crucible: %v", err)
+			if errors.Is(err, bufio.ErrTooLong) {
+				return exitCodeError(exitUsage)
+			}
+			return exitCodeError(exitInternal)
+		}
 		if r.command(ctx, cell) {
 			if r.quit {
 				break
 			}
 			continue
 		}
-		cellCtx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-		res, err := s.Exec(cellCtx, sandbox.Cell{Code: cell})
-		stop()
+		res, err := r.exec(ctx, cell)
 		switch {
 		case errors.Is(err, sandbox.ErrSessionClosed):
-			d.status("crucible: the session has ended")
-			return exitCodeError(exitCodeFor(r.last))
+			r.d.status("crucible: the session has ended")
+			if r.last.Signal != "" { // the last cell was killed, and the session with it
+				return endedBy(r.last)
+			}
+			return exitCodeError(exitInternal) // it ended between cells
+		case sandbox.IsInputError(err):
+			r.d.status("crucible: %v", err)
+			r.fail(exitUsage)
+			continue
 		case err != nil:
-			d.status("crucible: %v", err)
+			r.d.status("crucible: %v", err)
 			return exitCodeError(exitInternal)
 		}
 		r.show(res)
+		select {
+		case <-r.s.Done(): // the cell ended the session: nothing more can run
+			return endedBy(res)
+		default:
+		}
 	}
-	return nil
+	if r.interactive || r.failed == 0 {
+		return nil
+	}
+	return exitCodeError(r.failed)
 }
 
-// sessionREPL prints results and runs the colon commands.
-type sessionREPL struct {
-	s    sandbox.Session
-	out  string
-	d    *display
-	n    int
-	quit bool
-	last sandbox.Result
+// exec runs a cell, its output shown as it comes; Ctrl-C interrupts it.
+func (r *sessionREPL) exec(ctx context.Context, code string) (sandbox.Result, error) {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	// The cell's output is shown as it comes, stdout and stderr apart,
+	// and never waits on the terminal (see liveOutput).
+	live := r.d.live()
+	defer live.close()
+	return r.s.Exec(ctx, sandbox.Cell{Code: code, OnOutput: live.output})
+}
+
+// fail notes a failed cell or command's exit code, if it is the first.
+func (r *sessionREPL) fail(code int) {
+	if r.failed == 0 {
+		r.failed = code
+	}
+}
+
+// endedBy is the exit code of a session that the cell whose result is res
+// ended: the cell's, or exitInternal if the cell did not fail.
+func endedBy(res sandbox.Result) error {
+	if code := cellExitCode(res); code != 0 {
+		return exitCodeError(code)
+	}
+	return exitCodeError(exitInternal)
+}
+
+// cellExitCode is a cell's exit code: 0 if it ran without error, else as
+// `crucible run` reports a program that ended as the cell did, and 1 for
+// a cell that failed with an exit status of 0 (an interpreter that called
+// os._exit(0) ended the session).
+func cellExitCode(res sandbox.Result) int {
+	if res.Status == sandbox.StatusOK {
+		return 0
+	}
+	if code := exitCodeFor(res); code != 0 {
+		return code
+	}
+	return 1
 }
 
 // command runs a colon command; false means the text is a cell.
@@ -160,6 +250,7 @@ func (r *sessionREPL) command(ctx context.Context, text string) bool {
 		files, err := r.s.ListFiles(ctx)
 		if err != nil {
 			r.d.say("crucible: %v", err)
+			r.fail(1)
 		}
 		for _, fi := range files {
 			if fi.Dir {
@@ -171,7 +262,7 @@ func (r *sessionREPL) command(ctx context.Context, text string) bool {
 		r.d.stdout.flush()
 	case ":upload":
 		if len(fields) < 2 {
-			fmt.Fprintln(os.Stderr, "usage: :upload LOCAL [NAME]")
+			r.usage("usage: :upload LOCAL [NAME]")
 			break
 		}
 		name := filepath.Base(fields[1])
@@ -185,7 +276,7 @@ func (r *sessionREPL) command(ctx context.Context, text string) bool {
 		r.report(err, "uploaded "+name)
 	case ":download":
 		if len(fields) < 2 {
-			fmt.Fprintln(os.Stderr, "usage: :download NAME [LOCAL]")
+			r.usage("usage: :download NAME [LOCAL]")
 			break
 		}
 		b, err := r.s.ReadFile(ctx, fields[1])
@@ -200,7 +291,7 @@ func (r *sessionREPL) command(ctx context.Context, text string) bool {
 		}
 		r.report(err, "saved "+local)
 	default:
-		fmt.Fprintf(os.Stderr, "unknown command %s (:ls, :upload, :download, :quit)\n", fields[0])
+		r.usage(fmt.Sprintf("unknown command %s (:ls, :upload, :download, :quit)", fields[0]))
 	}
 	return true
 }
@@ -209,18 +300,29 @@ func (r *sessionREPL) command(ctx context.Context, text string) bool {
 func (r *sessionREPL) report(err error, ok string) {
 	if err != nil {
 		r.d.say("crucible: %v", err)
+		r.fail(1)
 		return
 	}
 	r.d.say("%s", ok)
+}
+
+// usage says how a colon command given wrong is used; nothing ran.
+func (r *sessionREPL) usage(text string) {
+	r.d.say("%s", text)
+	r.fail(exitUsage)
 }
 
 // show prints a cell's result and saves its artifacts.
 func (r *sessionREPL) show(res sandbox.Result) {
 	r.n++
 	r.last = res
+	if code := cellExitCode(res); code != 0 {
+		r.fail(code)
+	}
 	d := r.d
-	_, _ = d.stdout.Write(res.Stdout)
-	_, _ = d.stderr.Write(res.Stderr)
+	// The output was shown as it came (output).
+	d.stdout.flush()
+	d.stderr.flush()
 	if res.Error != nil && res.Error.Traceback != "" {
 		fmt.Fprintln(d.stderr, res.Error.Traceback)
 	}
@@ -229,8 +331,8 @@ func (r *sessionREPL) show(res sandbox.Result) {
 		fmt.Fprintf(d.stdout, "Out[%d]: %s\n", r.n, res.Value)
 	}
 	for _, a := range res.Artifacts {
-		if a.ContentOmitted {
-			d.say("artifact %s (%s) is over the artifact limit; not saved", a.Name, units.BytesSize(float64(a.Size)))
+		if why := unsavedReason(a); why != "" {
+			d.say("artifact %s (%s) not saved: %s", a.Name, units.BytesSize(float64(a.Size)), why)
 			continue
 		}
 		name := a.Name
@@ -248,71 +350,4 @@ func (r *sessionREPL) show(res sandbox.Result) {
 	}
 	d.stdout.flush()
 	d.stderr.flush()
-}
-
-// typedCells reads cells typed at a terminal: a line is a cell, and a line
-// ending in ":" opens a block that an empty line closes.
-func typedCells(in io.Reader, prompt io.Writer) <-chan string {
-	cells := make(chan string)
-	go func() {
-		defer close(cells)
-		sc := bufio.NewScanner(in)
-		sc.Buffer(make([]byte, 64<<10), 16<<20)
-		var block []string
-		fmt.Fprint(prompt, ">>> ")
-		for sc.Scan() {
-			line := sc.Text()
-			switch {
-			case len(block) > 0 && strings.TrimSpace(line) == "":
-				cells <- strings.Join(block, "\n")
-				block = nil
-			case len(block) > 0 || strings.HasSuffix(strings.TrimSpace(line), ":"):
-				block = append(block, line)
-			case strings.TrimSpace(line) != "":
-				cells <- line
-			}
-			if len(block) > 0 {
-				fmt.Fprint(prompt, "... ")
-			} else {
-				fmt.Fprint(prompt, ">>> ")
-			}
-		}
-		if len(block) > 0 {
-			cells <- strings.Join(block, "\n")
-		}
-		fmt.Fprintln(prompt)
-	}()
-	return cells
-}
-
-// pipedCells splits piped input at lines starting with "# %%"; colon
-// commands stand alone on their line.
-func pipedCells(in io.Reader) <-chan string {
-	cells := make(chan string)
-	go func() {
-		defer close(cells)
-		sc := bufio.NewScanner(in)
-		sc.Buffer(make([]byte, 64<<10), 16<<20)
-		var cell []string
-		flush := func() {
-			if text := strings.TrimSpace(strings.Join(cell, "\n")); text != "" {
-				cells <- strings.Join(cell, "\n")
-			}
-			cell = nil
-		}
-		for sc.Scan() {
-			line := sc.Text()
-			switch {
-			case strings.HasPrefix(line, "# %%"):
-				flush()
-			case strings.HasPrefix(line, ":") && !strings.Contains(line, "="):
-				flush()
-				cells <- line
-			default:
-				cell = append(cell, line)
-			}
-		}
-		flush()
-	}()
-	return cells
 }
