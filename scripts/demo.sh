@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Sets up the machine (scripts/setup.sh), then runs the example programs in
 # examples/ through `crucible run` on the default limits: Python, JavaScript
-# and bash programs, a fork bomb that must be stopped by its limits, and one
-# run printed as the JSON Result object.
+# and bash programs, a fork bomb that must be stopped by its limits, one
+# run printed as the JSON Result object, piped input, output shown live, a
+# chart saved by --out, a session, and the HTTP API.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -82,24 +83,45 @@ print(f"demo: status={res['status']} exit_code={res['exit_code']} "
 sys.exit(0 if ok else 1)
 EOF
 
-# A pandas chart in the data-science image (built by setup.sh): the PNG
-# the program saves comes back as an artifact and is written out here.
+# Piped standard input is the program's standard input when the program
+# comes from -c or a file (as with python -c).
+header "Piped input is the program's standard input" "printf '3\\n1\\n2\\n' | crucible run -c '...'"
+printf '3\n1\n2\n' | "$crucible" run -c 'import sys; print(sorted(int(x) for x in sys.stdin))' | tee "$out"
+grep -qx '\[1, 2, 3\]' "$out" || { echo "demo: the program did not read the piped input" >&2; exit 1; }
+
+# Output is shown while the program runs: each line is stamped here with
+# the time it reached this script, one second apart, not all at the end.
+code='import time
+for i in range(3):
+    print("tick", i)
+    time.sleep(1)'
+header "Output shows as the program prints it" "crucible run -c '...' | (stamp each line)"
+printf '%s\n' "$code" | sed 's/^/    | /'
+start=$(date +%s%N)
+"$crucible" run -c "$code" | while IFS= read -r line; do
+	printf '%d %s\n' $((($(date +%s%N) - start) / 1000000)) "$line"
+done | tee "$out" | awk '{ printf "  +%.1fs  %s\n", $1 / 1000, substr($0, index($0, " ") + 1) }'
+first=$(head -1 "$out" | cut -d' ' -f1)
+last=$(tail -1 "$out" | cut -d' ' -f1)
+if ((last - first < 1500)); then
+	echo "demo: the lines arrived together (${first} ms, ${last} ms): output was not live" >&2
+	exit 1
+fi
+echo "demo: the first line arrived $(((last - first) / 100))00 ms before the last"
+
+# A pandas chart in the data-science image (built by setup.sh): --out saves
+# the PNG the program writes, and the summary line names it.
 if "$crucible" image ls | grep -q '^datascience '; then
-	header "pandas and matplotlib in the datascience image" "crucible run --image datascience --json examples/chart.py"
-	"$crucible" run --image datascience --memory 512MiB --timeout 60s --cpu-time 60s --json examples/chart.py >"$out"
-	/usr/bin/python3 - "$out" <<'EOF'
-import base64, json, sys
-res = json.load(open(sys.argv[1]))
-print(res["stdout"], end="")
-arts = {a["name"]: a for a in res.get("artifacts", [])}
-png = arts.get("units.png")
-if res["status"] != "ok" or not png or png["mime"] != "image/png":
-    sys.exit(f"demo: expected status ok and units.png, got {res['status']} {list(arts)}")
-content = png["content"]
-data = base64.b64decode(content["base64"]) if isinstance(content, dict) else content.encode()
-import os; os.makedirs("crucible-out", exist_ok=True); open("crucible-out/units.png", "wb").write(data)
-print(f"demo: chart saved to ./crucible-out/units.png ({png['size']} bytes, image {res['image_digest'][:19]}...)")
-EOF
+	header "pandas and matplotlib in the datascience image; the chart saved by --out" \
+		"crucible run --image datascience --out crucible-out examples/chart.py"
+	rm -f crucible-out/units.png # the demo's own file: saving never replaces one
+	"$crucible" run --image datascience --memory 512MiB --timeout 60s --cpu-time 60s \
+		--out crucible-out examples/chart.py 2>&1 | tee "$out"
+	if ! grep -q 'saved crucible-out/units.png' "$out" || ! [[ -s crucible-out/units.png ]]; then
+		echo "demo: the chart was not saved to crucible-out/units.png" >&2
+		exit 1
+	fi
+	echo "demo: chart saved to ./crucible-out/units.png ($(stat -c %s crucible-out/units.png) bytes)"
 else
 	echo "demo: no datascience image (setup skipped it); skipping the pandas example"
 fi
