@@ -261,6 +261,7 @@ def run_main(request):
         if limits.get(key):
             resource.setrlimit(which, (limits[key], limits[key]))
     os.environ.update(request.get("env") or {})
+    buffer_stdio_as(bool(os.environ.get("PYTHONUNBUFFERED")))
     code = request["code"]
     filename = request.get("filename") or "/code/main.py"
     main = types.ModuleType("__main__")
@@ -289,6 +290,30 @@ def run_main(request):
         status, interrupted = 1, isinstance(exc, KeyboardInterrupt)
         del exc, tb
     exit_like_interpreter(status, main, interrupted)
+
+
+def buffer_stdio_as(unbuffered):
+    """Buffer stdout and stderr as an interpreter started with the
+    program's environment would: PYTHONUNBUFFERED (non-empty) means no
+    buffer at all, as `python -u`; else a block-buffered stdout and a
+    line-buffered stderr. The kernel started with the language's default,
+    so this only acts on a request that sets the variable otherwise.
+    """
+    if unbuffered == getattr(sys.stdout, "write_through", unbuffered):
+        return
+    import io  # loaded already: the interpreter's own stdio is made of it
+    for fd, name in ((1, "stdout"), (2, "stderr")):
+        old = getattr(sys, name)
+        try:
+            old.flush()
+        except BaseException:
+            pass
+        binary = open(fd, "wb", buffering=0 if unbuffered else -1, closefd=False)
+        stream = io.TextIOWrapper(binary, encoding=old.encoding, errors=old.errors,
+                                  line_buffering=name == "stderr" and not unbuffered,
+                                  write_through=unbuffered)
+        setattr(sys, name, stream)
+        setattr(sys, "__" + name + "__", stream)
 
 
 def exit_status(exc):

@@ -210,7 +210,11 @@ func TestWarmMatchesCold(t *testing.T) {
 		{"uncaught KeyboardInterrupt", py("raise KeyboardInterrupt"), ended(sandbox.StatusKilled, "SIGINT")},
 		{"sys.excepthook", py("import sys\nsys.excepthook = lambda kind, value, tb: print('hook', kind.__name__)\nraise ValueError"),
 			outcome{Status: sandbox.StatusError, Exit: 1, Stdout: "hook ValueError\n"}},
-		{"stdout unflushable at exit", py("import os\nos.close(1)\nprint('lost')"), outcome{Status: sandbox.StatusError, Exit: 120}},
+		// Python runs unbuffered (lang's PYTHONUNBUFFERED=1): the print fails.
+		{"stdout closed", py("import os\nos.close(1)\nprint('lost')"), outcome{Status: sandbox.StatusError, Exit: 1, Error: "OSError:3:0"}},
+		// Buffered, as a request may ask: the flush at exit fails.
+		{"stdout unflushable at exit", sandbox.Request{Language: sandbox.Python, Code: "import os\nos.close(1)\nprint('lost')", Env: map[string]string{"PYTHONUNBUFFERED": ""}},
+			outcome{Status: sandbox.StatusError, Exit: 120}},
 		// What the interpreter's shutdown does for a script.
 		{"file left open", py("f = open('out.txt', 'w')\nf.write('data')"), outcome{Status: sandbox.StatusOK, Artifacts: "out.txt=data"}},
 		{"finalizer at exit", py("class C:\n    def __del__(self):\n        print('finalized')\n\nc = C()"), ok("finalized\n")},
