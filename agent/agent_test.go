@@ -21,12 +21,12 @@ import (
 
 // outcome is what a run should end with.
 type outcome struct {
-	status   agent.Status
-	reason   string
-	answer   string
-	failed   int // attempts that failed
-	execs    int // cells the sandbox was asked to run
-	coder    int // coder requests the scripted server received
+	status agent.Status
+	reason string
+	answer string
+	failed int // attempts that failed
+	execs  int // cells the sandbox was asked to run
+	coder  int // coder requests the scripted server received
 }
 
 // expect checks trace and the harness against want, exactly.
