@@ -12,12 +12,13 @@ import (
 // every way to change one, or to put other bytes at its name, and the
 // host then checks the bytes at that name are the ones it placed.
 
-// readOnlyFiles are the inputs of the read-only tests: a file in a
+// readOnlyFiles are the inputs of the read-only tests: two files in a
 // directory, one at the top of the working directory, and a writable one
 // beside them.
 func readOnlyFiles() []sandbox.File {
 	return []sandbox.File{
 		{Name: "data/in.csv", Content: sandbox.Data("a,b\n1,2\n"), ReadOnly: true},
+		{Name: "data/more.csv", Content: sandbox.Data("c\n3\n"), ReadOnly: true},
 		{Name: "top.txt", Content: sandbox.Data("top\n"), ReadOnly: true},
 		{Name: "scratch.txt", Content: sandbox.Data("mine\n")},
 	}
@@ -135,7 +136,7 @@ func testSessionReadOnlyInputs(t *testing.T, s *suite) {
 	var rep readOnlyReport
 	decodeReport(t, res, &rep)
 	checkReadOnlyReport(t, rep)
-	for _, f := range files[:2] {
+	for _, f := range files[:3] {
 		got, err := ses.ReadFile(ctx, f.Name)
 		if err != nil || !bytes.Equal(got, f.Content) {
 			t.Errorf("host reads %s back as %q (err %v), want the placed %q", f.Name, got, err, f.Content)

@@ -33,8 +33,11 @@ func fileMode(f FileHeader) os.FileMode {
 
 // sealReadOnly makes each read-only file among files, and the directories
 // holding it below work, root's and immutable, once every input file is
-// in place (nothing can be created in an immutable directory).
+// in place (nothing can be created in an immutable directory). Files are
+// sealed before directories, each directory once.
 func sealReadOnly(work string, files []FileHeader) error {
+	var dirs []string
+	sealed := map[string]bool{}
 	for _, f := range files {
 		if !f.ReadOnly {
 			continue
@@ -42,16 +45,20 @@ func sealReadOnly(work string, files []FileHeader) error {
 		if err := seal(path.Join(work, f.Name)); err != nil {
 			return fmt.Errorf("read-only file %s: %w", f.Name, err)
 		}
-		for dir := path.Dir(path.Join(work, f.Name)); dir != work; dir = path.Dir(dir) {
-			if err := os.Lchown(dir, 0, 0); err != nil {
-				return err
-			}
-			if err := os.Chmod(dir, 0o755); err != nil {
-				return err
-			}
-			if err := seal(dir); err != nil {
-				return fmt.Errorf("read-only directory %s: %w", dir, err)
-			}
+		for dir := path.Dir(path.Join(work, f.Name)); dir != work && !sealed[dir]; dir = path.Dir(dir) {
+			sealed[dir] = true
+			dirs = append(dirs, dir)
+		}
+	}
+	for _, dir := range dirs {
+		if err := os.Lchown(dir, 0, 0); err != nil {
+			return err
+		}
+		if err := os.Chmod(dir, 0o755); err != nil {
+			return err
+		}
+		if err := seal(dir); err != nil {
+			return fmt.Errorf("read-only directory %s: %w", dir, err)
 		}
 	}
 	return nil
