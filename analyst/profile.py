@@ -10,6 +10,7 @@
 # MAX_TEXT characters.
 import csv
 import io
+import itertools
 import json
 import math
 import os
@@ -124,7 +125,7 @@ def sniff_delimiter(text, fmt):
     best, best_score = ",", (-1.0, 0)
     for d in DELIMITERS:
         try:
-            rows = [r for r in csv.reader(io.StringIO(text, newline=None), delimiter=d) if r][:50]
+            rows = [r for r in itertools.islice(csv.reader(io.StringIO(text, newline=None), delimiter=d), 60) if r][:50]
         except csv.Error:
             continue
         if len(rows) > 1:
@@ -146,7 +147,8 @@ def sniff_decimal(text, delimiter):
     with a delimiter other than the comma), with '.' as thousands."""
     if delimiter == ",":
         return ".", None
-    cells = [c.strip() for r in csv.reader(io.StringIO(text, newline=None), delimiter=delimiter) for c in r][:5000]
+    rows = itertools.islice(csv.reader(io.StringIO(text, newline=None), delimiter=delimiter), 1000)
+    cells = [c.strip() for r in rows for c in r][:5000]
     comma = sum(1 for c in cells if re.match(r"^[+-]?\d+(\.\d{3})*,\d+$", c))
     dot = sum(1 for c in cells if re.match(r"^[+-]?\d+\.\d+$", c) and not re.match(r"^[+-]?\d{1,3}\.\d{3}$", c))
     if comma > dot:
@@ -216,10 +218,15 @@ def read_excel(path, sheets):
 
 
 def sample_of(s):
-    s = s.dropna()
-    if len(s) > INFER_SAMPLE:
-        s = s.sample(INFER_SAMPLE, random_state=0)
-    return s
+    """Up to INFER_SAMPLE of s's values that are not missing, picked at
+    random positions (a fixed seed) without a pass over s."""
+    if len(s) <= 4 * INFER_SAMPLE:
+        return s.dropna().head(INFER_SAMPLE)
+    pos = np.random.default_rng(0).integers(0, len(s), 2 * INFER_SAMPLE)
+    picked = s.iloc[np.unique(pos)].dropna()
+    if len(picked) < INFER_SAMPLE // 10:  # mostly missing: look at all
+        picked = s.dropna()
+    return picked.head(INFER_SAMPLE)
 
 
 def text_to_number(s, sample):
@@ -247,9 +254,15 @@ def text_to_date(s, sample):
         return None, 0.0
     first = st.str.extract(r"^(\d{1,2})[-/.]\d{1,2}[-/.]\d{2,4}", expand=False).dropna()
     dayfirst = bool(len(first)) and (first.astype(int) > 12).any()
+    if (st != sample).any():  # a full pass to strip only when the sample needs it
+        s = s.str.strip()
+    iso = st.str.match(r"^\d{4}-\d{2}-\d{2}$").all()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        out = pd.to_datetime(s.str.strip(), errors="coerce", dayfirst=dayfirst, infer_datetime_format=True)
+        if iso:  # the parser's fast path
+            out = pd.to_datetime(s, errors="coerce", format="%Y-%m-%d")
+        else:
+            out = pd.to_datetime(s, errors="coerce", dayfirst=dayfirst, infer_datetime_format=True)
     share = out.notna().sum() / max(1, s.notna().sum())
     return out, share
 
@@ -280,25 +293,31 @@ def infer(df, warns):
 # Profile -----------------------------------------------------------------
 
 
-def column_warnings(s, distinct, rows):
+def column_warnings(s, sample, vc, rows):
+    """The warnings of column s, given a sample of it and its value
+    counts: the checks over every value look at each distinct one once."""
     out = []
+    distinct = len(vc)
     if rows > 1 and distinct <= 1:
         out.append("constant column: one value" if distinct else "constant column: every value is missing")
-    if s.dtype == object:
-        sample = sample_of(s)
-        kinds = sample.map(lambda v: type(v).__name__).value_counts()
-        if len(kinds) > 1:
-            out.append("mixed types: " + ", ".join("%s %d" % (k, n) for k, n in kinds.items()) + " in a sample")
-        elif len(sample) and kinds.index[0] == "str":
-            isnum = sample.str.strip().str.match(_PLAIN_NUMBER)
-            if 0.05 <= isnum.mean() < 0.98:
-                others = sample[~isnum].head(3).tolist()
-                out.append("mixed types: %.0f%% numbers and text such as %s" % (100 * isnum.mean(), ", ".join(repr(cut(v)) for v in others)))
-        text = s[s.map(type) == str] if len(kinds) > 1 else s.dropna()
-        if len(text) and text.dtype == object:
-            n = int((text.str.len() != text.str.strip().str.len()).sum())
-            if n:
-                out.append("leading or trailing spaces in %d values" % n)
+    if s.dtype != object or not len(sample):
+        return out
+    kinds = sample.map(lambda v: type(v).__name__).value_counts()
+    if len(kinds) > 1:
+        out.append("mixed types: " + ", ".join("%s %d" % (k, n) for k, n in kinds.items()) + " in a sample")
+    elif kinds.index[0] == "str":
+        isnum = sample.str.strip().str.match(_PLAIN_NUMBER)
+        if 0.05 <= isnum.mean() < 0.98:
+            others = sample[~isnum].head(3).tolist()
+            out.append("mixed types: %.0f%% numbers and text such as %s" % (100 * isnum.mean(), ", ".join(repr(cut(v)) for v in others)))
+    values = pd.Series(vc.index, dtype=object)
+    text = values.map(lambda v: isinstance(v, str)).to_numpy()
+    if text.any():
+        strs = values[text]
+        spaced = (strs.str.strip() != strs).to_numpy()
+        n = int(vc.to_numpy()[text][spaced].sum())
+        if n:
+            out.append("leading or trailing spaces in %d values" % n)
     return out
 
 
@@ -317,6 +336,14 @@ def summary(s):
     return None
 
 
+def duplicate_rows(df):
+    """Rows equal to an earlier one."""
+    try:
+        return int(df.duplicated().sum())
+    except TypeError:  # unhashable cells (nested JSON)
+        return int(df.astype(str).duplicated().sum())
+
+
 def profile_frame(df, frame, fmt, how, warns_by_col, inferred):
     rows, ncols = df.shape
     table = {"name": frame["name"], "dataset": frame["dataset"], "format": fmt, "reading": how,
@@ -324,14 +351,12 @@ def profile_frame(df, frame, fmt, how, warns_by_col, inferred):
     cols = []
     for i, col in enumerate(df.columns):
         s = df.iloc[:, i]
-        hashable = s.dtype != object or sample_of(s).map(lambda v: isinstance(v, (list, dict))).sum() == 0
-        if hashable:
-            vc = s.value_counts(dropna=True, sort=False)
-            distinct = int(len(vc))
-        else:
+        sample = sample_of(s) if s.dtype == object else s.iloc[:0]
+        if sample.map(lambda v: isinstance(v, (list, dict))).any():  # nested JSON
             s = s.astype(str).where(s.notna())
-            vc = s.value_counts(dropna=True, sort=False)
-            distinct = int(len(vc))
+            sample = sample.astype(str)
+        vc = s.value_counts(dropna=True, sort=False)
+        distinct = int(len(vc))
         c = {"name": cut(col), "dtype": str(s.dtype), "missing": int(s.isna().sum()), "distinct": distinct}
         if col in inferred:
             c["inferred"] = inferred[col]
@@ -341,7 +366,7 @@ def profile_frame(df, frame, fmt, how, warns_by_col, inferred):
         if 0 < distinct <= LOW_CARDINALITY or (s.dtype == object and distinct):
             top = vc.nlargest(TOP_VALUES)
             c["top"] = [{"value": cut(v), "count": int(n)} for v, n in top.items()]
-        w = warns_by_col.get(col, []) + column_warnings(s, distinct, rows)
+        w = warns_by_col.get(col, []) + column_warnings(s, sample, vc, rows)
         if w:
             c["warnings"] = w
         cols.append(c)
@@ -350,10 +375,7 @@ def profile_frame(df, frame, fmt, how, warns_by_col, inferred):
     table["sample"] = [["" if pd.isna(v) else cut(v) for v in row] for row in head.itertuples(index=False, name=None)] \
         if ncols else []
     warns = []
-    try:
-        dups = int(df.duplicated().sum()) if ncols else 0
-    except TypeError:  # unhashable cells (nested JSON)
-        dups = int(df.astype(str).duplicated().sum())
+    dups = duplicate_rows(df) if ncols else 0
     table["duplicate_rows"] = dups
     if dups:
         warns.append("%d duplicate rows" % dups)

@@ -120,7 +120,9 @@ func omitted(cols []Column, room int) string {
 	for k := range dtypes {
 		kinds = append(kinds, k)
 	}
-	sort.Slice(kinds, func(i, j int) bool { return dtypes[kinds[i]] > dtypes[kinds[j]] || dtypes[kinds[i]] == dtypes[kinds[j]] && kinds[i] < kinds[j] })
+	sort.Slice(kinds, func(i, j int) bool {
+		return dtypes[kinds[i]] > dtypes[kinds[j]] || dtypes[kinds[i]] == dtypes[kinds[j]] && kinds[i] < kinds[j]
+	})
 	for i, k := range kinds {
 		kinds[i] = fmt.Sprintf("%d %s", dtypes[k], k)
 	}
