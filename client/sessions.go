@@ -123,7 +123,9 @@ func (s *Session) Exec(ctx context.Context, cell sandbox.Cell) (sandbox.Result, 
 
 // WriteFile creates or replaces the file name, a path relative to the
 // session's working directory such as "data/in.csv" (PUT
-// /v1/sessions/{id}/files/{name}).
+// /v1/sessions/{id}/files/{name}). A read-only input file
+// (sandbox.File.ReadOnly), or a file in a directory holding one, is
+// refused: sandbox.IsInputError holds for the error.
 func (s *Session) WriteFile(ctx context.Context, name string, content []byte) error {
 	return s.c.call(ctx, request{method: "PUT", path: s.filePath(name),
 		body: bytes.NewReader(content), contentType: "application/octet-stream"}, nil, nil)

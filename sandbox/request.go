@@ -53,6 +53,14 @@ type File struct {
 	Content Data `json:"content"`
 	// Executable sets the file's execute permission bits.
 	Executable bool `json:"executable,omitempty"`
+	// ReadOnly places the file so that the program can read it and never
+	// change it: it cannot write, truncate, chmod, rename, replace or
+	// remove the file, nor rename, replace or remove the directories that
+	// hold it inside the working directory, in which nothing can then be
+	// added or removed whatever else they hold. The file is root's, mode
+	// 0444 (0555 if Executable). A session's WriteFile cannot replace it
+	// either.
+	ReadOnly bool `json:"read_only,omitempty"`
 }
 
 // Request size rules, checked by Validate.

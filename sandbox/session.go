@@ -90,7 +90,9 @@ type Session interface {
 	// expression; Artifacts hold the figures the cell left open (as PNG)
 	// and the files it created or changed.
 	Exec(ctx context.Context, cell Cell) (Result, error)
-	// WriteFile creates or replaces a file.
+	// WriteFile creates or replaces a file. A read-only input file
+	// (File.ReadOnly), or a file in a directory holding one, cannot be
+	// written: the error is an *InputError.
 	WriteFile(ctx context.Context, name string, content []byte) error
 	// ReadFile returns a file's content.
 	ReadFile(ctx context.Context, name string) ([]byte, error)

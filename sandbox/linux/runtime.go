@@ -230,7 +230,7 @@ func inputFiles(files []sandbox.File) ([]sandboxinit.FileHeader, [][]byte) {
 	headers := make([]sandboxinit.FileHeader, len(files))
 	contents := make([][]byte, len(files))
 	for i, f := range files {
-		headers[i] = sandboxinit.FileHeader{Name: f.Name, Size: int64(len(f.Content)), Executable: f.Executable}
+		headers[i] = sandboxinit.FileHeader{Name: f.Name, Size: int64(len(f.Content)), Executable: f.Executable, ReadOnly: f.ReadOnly}
 		contents[i] = f.Content
 	}
 	return headers, contents

@@ -228,6 +228,8 @@ func (s *Session) files() (*workDir, error) {
 }
 
 // WriteFile creates or replaces a regular file in the working directory.
+// A read-only input file, or a file in a directory holding one, is
+// refused with an *sandbox.InputError: they are immutable.
 func (s *Session) WriteFile(ctx context.Context, name string, content []byte) error {
 	w, err := s.files()
 	if err != nil {

@@ -2,6 +2,7 @@ package linux
 
 import (
 	"context"
+	"slices"
 
 	"github.com/crucible-sandbox/crucible/sandbox"
 )
@@ -50,10 +51,13 @@ func (r *Runtime) launchWarm(preload []string) (*sandboxProc, error) {
 // takeWarm returns a warm sandbox for req if one is ready and req fits it:
 // Python, the disk size the sandbox was built with, rlimits no higher
 // than those the interpreter started with (it can only lower its own),
-// and a process limit no lower than the tasks the interpreter already has.
+// a process limit no lower than the tasks the interpreter already has,
+// and no read-only input file: those are sealed by the sandbox's init
+// before the program runs (sandboxinit/readonly.go), which a warm
+// sandbox's init is past.
 func (r *Runtime) takeWarm(req *sandbox.Request, lim sandbox.Limits) *sandboxProc {
 	def := sandbox.DefaultLimits.WithDefaults()
-	if r.warm == nil || req.Language != sandbox.Python || lim.DiskBytes != def.DiskBytes ||
+	if r.warm == nil || req.Language != sandbox.Python || lim.DiskBytes != def.DiskBytes || hasReadOnly(req.Files) ||
 		lim.FileSizeBytes > def.FileSizeBytes || lim.OpenFiles > def.OpenFiles ||
 		lim.Processes < r.warmTasks.Load() {
 		return nil
@@ -76,4 +80,9 @@ func (r *Runtime) takeWarm(req *sandbox.Request, lim sandbox.Limits) *sandboxPro
 		return nil
 	}
 	return p
+}
+
+// hasReadOnly reports whether any of files is read-only.
+func hasReadOnly(files []sandbox.File) bool {
+	return slices.ContainsFunc(files, func(f sandbox.File) bool { return f.ReadOnly })
 }

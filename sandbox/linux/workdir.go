@@ -90,6 +90,9 @@ func fileError(name string, err error) error {
 	case errors.Is(err, unix.ENXIO):
 		// A socket, or a FIFO opened for writing while nothing reads it.
 		return notRegular(name, "a socket or a FIFO")
+	case errors.Is(err, unix.EPERM):
+		// Only the immutable flag refuses root (the host) a write.
+		return &sandbox.InputError{Field: "name", Rule: fmt.Sprintf("%q is a read-only input file or lies in a read-only directory; it cannot be written or replaced", name)}
 	case errors.Is(err, unix.EWOULDBLOCK):
 		return &sandbox.InputError{Field: "name", Rule: fmt.Sprintf("%q is held by a lease of the program; it cannot be read or written until the program releases it", name)}
 	}

@@ -118,6 +118,8 @@ func RunWith(t *testing.T, newRuntime func(t *testing.T) sandbox.Runtime, opts O
 		{"Unicode", testUnicode},
 		{"Languages", testLanguages},
 		{"InputFiles", testInputFiles},
+		{"ReadOnlyInputs", testReadOnlyInputs},
+		{"SessionReadOnlyInputs", testSessionReadOnlyInputs},
 		{"Artifacts", testArtifacts},
 		// Artifacts a hostile program shapes to cost the host (artifactcost.go).
 		{"SparseArtifacts", testSparseArtifacts},

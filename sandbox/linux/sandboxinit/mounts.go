@@ -129,6 +129,9 @@ func finishRoot(base *BaseConfig, run *RunConfig, files io.Reader) error {
 			return fmt.Errorf("input file %s: %w", f.Name, err)
 		}
 	}
+	if err := sealReadOnly(run.Dir, run.Files); err != nil {
+		return err
+	}
 	if err := writeFile(run.MainPath, run.Code, 0o644); err != nil {
 		return err
 	}
@@ -184,11 +187,7 @@ func writeInputFile(base *BaseConfig, work string, f FileHeader, src io.Reader) 
 			}
 		}
 	}
-	mode := os.FileMode(0o644)
-	if f.Executable {
-		mode = 0o755
-	}
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fileMode(f))
 	if err != nil {
 		return err
 	}
@@ -196,9 +195,11 @@ func writeInputFile(base *BaseConfig, work string, f FileHeader, src io.Reader) 
 		out.Close()
 		return err
 	}
-	if err := out.Chown(base.UID, base.GID); err != nil {
-		out.Close()
-		return err
+	if !f.ReadOnly { // a read-only file stays root's (readonly.go)
+		if err := out.Chown(base.UID, base.GID); err != nil {
+			out.Close()
+			return err
+		}
 	}
 	return out.Close()
 }

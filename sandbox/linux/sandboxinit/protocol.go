@@ -112,6 +112,9 @@ type FileHeader struct {
 	Name       string `json:"name"`
 	Size       int64  `json:"size"`
 	Executable bool   `json:"executable"`
+	// ReadOnly makes the file, and the directories holding it, root's and
+	// immutable (readonly.go).
+	ReadOnly bool `json:"read_only,omitempty"`
 }
 
 // WriteMessage sends msg, length-prefixed, followed by trailing bytes

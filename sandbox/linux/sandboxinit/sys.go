@@ -65,3 +65,27 @@ func setInterfaceFlags(fd int, name string, flags uint16) error {
 // rlimitNPROC is RLIMIT_NPROC, which the syscall package does not name:
 // 6 on every architecture the sandbox is built for (amd64, arm64).
 const rlimitNPROC = 6
+
+// Inode flags (linux/fs.h): FS_IOC_GETFLAGS and FS_IOC_SETFLAGS are
+// _IOR/_IOW('f', 1/2, long) on 64-bit machines; the kernel moves an int.
+const (
+	fsIOCGetFlags = 0x80086601
+	fsIOCSetFlags = 0x40086602
+	fsImmutableFL = 0x00000010
+)
+
+// setImmutable sets the immutable flag of the file fd is open on: no one,
+// root included, may then write, truncate, chmod, chown, rename, link or
+// remove it, nor, for a directory, add or remove an entry, until a holder
+// of CAP_LINUX_IMMUTABLE clears the flag.
+func setImmutable(fd uintptr) error {
+	var flags int32
+	if _, _, errno := syscall.Syscall(syscall.SYS_IOCTL, fd, fsIOCGetFlags, uintptr(unsafe.Pointer(&flags))); errno != 0 {
+		return errno
+	}
+	flags |= fsImmutableFL
+	if _, _, errno := syscall.Syscall(syscall.SYS_IOCTL, fd, fsIOCSetFlags, uintptr(unsafe.Pointer(&flags))); errno != 0 {
+		return errno
+	}
+	return nil
+}
