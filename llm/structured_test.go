@@ -37,7 +37,7 @@ func TestOpenAIStructuredAndReplyShapes(t *testing.T) {
 		schema     *Schema
 		// want: the reply's fields checked
 		structured, refusal, args, text string
-		cut                              bool
+		cut                             bool
 	}{
 		{name: "schema enforced", schema: verdictSchema, body: oaiReply(`"content":"{\"ok\": true}"`, "stop"),
 			structured: `{"ok": true}`, text: `{"ok": true}`},
