@@ -45,9 +45,11 @@ type Config struct {
 	// calls, for models without tool calling.
 	TextMode bool
 	// MaxRetries is how many failed attempts may follow the first one (a
-	// failed execution, an unparseable reply, a repeated program, an
-	// answer the verifier rejected). Zero means DefaultMaxRetries;
-	// NoRetries allows only the first attempt.
+	// failed execution, an unparseable reply, a reply cut at the token
+	// limit, a repeated program, an answer the verifier rejected). A
+	// verdict the verifier fails to give is none: it is asked again once,
+	// then the answer is returned as StatusUnverified. Zero means
+	// DefaultMaxRetries; NoRetries allows only the first attempt.
 	MaxRetries int
 	// MaxTokens bounds the tokens of all model calls together.
 	MaxTokens int
@@ -131,7 +133,12 @@ func Run(ctx context.Context, cfg Config, task Task) (*Trace, error) {
 	defer func() { r.trace.DurationMS = ms(time.Since(r.trace.StartedAt)) }()
 	if !cfg.SkipPlan {
 		direct, err := r.plan(ctx, task)
-		if err != nil {
+		var refused *errRefused
+		switch {
+		case errors.As(err, &refused):
+			r.trace.Status, r.trace.Reason = StatusRefused, err.Error()
+			return r.trace, nil
+		case err != nil:
 			return r.fail(err.Error()), nil
 		}
 		if direct != "" {
