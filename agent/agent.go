@@ -4,6 +4,14 @@
 // the output answers the task, and returns the answer with its evidence.
 // Every model call and execution is recorded in a Trace, and budgets
 // (attempts, tokens, execution time, artifact bytes) bound the loop.
+//
+// Models do not always follow formats. The planner and the verifier ask
+// for structured output where the provider has it and read a reply in
+// prose, in a fence, after a <think> block or in plain words ("yes", "no,
+// because ...") otherwise; a verdict that still cannot be read is asked
+// for again once, then the answer is returned as StatusUnverified, never
+// at the cost of an attempt. A reply cut at the token limit is not acted
+// on; a refusal ends the run as StatusRefused.
 package agent
 
 import (

@@ -2,7 +2,10 @@
 // messages (and tools) in, a reply with text and/or tool calls and token
 // usage out. Providers: any OpenAI-compatible chat-completions endpoint
 // (OpenAI, Ollama, vLLM, llama.cpp's server, ...) and Anthropic's
-// messages API, each through its official Go SDK.
+// messages API, each through its official Go SDK. A request may ask for
+// structured output (Request.Schema), enforced where the provider has it;
+// ExtractJSON and StripThinking read replies that were asked for JSON in
+// words, and ExtractCode replies asked for a code block.
 package llm
 
 import (
