@@ -51,7 +51,7 @@ func (r *run) plan(ctx context.Context, task Task) (string, error) {
 
 // directLine is the planner's answer in the line format models fall back
 // to: "DIRECT: <answer>", in any case, maybe in bold or code spans.
-var directLine = regexp.MustCompile(`(?is)^[*_` + "`" + `\s]*direct[*_` + "`" + `]*\s*:[*_` + "`" + `\s]*(.*)$`)
+var directLine = regexp.MustCompile(`(?i)^[*_` + "`" + `\s]*direct[*_` + "`" + `]*\s*:[*_` + "`" + `\s]*(.*)$`)
 
 // parsePlan reads the planner's decision from reply: the structured
 // object, else a JSON object in the text (needs_code and answer), else a
@@ -80,12 +80,12 @@ func parsePlan(reply llm.Reply) (direct string, ok bool) {
 		}
 		return jsonText(plan.Answer), true
 	}
-	text := llm.StripThinking(reply.Text)
-	for _, line := range strings.Split(text, "\n") {
+	lines := strings.Split(llm.StripThinking(reply.Text), "\n")
+	for i, line := range lines {
 		line = strings.TrimSpace(line)
-		if m := directLine.FindStringSubmatchIndex(line); m != nil {
-			start := strings.Index(text, line) + m[2]
-			return strings.TrimSpace(strings.Trim(strings.TrimSpace(text[start:]), "*_`")), true
+		if m := directLine.FindStringSubmatch(line); m != nil {
+			rest := strings.Join(append([]string{m[1]}, lines[i+1:]...), "\n")
+			return strings.TrimSpace(strings.Trim(strings.TrimSpace(rest), "*_`")), true
 		}
 		if strings.EqualFold(strings.Trim(line, "*_`. "), "code") {
 			return "", true
