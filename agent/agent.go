@@ -4,6 +4,14 @@
 // the output answers the task, and returns the answer with its evidence.
 // Every model call and execution is recorded in a Trace, and budgets
 // (attempts, tokens, execution time, artifact bytes) bound the loop.
+//
+// Models do not always follow formats. The planner and the verifier ask
+// for structured output where the provider has it and read a reply in
+// prose, in a fence, after a <think> block or in plain words ("yes", "no,
+// because ...") otherwise; a verdict that still cannot be read is asked
+// for again once, then the answer is returned as StatusUnverified, never
+// at the cost of an attempt. A reply cut at the token limit is not acted
+// on; a refusal ends the run as StatusRefused.
 package agent
 
 import (
@@ -45,9 +53,11 @@ type Config struct {
 	// calls, for models without tool calling.
 	TextMode bool
 	// MaxRetries is how many failed attempts may follow the first one (a
-	// failed execution, an unparseable reply, a repeated program, an
-	// answer the verifier rejected). Zero means DefaultMaxRetries;
-	// NoRetries allows only the first attempt.
+	// failed execution, an unparseable reply, a reply cut at the token
+	// limit, a repeated program, an answer the verifier rejected). A
+	// verdict the verifier fails to give is none: it is asked again once,
+	// then the answer is returned as StatusUnverified. Zero means
+	// DefaultMaxRetries; NoRetries allows only the first attempt.
 	MaxRetries int
 	// MaxTokens bounds the tokens of all model calls together.
 	MaxTokens int
@@ -131,7 +141,12 @@ func Run(ctx context.Context, cfg Config, task Task) (*Trace, error) {
 	defer func() { r.trace.DurationMS = ms(time.Since(r.trace.StartedAt)) }()
 	if !cfg.SkipPlan {
 		direct, err := r.plan(ctx, task)
-		if err != nil {
+		var refused *errRefused
+		switch {
+		case errors.As(err, &refused):
+			r.trace.Status, r.trace.Reason = StatusRefused, err.Error()
+			return r.trace, nil
+		case err != nil:
 			return r.fail(err.Error()), nil
 		}
 		if direct != "" {

@@ -2,9 +2,11 @@ package agent
 
 // The prompts of the agent's roles.
 const (
-	plannerPrompt = `You decide whether a task needs code to be run. Answer with exactly one line:
-CODE — if answering needs computation, data, files or any fact you cannot be certain of;
-DIRECT: <the answer> — only if the answer is certain without running anything.`
+	plannerPrompt = `You decide whether a task needs code to be run. Reply with a JSON object only:
+{"needs_code": true, "answer": ""} if answering needs computation, data, files or any fact
+you cannot be certain of;
+{"needs_code": false, "answer": "<the answer>"} only if the answer is certain without
+running anything.`
 
 	coderPrompt = `You solve the user's task by writing Python and running it in a sandbox
 (Python 3, no network, a working directory with the user's files; variables persist
@@ -34,6 +36,18 @@ refused.`
 proposed answer, decide whether the output really answers the task and whether every
 invariant the task states holds. Reply with a JSON object only:
 {"ok": true|false, "reason": "<one sentence>"}`
+
+	// verdictAgain asks the verifier once more for a verdict it can read.
+	verdictAgain = `Your reply could not be read as a verdict. Reply with this JSON object only:
+{"ok": true|false, "reason": "<one sentence>"}`
+
+	// cutNote answers a reply cut at the token limit.
+	cutNote = `Your reply was cut off at the token limit, so nothing in it was run. Send a shorter
+reply: smaller steps, less code at once, no long explanations.`
+
+	// skippedNote answers a tool call not run because an earlier call of
+	// the same reply failed.
+	skippedNote = "Not run: an earlier call in the same reply failed. Fix that first, then send this call again if it is still needed."
 
 	fixAdvice = "Fix the minimal lines needed; keep what already works."
 

@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -72,26 +71,6 @@ func (r *run) call(ctx context.Context, kind StepKind, req llm.Request) (llm.Rep
 	return reply, err
 }
 
-// plan asks whether the task needs code; it returns the answer when not.
-func (r *run) plan(ctx context.Context, task Task) (string, error) {
-	r.emit(StepPlan, "planning")
-	prompt := task.Prompt
-	if len(task.Files) > 0 {
-		prompt += "\n\n(The task comes with files: " + fileNames(task.Files) + ".)"
-	}
-	reply, err := r.call(ctx, StepPlan, llm.Request{Messages: []llm.Message{
-		{Role: llm.System, Content: plannerPrompt}, {Role: llm.User, Content: prompt}}, MaxTokens: 1024})
-	if err != nil {
-		return "", err
-	}
-	text := strings.TrimSpace(reply.Text)
-	// Only a task without files can be answered without running code.
-	if rest, ok := strings.CutPrefix(text, "DIRECT:"); ok && len(task.Files) == 0 && strings.TrimSpace(rest) != "" {
-		return strings.TrimSpace(rest), nil
-	}
-	return "", nil
-}
-
 func fileNames(files []sandbox.File) string {
 	names := make([]string, len(files))
 	for i, f := range files {
@@ -117,13 +96,17 @@ func (r *run) solve(ctx context.Context, task Task) {
 	for {
 		err := r.turn(ctx)
 		var budget *errBudget
+		var refused *errRefused
 		switch {
-		case err == nil && r.trace.Status == StatusAnswered:
+		case err == nil && r.trace.Status.HasAnswer():
 			return
 		case err == nil:
 			continue
 		case errors.As(err, &budget):
 			r.trace.Status, r.trace.Reason = StatusBudget, err.Error()
+		case errors.As(err, &refused):
+			r.emit(StepModel, "the model refused")
+			r.trace.Status, r.trace.Reason = StatusRefused, err.Error()
 		case errors.Is(err, errDenied):
 			r.trace.Status, r.trace.Reason = StatusDenied, err.Error()
 		default:
@@ -147,10 +130,33 @@ func (r *run) turn(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if why, ok := refusal(reply); ok {
+		return &errRefused{why}
+	}
+	if reply.Cut() {
+		return r.cutTurn(reply)
+	}
 	if r.cfg.TextMode {
 		return r.textTurn(ctx, reply)
 	}
 	return r.toolTurn(ctx, reply)
+}
+
+// cutTurn answers a reply cut at the token limit. Nothing in it is acted
+// on, since its code or tool arguments may end mid-way: each tool call is
+// answered (the API wants every call ID answered) and the model is asked
+// for a shorter reply. It counts as a failed attempt, as an unusable
+// reply does, so a model that always runs long cannot loop.
+func (r *run) cutTurn(reply llm.Reply) error {
+	r.messages = append(r.messages, llm.Message{Role: llm.Assistant, Content: reply.Text, ToolCalls: reply.ToolCalls})
+	r.feedback(cutNote)
+	for _, tc := range reply.ToolCalls {
+		r.messages = append(r.messages, llm.Message{Role: llm.ToolRole, ToolCallID: tc.ID, Content: cutNote})
+	}
+	if len(reply.ToolCalls) == 0 {
+		r.messages = append(r.messages, llm.Message{Role: llm.User, Content: cutNote})
+	}
+	return r.failAttempt()
 }
 
 // failAttempt counts a failed attempt and enforces the attempts budget.
@@ -319,44 +325,21 @@ func (r *run) answer(ctx context.Context, answer string) (string, error) {
 	if r.cfg.TestDriven && !assertRE.MatchString(r.evidence.code) {
 		return "Test-driven mode: the last successful execution ran no tests. Run the solution together with example and property tests (assert statements) first.", r.failAttempt()
 	}
+	status := StatusAnswered
 	if !r.cfg.SkipVerify {
-		ok, reason, err := r.verify(ctx, answer)
-		if err != nil {
+		v, readable, err := r.verify(ctx, answer)
+		switch {
+		case err != nil:
 			return "", err
-		}
-		if !ok {
-			return "A reviewer rejected the answer: " + reason + "\nFix the code or the answer.", r.failAttempt()
+		case !readable:
+			// The verifier failed, not the code: no attempt is spent.
+			status, r.trace.Reason = StatusUnverified, "the verifier's reply could not be read, twice"
+		case !v.ok:
+			return "A reviewer rejected the answer: " + v.reason + "\nFix the code or the answer.", r.failAttempt()
 		}
 	}
-	r.trace.Status, r.trace.Answer = StatusAnswered, answer
+	r.trace.Status, r.trace.Answer = status, answer
 	r.trace.Code, r.trace.Output = r.evidence.code, string(r.evidence.result.Stdout)
 	r.trace.Artifacts = r.evidence.result.Artifacts
 	return "", nil
-}
-
-// verify asks the verifier whether the evidence supports the answer.
-func (r *run) verify(ctx context.Context, answer string) (bool, string, error) {
-	r.emit(StepVerify, "verifying the answer")
-	ev := r.evidence
-	prompt := fmt.Sprintf("Task:\n%s\n\nCode:\n```python\n%s\n```\n\nOutput:\n%s\n\nProposed answer:\n%s",
-		r.trace.Task, ev.code, describe(ev.result), answer)
-	reply, err := r.call(ctx, StepVerify, llm.Request{Messages: []llm.Message{
-		{Role: llm.System, Content: verifierPrompt}, {Role: llm.User, Content: prompt}}, MaxTokens: 1024})
-	if err != nil {
-		return false, "", err
-	}
-	var verdict struct {
-		OK     bool   `json:"ok"`
-		Reason string `json:"reason"`
-	}
-	text := strings.TrimSpace(reply.Text)
-	if i, j := strings.Index(text, "{"), strings.LastIndex(text, "}"); i >= 0 && j > i {
-		text = text[i : j+1]
-	}
-	if err := json.Unmarshal([]byte(text), &verdict); err != nil {
-		// An unreadable verdict is no approval.
-		return false, "the verifier's reply could not be read", nil
-	}
-	r.trace.Steps[len(r.trace.Steps)-1].Note = fmt.Sprintf("verdict: ok=%v %s", verdict.OK, verdict.Reason)
-	return verdict.OK, verdict.Reason, nil
 }

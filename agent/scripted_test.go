@@ -14,6 +14,13 @@ package agent_test
 // received, so a test can assert what the model was shown) and just sets
 // the planner's and the verifier's answers. Every request is recorded,
 // normalised to one shape for both wire formats, with its raw body.
+//
+// The planner and the verifier ask for structured output (a schema). The
+// server answers them in plain text, as a server that ignores the schema
+// does, unless the script says to answer the structured way the request
+// asked (Structured: OpenAI content, Anthropic a call of the forced tool)
+// or to refuse the schema with a 400 naming the field (RejectSchema), as
+// some OpenAI-compatible servers do.
 
 import (
 	"context"
@@ -64,7 +71,18 @@ type call struct {
 	// Args is the arguments JSON as the model writes it; on the OpenAI
 	// wire it may be malformed (it travels as a string).
 	Args string
+	// As is how the arguments travel: "" as the wire format says (a
+	// string on OpenAI's, an object on Anthropic's), argsObject as a JSON
+	// object on OpenAI's wire, argsTwice as a string encoded twice (a
+	// string holding the string), as some compatible servers send them.
+	As string
 }
+
+// The ways of sending arguments, for call.As.
+const (
+	argsObject = "object"
+	argsTwice  = "twice"
+)
 
 // answer is what the scripted server sends back for one request.
 type answer struct {
@@ -77,6 +95,12 @@ type answer struct {
 	// Text and Calls make a normal reply.
 	Text  string
 	Calls []call
+	// Stop, if set, is the finish_reason (OpenAI) or stop_reason
+	// (Anthropic) in place of the one the reply implies: "length" or
+	// "max_tokens" for a reply cut at the token limit, "refusal".
+	Stop string
+	// Refusal is OpenAI's refusal field (content null).
+	Refusal string
 	// In and Out are the usage reported; zero means defaultIn/defaultOut.
 	In, Out int
 }
@@ -98,7 +122,10 @@ type request struct {
 	System   string
 	Messages []message // without the system prompt
 	Tools    []string  // names of the tools offered
-	Status   int       // the HTTP status answered
+	// Schema names the structured output asked for: OpenAI's
+	// response_format json_schema, Anthropic's forced tool; "" for none.
+	Schema string
+	Status int // the HTTP status answered
 }
 
 // last returns the last message of the conversation.
@@ -125,6 +152,12 @@ type script struct {
 	// 429 and its retry are two). A coder request past the end fails the
 	// test and is answered 400, which ends the run.
 	Coder []turn
+	// Structured answers the planner and the verifier in the structured
+	// way their request asked for; otherwise they get plain text.
+	Structured bool
+	// RejectSchema answers a request asking for structured output with a
+	// 400 naming the field (response_format, tool_choice).
+	RejectSchema bool
 }
 
 // Turn constructors.
@@ -261,16 +294,20 @@ func (m *scriptedModel) serve(w http.ResponseWriter, r *http.Request) {
 	m.mu.Lock()
 	m.requests = append(m.requests, req)
 	var next turn
-	switch req.Role {
-	case rolePlan:
-		next = text(cmpOr(m.script.Plan, "CODE"))
-	case roleVerify:
+	switch {
+	case req.Schema != "" && m.script.RejectSchema:
+		m.mu.Unlock()
+		m.write(w, req, answer{Status: http.StatusBadRequest, Raw: m.schemaRefusal()})
+		return
+	case req.Role == rolePlan:
+		next = m.judge(req, cmpOr(m.script.Plan, "CODE"))
+	case req.Role == roleVerify:
 		verdict := okVerdict
 		if m.verifyN < len(m.script.Verdicts) {
 			verdict = m.script.Verdicts[m.verifyN]
 		}
 		m.verifyN++
-		next = text(verdict)
+		next = m.judge(req, verdict)
 	default:
 		if m.coderN < len(m.script.Coder) {
 			next = m.script.Coder[m.coderN]
@@ -285,6 +322,25 @@ func (m *scriptedModel) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	m.write(w, req, next(t, req))
+}
+
+// judge answers the planner or the verifier with s: plain text, or the
+// structured way the request asked for when the script says so.
+func (m *scriptedModel) judge(req *request, s string) turn {
+	if !m.script.Structured || req.Schema == "" || m.wire == wireOpenAI {
+		return text(s) // OpenAI's structured reply is the content
+	}
+	return reply(answer{Calls: []call{{Name: req.Schema, Args: s}}})
+}
+
+// schemaRefusal is a 400 body refusing structured output, naming the
+// field: vLLM's validation error for response_format; for Anthropic, the
+// API's invalid_request_error for tool_choice.
+func (m *scriptedModel) schemaRefusal() string {
+	if m.wire == wireOpenAI {
+		return `{"object":"error","message":"[{'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), 'msg': \"Input should be 'text' or 'json_object'\"}]","type":"BadRequestError","param":null,"code":400}`
+	}
+	return `{"type":"error","error":{"type":"invalid_request_error","message":"tool_choice: Extra inputs are not permitted"}}`
 }
 
 func cmpOr(s, def string) string {
@@ -352,7 +408,7 @@ func usage(a answer) (int, int) {
 func (m *scriptedModel) openAIBody(a answer) string {
 	type fn struct {
 		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
+		Arguments any    `json:"arguments"`
 	}
 	type toolCall struct {
 		ID       string `json:"id"`
@@ -363,6 +419,9 @@ func (m *scriptedModel) openAIBody(a answer) string {
 	if a.Text != "" {
 		msg["content"] = a.Text
 	}
+	if a.Refusal != "" {
+		msg["refusal"] = a.Refusal
+	}
 	finish := "stop"
 	if len(a.Calls) > 0 {
 		var calls []toolCall
@@ -371,11 +430,19 @@ func (m *scriptedModel) openAIBody(a answer) string {
 			if id == "" {
 				id = m.nextID()
 			}
-			calls = append(calls, toolCall{ID: id, Type: "function", Function: fn{Name: c.Name, Arguments: c.Args}})
+			var args any = c.Args
+			switch c.As {
+			case argsObject:
+				args = json.RawMessage(c.Args)
+			case argsTwice:
+				args = mustJSON(c.Args)
+			}
+			calls = append(calls, toolCall{ID: id, Type: "function", Function: fn{Name: c.Name, Arguments: args}})
 		}
 		msg["tool_calls"] = calls
 		finish = "tool_calls"
 	}
+	finish = cmpOr(a.Stop, finish)
 	in, out := usage(a)
 	return mustJSON(map[string]any{
 		"id": "chatcmpl-scripted", "object": "chat.completion", "created": 1700000000, "model": "scripted-model",
@@ -396,9 +463,14 @@ func (m *scriptedModel) anthropicBody(a answer) string {
 		if id == "" {
 			id = m.nextID()
 		}
-		content = append(content, map[string]any{"type": "tool_use", "id": id, "name": c.Name, "input": json.RawMessage(c.Args)})
+		var input any = json.RawMessage(c.Args)
+		if c.As == argsTwice {
+			input = c.Args
+		}
+		content = append(content, map[string]any{"type": "tool_use", "id": id, "name": c.Name, "input": input})
 		stop = "tool_use"
 	}
+	stop = cmpOr(a.Stop, stop)
 	in, out := usage(a)
 	return mustJSON(map[string]any{
 		"id": "msg_scripted", "type": "message", "role": "assistant", "model": "scripted-model",
@@ -464,10 +536,16 @@ func parseOpenAI(body []byte, req *request) error {
 				Name string `json:"name"`
 			} `json:"function"`
 		} `json:"tools"`
+		ResponseFormat struct {
+			JSONSchema struct {
+				Name string `json:"name"`
+			} `json:"json_schema"`
+		} `json:"response_format"`
 	}
 	if err := json.Unmarshal(body, &in); err != nil {
 		return err
 	}
+	req.Schema = in.ResponseFormat.JSONSchema.Name
 	for _, msg := range in.Messages {
 		if msg.Role == "system" {
 			req.System += contentText(msg.Content)
@@ -505,9 +583,15 @@ func parseAnthropic(body []byte, req *request) error {
 		Tools []struct {
 			Name string `json:"name"`
 		} `json:"tools"`
+		ToolChoice struct {
+			Type, Name string
+		} `json:"tool_choice"`
 	}
 	if err := json.Unmarshal(body, &in); err != nil {
 		return err
+	}
+	if in.ToolChoice.Type == "tool" {
+		req.Schema = in.ToolChoice.Name
 	}
 	for _, s := range in.System {
 		req.System += s.Text

@@ -36,9 +36,17 @@ func (r *run) toolTurn(ctx context.Context, reply llm.Reply) error {
 		r.messages = append(r.messages, llm.Message{Role: llm.User, Content: note})
 		return r.failAttempt()
 	}
+	// The calls run in order, each answered by its ID. Once one fails (an
+	// attempt is counted), the rest are answered unrun: they may depend on
+	// it, and one reply should not spend several attempts.
+	failed := r.trace.Budget.FailedAttempts
 	for _, tc := range reply.ToolCalls {
+		if r.trace.Budget.FailedAttempts > failed {
+			r.messages = append(r.messages, llm.Message{Role: llm.ToolRole, ToolCallID: tc.ID, Content: skippedNote})
+			continue
+		}
 		result, err := r.callTool(ctx, tc)
-		if r.trace.Status == StatusAnswered {
+		if r.trace.Status.HasAnswer() {
 			return nil
 		}
 		r.messages = append(r.messages, llm.Message{Role: llm.ToolRole, ToolCallID: tc.ID, Content: result})
@@ -142,7 +150,8 @@ const finalMarker = "FINAL ANSWER:"
 func (r *run) textTurn(ctx context.Context, reply llm.Reply) error {
 	r.messages = append(r.messages, llm.Message{Role: llm.Assistant, Content: reply.Text})
 	say := func(note string) { r.messages = append(r.messages, llm.Message{Role: llm.User, Content: note}) }
-	if answer, ok := finalAnswer(reply.Text); ok {
+	// A marker in the scratchpad is the model thinking, not answering.
+	if answer, ok := finalAnswer(llm.StripThinking(reply.Text)); ok {
 		note, err := r.answer(ctx, answer)
 		if note != "" {
 			r.feedback(note)

@@ -12,16 +12,29 @@ type Status string
 
 // The statuses of a Trace.
 const (
-	// StatusAnswered: the agent answered, its evidence verified.
+	// StatusAnswered: the agent answered, its evidence accepted by the
+	// verifier (unless Config.SkipVerify), or the planner answered a task
+	// without files directly.
 	StatusAnswered Status = "answered"
+	// StatusUnverified: the agent answered with evidence, but the
+	// verifier's verdict could not be read, even when asked again
+	// (Trace.Reason): the answer, code and output are there, unchecked.
+	StatusUnverified Status = "unverified"
 	// StatusBudget: a budget ran out before an answer (Trace.Reason says
 	// which).
 	StatusBudget Status = "budget_exhausted"
+	// StatusRefused: the model declined the task (Trace.Reason quotes it):
+	// a provider's refusal, or a reply that says so in words.
+	StatusRefused Status = "refused"
 	// StatusDenied: a person refused an execution.
 	StatusDenied Status = "denied"
 	// StatusFailed: the model or the platform failed (Trace.Reason).
 	StatusFailed Status = "failed"
 )
+
+// HasAnswer reports whether a run that ended with s has an answer:
+// StatusAnswered or StatusUnverified.
+func (s Status) HasAnswer() bool { return s == StatusAnswered || s == StatusUnverified }
 
 // Trace is the record of an agent run: the outcome and every step.
 type Trace struct {
@@ -30,7 +43,8 @@ type Trace struct {
 	Task   string `json:"task"`
 	Model  string `json:"model"`
 	Status Status `json:"status"`
-	// Reason explains a status other than answered.
+	// Reason explains a status other than answered (for unverified, why
+	// the answer is).
 	Reason string `json:"reason,omitempty"`
 	// Answer is the final answer.
 	Answer string `json:"answer,omitempty"`
@@ -53,7 +67,8 @@ type BudgetUse struct {
 	// numbered as the progress events number them: the first is 1.
 	Attempts int `json:"attempts"`
 	// FailedAttempts is how many of them failed (an error, a rejected
-	// answer, a repeated program); MaxAttempts of them end the run.
+	// answer, a repeated program, a reply cut at the token limit);
+	// MaxAttempts of them end the run. An unreadable verdict is none.
 	FailedAttempts int     `json:"failed_attempts"`
 	MaxAttempts    int     `json:"max_attempts"`
 	Tokens         int     `json:"tokens"`
@@ -74,7 +89,7 @@ const (
 	StepExecute  StepKind = "execute"  // the runner executed code
 	StepTool     StepKind = "tool"     // a file tool (read, write, list)
 	StepFeedback StepKind = "feedback" // structured feedback sent to the model
-	StepVerify   StepKind = "verify"   // the verifier judged the output
+	StepVerify   StepKind = "verify"   // the verifier judged the output (Note: the verdict, or why it is unreadable)
 )
 
 // Step is one recorded step.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
@@ -26,6 +27,9 @@ type anthropicProvider struct {
 	client anthropic.Client
 	model  string
 	retry  retryPolicy
+	// noSchema is set once the server refused a forced tool: later
+	// requests ask in plain text.
+	noSchema atomic.Bool
 }
 
 // newAnthropic builds the provider for a validated Config. The SDK's own
@@ -51,24 +55,46 @@ func newAnthropic(c Config) *anthropicProvider {
 // Name returns "anthropic:" and the model.
 func (p *anthropicProvider) Name() string { return ProviderAnthropic + ":" + p.model }
 
-// Complete sends req as a message, retrying transient failures.
+// Complete sends req as a message, retrying transient failures. A
+// schema is asked for as a forced tool; one the server refuses is dropped,
+// once and for the provider's life (see Request.Schema).
 func (p *anthropicProvider) Complete(ctx context.Context, req Request) (Reply, error) {
 	params, err := p.params(req)
 	if err != nil {
 		return Reply{}, fmt.Errorf("anthropic: %w", err)
 	}
+	forced := params.ToolChoice.OfTool != nil
 	start := time.Now()
-	var msg *anthropic.Message
+	msg, status, err := p.send(ctx, params)
+	if err != nil && forced && rejects(err, status, "tool_choice") {
+		p.noSchema.Store(true)
+		params.Tools, params.ToolChoice, forced = nil, anthropic.ToolChoiceUnionParam{}, false
+		msg, _, err = p.send(ctx, params)
+	}
+	if err != nil {
+		return Reply{}, err
+	}
+	schema := ""
+	if forced {
+		schema = req.Schema.Name
+	}
+	reply, err := anthropicReply(msg, schema)
+	reply.Latency = time.Since(start)
+	return reply, err
+}
+
+// send makes the call, with retries; status is the last HTTP status
+// received, if any.
+func (p *anthropicProvider) send(ctx context.Context, params anthropic.MessageNewParams) (msg *anthropic.Message, status int, err error) {
 	err = p.retry.do(ctx, func(ctx context.Context, obs *observer) (err error) {
 		msg, err = p.client.Messages.New(ctx, params, option.WithMiddleware(obs.observe))
+		status = obs.status
 		return err
 	})
 	if err != nil {
-		return Reply{}, fmt.Errorf("anthropic: %w", err)
+		return nil, status, fmt.Errorf("anthropic: %w", err)
 	}
-	reply, err := anthropicReply(msg)
-	reply.Latency = time.Since(start)
-	return reply, err
+	return msg, status, nil
 }
 
 // params maps req to the SDK's request: system messages go to the
@@ -123,6 +149,19 @@ func (p *anthropicProvider) params(req Request) (anthropic.MessageNewParams, err
 		}
 		params.Tools = append(params.Tools, anthropic.ToolUnionParam{OfTool: &tool})
 	}
+	if sc := req.Schema; sc != nil {
+		if err := sc.check(len(req.Tools)); err != nil {
+			return params, err
+		}
+		if !p.noSchema.Load() {
+			tool := anthropic.ToolParam{Name: sc.Name, InputSchema: param.Override[anthropic.ToolInputSchemaParam](sc.Parameters)}
+			if sc.Description != "" {
+				tool.Description = anthropic.String(sc.Description)
+			}
+			params.Tools = []anthropic.ToolUnionParam{{OfTool: &tool}}
+			params.ToolChoice = anthropic.ToolChoiceParamOfTool(sc.Name)
+		}
+	}
 	return params, nil
 }
 
@@ -163,8 +202,10 @@ func anthropicBlocks(m Message) (Role, []anthropic.ContentBlockParamUnion, error
 }
 
 // anthropicReply maps a response. InputTokens includes tokens written to
-// and read from the prompt cache, which the API counts apart.
-func anthropicReply(msg *anthropic.Message) (Reply, error) {
+// and read from the prompt cache, which the API counts apart. The input of
+// a call of the tool named schema (the forced tool of Request.Schema) is
+// the Structured object, not a tool call.
+func anthropicReply(msg *anthropic.Message, schema string) (Reply, error) {
 	if !msg.JSON.Content.Valid() {
 		return Reply{}, errors.New("anthropic: response has no content")
 	}
@@ -179,13 +220,18 @@ func anthropicReply(msg *anthropic.Message) (Reply, error) {
 	}
 	var text strings.Builder
 	for _, b := range msg.Content {
-		switch b.Type {
-		case "text":
+		switch {
+		case b.Type == "text":
 			text.WriteString(b.Text)
-		case "tool_use":
-			reply.ToolCalls = append(reply.ToolCalls, ToolCall{ID: b.ID, Name: b.Name, Arguments: b.Input})
+		case b.Type == "tool_use" && schema != "" && b.Name == schema:
+			reply.Structured = toolArguments(string(b.Input))
+		case b.Type == "tool_use":
+			reply.ToolCalls = append(reply.ToolCalls, ToolCall{ID: b.ID, Name: b.Name, Arguments: toolArguments(string(b.Input))})
 		}
 	}
 	reply.Text = text.String()
+	if msg.StopReason == anthropic.StopReasonRefusal {
+		reply.Refusal = cmp.Or(strings.TrimSpace(reply.Text), "the model refused (stop_reason refusal)")
+	}
 	return reply, nil
 }

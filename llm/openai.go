@@ -9,10 +9,12 @@ import (
 	"io"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/shared"
 )
 
 // openAIBaseURL is OpenAI's own endpoint, used when Config.BaseURL is empty.
@@ -28,6 +30,9 @@ type openAIProvider struct {
 	// compatible servers such as Ollama know only max_tokens.
 	official bool
 	retry    retryPolicy
+	// noSchema is set once the server refused response_format: later
+	// requests ask in plain text.
+	noSchema atomic.Bool
 }
 
 // newOpenAI builds the provider for a validated Config. The base URL and
@@ -53,23 +58,40 @@ func newOpenAI(c Config) *openAIProvider {
 func (p *openAIProvider) Name() string { return ProviderOpenAI + ":" + p.model }
 
 // Complete sends req as a chat completion, retrying transient failures.
+// A schema the server refuses is dropped, once and for the provider's
+// life (see Request.Schema).
 func (p *openAIProvider) Complete(ctx context.Context, req Request) (Reply, error) {
 	params, err := p.params(req)
 	if err != nil {
 		return Reply{}, fmt.Errorf("openai: %w", err)
 	}
 	start := time.Now()
-	var resp *openai.ChatCompletion
+	resp, status, err := p.send(ctx, params)
+	if err != nil && params.ResponseFormat.OfJSONSchema != nil && rejects(err, status, "response_format", "json_schema") {
+		p.noSchema.Store(true)
+		params.ResponseFormat = openai.ChatCompletionNewParamsResponseFormatUnion{}
+		resp, _, err = p.send(ctx, params)
+	}
+	if err != nil {
+		return Reply{}, err
+	}
+	reply, err := openAIReply(resp, params.ResponseFormat.OfJSONSchema != nil)
+	reply.Latency = time.Since(start)
+	return reply, err
+}
+
+// send makes the call, with retries; status is the last HTTP status
+// received, if any.
+func (p *openAIProvider) send(ctx context.Context, params openai.ChatCompletionNewParams) (resp *openai.ChatCompletion, status int, err error) {
 	err = p.retry.do(ctx, func(ctx context.Context, obs *observer) (err error) {
 		resp, err = p.client.Chat.Completions.New(ctx, params, option.WithMiddleware(obs.observe))
+		status = obs.status
 		return err
 	})
 	if err != nil {
-		return Reply{}, openAIError(err)
+		return nil, status, openAIError(err)
 	}
-	reply, err := openAIReply(resp)
-	reply.Latency = time.Since(start)
-	return reply, err
+	return resp, status, nil
 }
 
 // openAIError adds the API's error text, which the SDK's own error message
@@ -123,6 +145,18 @@ func (p *openAIProvider) params(req Request) (openai.ChatCompletionNewParams, er
 	if req.Temperature != nil {
 		params.Temperature = openai.Float(*req.Temperature)
 	}
+	if sc := req.Schema; sc != nil {
+		if err := sc.check(len(req.Tools)); err != nil {
+			return params, err
+		}
+		if !p.noSchema.Load() {
+			js := shared.ResponseFormatJSONSchemaJSONSchemaParam{Name: sc.Name, Strict: openai.Bool(true), Schema: sc.Parameters}
+			if sc.Description != "" {
+				js.Description = openai.String(sc.Description)
+			}
+			params.ResponseFormat.OfJSONSchema = &shared.ResponseFormatJSONSchemaParam{JSONSchema: js}
+		}
+	}
 	return params, nil
 }
 
@@ -159,23 +193,31 @@ func openAIMessage(m Message) (openai.ChatCompletionMessageParamUnion, error) {
 	return openai.ChatCompletionMessageParamUnion{}, fmt.Errorf("unknown role %q", m.Role)
 }
 
-// openAIReply maps the first choice of a response.
-func openAIReply(resp *openai.ChatCompletion) (Reply, error) {
+// openAIReply maps the first choice of a response; structured says the
+// request had a response_format, so the content is the object.
+func openAIReply(resp *openai.ChatCompletion, structured bool) (Reply, error) {
 	if len(resp.Choices) == 0 {
 		return Reply{}, errors.New("openai: response has no choices")
 	}
 	choice := resp.Choices[0]
 	reply := Reply{
 		Text:       choice.Message.Content,
+		Refusal:    choice.Message.Refusal,
 		Usage:      Usage{InputTokens: int(resp.Usage.PromptTokens), OutputTokens: int(resp.Usage.CompletionTokens)},
 		StopReason: choice.FinishReason,
 		Model:      resp.Model,
+	}
+	if reply.Refusal == "" && choice.FinishReason == "content_filter" {
+		reply.Refusal = "the provider's content filter stopped the reply"
+	}
+	if content := strings.TrimSpace(reply.Text); structured && strings.HasPrefix(content, "{") && json.Valid([]byte(content)) {
+		reply.Structured = json.RawMessage(content)
 	}
 	for _, tc := range choice.Message.ToolCalls {
 		reply.ToolCalls = append(reply.ToolCalls, ToolCall{
 			ID:        tc.ID,
 			Name:      tc.Function.Name,
-			Arguments: json.RawMessage(tc.Function.Arguments),
+			Arguments: toolArguments(tc.Function.Arguments),
 		})
 	}
 	return reply, nil

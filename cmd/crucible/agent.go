@@ -77,6 +77,12 @@ The code runs in the data-science image (pandas, matplotlib, scipy...) when
 it is built (crucible image build), else in the host's directories; --image
 chooses. The summary counts attempts as the progress lines number them.
 
+The summary's status: answered; unverified (an answer whose verifier gave no
+verdict that could be read, even when asked again: the answer is marked
+UNVERIFIED); budget_exhausted; refused (the model declined the task); denied
+(--approve); failed. A run that ends answered or unverified exits 0, one
+that ends with another status 1.
+
 The model's answer and code and the programs' output are shown on a terminal
 with escape sequences as visible escapes (\x1b), unless --raw-output; the
 code --approve asks about always is. Artifacts are saved in --out under
@@ -185,7 +191,7 @@ func runAgent(ctx context.Context, f *agentFlags, task string, d *display) error
 	} else {
 		printTrace(d, trace, f.out)
 	}
-	if trace.Status != agent.StatusAnswered {
+	if !trace.Status.HasAnswer() {
 		return exitCodeError(1)
 	}
 	return nil
@@ -223,7 +229,11 @@ func printTrace(d *display, t *agent.Trace, out string) {
 		fmt.Fprintf(w, " (%s)", t.Reason)
 	}
 	fmt.Fprintln(w)
-	if t.Answer != "" {
+	switch {
+	case t.Answer == "":
+	case t.Status == agent.StatusUnverified:
+		fmt.Fprintf(w, "\nanswer (UNVERIFIED: not checked by the verifier):\n%s\n", t.Answer)
+	default:
 		fmt.Fprintf(w, "\nanswer:\n%s\n", t.Answer)
 	}
 	if t.Code != "" {

@@ -19,6 +19,12 @@ import (
 // does: the planner asks for code, the verifier accepts, and the coder
 // sends code in text mode, then answers once the code has run.
 func scriptedOpenAI(t *testing.T, code, answer string) *httptest.Server {
+	return scriptedOpenAIVerdict(t, code, answer, `{"ok": true, "reason": "the output answers the task"}`)
+}
+
+// scriptedOpenAIVerdict is scriptedOpenAI whose verifier always replies
+// verdict.
+func scriptedOpenAIVerdict(t *testing.T, code, answer, verdict string) *httptest.Server {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var req struct {
 			Messages []struct {
@@ -35,7 +41,7 @@ func scriptedOpenAI(t *testing.T, code, answer string) *httptest.Server {
 		case strings.HasPrefix(system, "You decide whether"):
 			reply = "CODE"
 		case strings.HasPrefix(system, "You check an agent's work"):
-			reply = `{"ok": true, "reason": "the output answers the task"}`
+			reply = verdict
 		case strings.Contains(req.Messages[len(req.Messages)-1].Content, "The code ran:"):
 			reply = "FINAL ANSWER: " + answer
 		}
@@ -73,6 +79,35 @@ func TestAgentDefaultsToDataScienceImage(t *testing.T) {
 		t.Fatalf("crucible agent: %v\n%s", err, out)
 	}
 	for _, want := range []string{"image datascience", "answer:\npandas is importable", "output:\npandas ", "attempts 1/1 (0 failed)"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// A verifier that answers in prose with no verdict: `crucible agent`
+// prints the answer marked UNVERIFIED, with the status and its reason, and
+// exits 0 (there is an answer), having spent no attempt on it. Needs root
+// (the native sandbox); runs on the host's directories.
+func TestAgentUnverifiedAnswer(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the agent runs code in a native sandbox")
+	}
+	model := scriptedOpenAIVerdict(t, "print(6*7)", "42", "The code multiplies the two numbers and prints the product.")
+	cmd := exec.Command(os.Args[0], "agent", "--provider", "openai", "--base-url", model.URL+"/v1",
+		"--api-key", "test", "--model", "scripted", "--text-mode", "--image", image.Host,
+		"--db", filepath.Join(t.TempDir(), "runs.db"), "--out", t.TempDir(), "What is 6 times 7?")
+	cmd.Env = append(os.Environ(), "CRUCIBLE_TEST_MAIN=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("crucible agent: %v\n%s", err, out)
+	}
+	for _, want := range []string{
+		"status: unverified (the verifier's reply could not be read, twice)",
+		"answer (UNVERIFIED: not checked by the verifier):\n42",
+		"asking the verifier again",
+		"attempts 1/4 (0 failed)",
+	} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
