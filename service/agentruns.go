@@ -82,7 +82,7 @@ func (s *Service) newAgentRun(tenant string, req api.AgentRunRequest, payload *P
 	task, _ := s.cfg.Redactor.RedactString(req.Task)
 	run := &agentRun{s: s, id: agent.NewRunID(), tenant: tenant, feed: newFeed(tenant), done: make(chan struct{}),
 		timeout: s.cfg.Agents.ApprovalTimeout,
-		info: api.AgentRun{Status: api.AgentRunning, Task: task, Image: img.Name, Model: model.Name(), CreatedAt: time.Now().UTC()}}
+		info:    api.AgentRun{Status: api.AgentRunning, Task: task, Image: img.Name, Model: model.Name(), CreatedAt: time.Now().UTC()}}
 	run.info.ID = run.id
 	cfg.ID, cfg.Model, cfg.SessionLimits, cfg.OnEvent = run.id, model, sreq.Limits, run.onEvent
 	cfg.Sandbox = agentSandbox{rt: s.SessionRuntime(tenant, run.id), image: img.Name, run: run, opened: payload.Release}
