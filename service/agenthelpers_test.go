@@ -2,16 +2,13 @@ package service_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/crucible-sandbox/crucible/llm"
+	"github.com/crucible-sandbox/crucible/llm/llmtest"
 	"github.com/crucible-sandbox/crucible/policy"
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/service"
@@ -24,55 +21,12 @@ const providerKey = "sk-provider-key-never-shown-0123456789"
 // secret is a value the tests' redaction policy hides.
 const secret = "hunter2-secret-value"
 
-// scriptedModel is a local HTTP server speaking the OpenAI
-// chat-completions wire format from a script, standing in for a model:
-// no model can run here. It tells the agent's roles apart by their
-// system prompt, as agent/scripted_test.go does: the planner asks for
-// code, the verifier accepts, and the coder (text mode) sends the next
-// program of codes, then answers once a program has run.
+// scriptedModel is the model of the tests: a local server speaking the
+// OpenAI wire format from a script (llmtest.OpenAI), as no model can run
+// here; the coder sends codes in turn, then answer.
 func scriptedModel(t *testing.T, answer string, codes ...string) llm.Provider {
 	t.Helper()
-	var mu sync.Mutex
-	next := 0
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req struct {
-			Messages []struct {
-				Role    string `json:"role"`
-				Content string `json:"content"`
-			} `json:"messages"`
-		}
-		if r.Header.Get("Authorization") != "Bearer "+providerKey {
-			http.Error(w, "bad key", http.StatusUnauthorized)
-			return
-		}
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.Messages) == 0 {
-			http.Error(w, "bad request", http.StatusBadRequest)
-			return
-		}
-		var reply string
-		switch system, last := req.Messages[0].Content, req.Messages[len(req.Messages)-1].Content; {
-		case strings.HasPrefix(system, "You decide whether"):
-			reply = `{"needs_code": true, "answer": ""}`
-		case strings.HasPrefix(system, "You check an agent's work"):
-			reply = `{"ok": true, "reason": "the output answers the task"}`
-		case strings.Contains(last, "The code ran:"):
-			reply = "FINAL ANSWER: " + answer
-		default:
-			mu.Lock()
-			code := codes[min(next, len(codes)-1)]
-			next++
-			mu.Unlock()
-			reply = "```python\n" + code + "\n```"
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{
-			"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "scripted",
-			"choices": []map[string]any{{"index": 0, "finish_reason": "stop",
-				"message": map[string]any{"role": "assistant", "content": reply}}},
-			"usage": map[string]int{"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-		})
-	}))
-	t.Cleanup(srv.Close)
+	srv := llmtest.OpenAI(t, llmtest.Script{Key: providerKey, Codes: codes, Answer: answer})
 	model, err := llm.New(llm.Config{Provider: llm.ProviderOpenAI, Model: "scripted", BaseURL: srv.URL + "/v1", APIKey: providerKey})
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,15 @@ var errNoModel = &Error{Kind: KindNotConfigured, Field: "model",
 	Rule:    `must be configured on the server: crucible serve --config with "model": {"provider", "model", "base_url", "api_key_env"}, or CRUCIBLE_MODEL and the provider's key in its environment`,
 	Message: "this server runs no agents: it has no model configured"}
 
+// AgentsEnabled reports, as a KindNotConfigured error naming "model",
+// that the service runs no agents: it has no model. Nil when it does.
+func (s *Service) AgentsEnabled() error {
+	if s.cfg.Agents.Model == nil {
+		return errNoModel
+	}
+	return nil
+}
+
 // StartAgentRun starts the code agent on tenant's task req and returns
 // the run at once (status running), while the agent goes on in its own
 // session, until it ends or is cancelled (CancelAgentRun): the caller
