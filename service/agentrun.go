@@ -213,7 +213,8 @@ func (run *agentRun) snapshot(withTrace bool) api.AgentRun {
 	return info
 }
 
-// finish records how the run ended: trace and err are agent.Run's.
+// finish records how the run ended, trace and err being agent.Run's,
+// and returns the run as it ended, with its trace.
 func (run *agentRun) finish(trace *agent.Trace, err error) api.AgentRun {
 	red := run.s.cfg.Redactor
 	var raw json.RawMessage
@@ -244,7 +245,9 @@ func (run *agentRun) finish(trace *agent.Trace, err error) api.AgentRun {
 		info.Reason, _ = red.RedactString(trace.Reason)
 		info.Answer, _ = red.RedactString(trace.Answer)
 	}
-	return *info
+	end := *info
+	end.Trace = raw
+	return end
 }
 
 // denialReason is the trace's reason for a run a decision denied.

@@ -50,8 +50,8 @@ func TestAgentRunAnswers(t *testing.T) {
 		t.Errorf("streamed stdout %q: want the program's output, redacted", stdout)
 	}
 	end := events[len(events)-1].Agent.Run
-	if end.Status != "answered" || end.Answer != "42" || end.FinishedAt == nil {
-		t.Fatalf("result %+v", end)
+	if end.Status != "answered" || end.Answer != "42" || end.FinishedAt == nil || len(end.Trace) == 0 {
+		t.Fatalf("result: status %s, answer %q, finished %v, trace of %d bytes; want answered, 42, a time, the trace", end.Status, end.Answer, end.FinishedAt, len(end.Trace))
 	}
 	got, err := svc.AgentRun("acme", run.ID)
 	if err != nil {
