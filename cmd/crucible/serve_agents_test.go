@@ -192,4 +192,3 @@ func TestServeAgentRuns(t *testing.T) {
 		})
 	}
 }
-
