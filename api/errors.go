@@ -27,6 +27,12 @@ const (
 	// CodeWithheld: the file holds a secret the server hides and is not
 	// text, so it is not served at all rather than served corrupted (403).
 	CodeWithheld = "withheld"
+	// CodeConflict: the request contradicts the resource's state, such as
+	// deciding an approval that was already decided (409).
+	CodeConflict = "conflict"
+	// CodeNotConfigured: the server is not set up for the endpoint, such
+	// as agent runs without a model (501); Field names the setting.
+	CodeNotConfigured = "not_configured"
 	// CodeInternal: the server failed, never the caller (500).
 	CodeInternal = "internal"
 )
@@ -76,6 +82,10 @@ func HTTPStatus(code string) int {
 		return http.StatusServiceUnavailable
 	case CodeWithheld:
 		return http.StatusForbidden
+	case CodeConflict:
+		return http.StatusConflict
+	case CodeNotConfigured:
+		return http.StatusNotImplemented
 	}
 	return http.StatusInternalServerError
 }

@@ -39,8 +39,12 @@ type events struct {
 	result any
 	// resumable says a dropped connection is resumed by sending the
 	// request again with Last-Event-ID: true for GET /v1/runs/{id}/events,
-	// whose result is an *api.RunResponse.
+	// whose result is an *api.RunResponse, and GET
+	// /v1/agent-runs/{id}/events.
 	resumable bool
+	// other, if set, receives the events of the other names (an agent
+	// run's steps, say); an error it returns ends the stream.
+	other func(name string, data []byte) error
 }
 
 // stream sends r with in as its JSON body and ?stream=1, and reads the
@@ -172,6 +176,9 @@ func (c *Client) readOnce(ctx context.Context, r request, st *streamState) error
 				e.Message = "the server failed during the stream"
 			}
 			return e
+		}
+		if st.ev.other != nil {
+			return st.ev.other(name, data)
 		}
 		return nil // events of later versions
 	})

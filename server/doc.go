@@ -12,6 +12,16 @@
 //   - /v1/sessions creates (every field optional, the body too), lists,
 //     describes, drives (also streamed) and deletes live Python sessions
 //     and their working-directory files.
+//   - /v1/agent-runs starts the code agent on a task with files and budgets
+//     (capped by the server's maxima), lists, describes (with the redacted
+//     trace once ended) and cancels (DELETE) agent runs; GET
+//     /v1/agent-runs/{id}/events follows one live (planning, model calls,
+//     code, output as it runs, executions, retries, verification,
+//     approvals, the result), resuming after Last-Event-ID or ?after; POST
+//     /v1/agent-runs/{id}/approvals/{approval_id} approves or refuses a
+//     program of a run started with "approve": true. The model and its key
+//     are the server's (service.AgentConfig): a request naming them is
+//     refused, and a server without a model answers 501 not_configured.
 //   - GET /v1/images lists the images the server offers (a runtime each,
 //     service.Config.Images); a run or a session names one in its "image"
 //     field, and the default serves those that name none. A language may
@@ -24,8 +34,8 @@
 // owns the runs, artifacts, cache entries and sessions it creates; another
 // tenant's are answered 404, exactly like missing ones. While no key exists
 // and Config.RequireKeys is off, every request acts as DefaultTenant.
-// service.TenantLimits bound each tenant's concurrent runs, open sessions
-// and request size.
+// service.TenantLimits bound each tenant's concurrent runs, open sessions,
+// agent runs and request size.
 //
 // Every run passes the service's admission: at most
 // service.Config.MaxConcurrent execute and at most MaxQueue wait; beyond that a run is refused with 429 and
@@ -39,8 +49,10 @@
 // of the stable codes invalid_request, unauthorized, not_found,
 // method_not_allowed, payload_too_large, too_many_requests, session_closed,
 // unavailable (the server is shutting down), withheld (a binary file that
-// holds a secret) and internal.
+// holds a secret), conflict (an approval already decided), not_configured
+// (agent runs without a model) and internal.
 //
-// Sessions live in the service's registry, not in the store: they do not
-// survive a restart of the server.
+// Sessions and agent runs live in the service's registries, not in the
+// store: they do not survive a restart of the server (the records of an
+// agent run's executions do).
 package server

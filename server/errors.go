@@ -34,6 +34,8 @@ var codeOfKind = map[service.Kind]string{
 	service.KindBusy:          api.CodeTooManyRequests,
 	service.KindUnavailable:   api.CodeUnavailable,
 	service.KindWithheld:      api.CodeWithheld,
+	service.KindConflict:      api.CodeConflict,
+	service.KindNotConfigured: api.CodeNotConfigured,
 }
 
 // answerOf returns the answer to err, an error of the service: a 400 for

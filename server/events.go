@@ -165,10 +165,12 @@ func (es *eventStream) setRetry(d time.Duration) {
 // client is gone or stalled, so that whoever feeds the stream stops.
 func (es *eventStream) emit(e service.Event) bool {
 	var v any = e.Output
-	switch e.Kind {
-	case service.EventRun:
+	switch {
+	case e.Agent != nil:
+		v = e.Agent.Data()
+	case e.Kind == service.EventRun:
 		v = e.Run
-	case service.EventResult:
+	case e.Kind == service.EventResult:
 		v = e.Result
 	}
 	name, b := eventData(string(e.Kind), v)

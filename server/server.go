@@ -106,6 +106,12 @@ func (s *Server) routes() {
 	m.HandleFunc("PUT /v1/sessions/{id}/files/{path...}", s.writeFile)
 	m.HandleFunc("GET /v1/sessions/{id}/files/{path...}", s.readFile)
 	m.HandleFunc("DELETE /v1/sessions/{id}", s.deleteSession)
+	m.HandleFunc("POST /v1/agent-runs", s.createAgentRun)
+	m.HandleFunc("GET /v1/agent-runs", s.listAgentRuns)
+	m.HandleFunc("GET /v1/agent-runs/{id}", s.getAgentRun)
+	m.HandleFunc("GET /v1/agent-runs/{id}/events", s.agentRunEvents)
+	m.HandleFunc("POST /v1/agent-runs/{id}/approvals/{approval_id}", s.decideApproval)
+	m.HandleFunc("DELETE /v1/agent-runs/{id}", s.cancelAgentRun)
 	m.HandleFunc("GET /v1/images", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, s.svc.Images())
 	})

@@ -76,8 +76,8 @@ type Config struct {
 	Maxima sandbox.Limits
 	// TenantDefaults are the limits of every tenant without an entry in
 	// Tenants. A zero field takes a fair share of the server's: half its
-	// run places (MaxConcurrent plus MaxQueue), half its sessions, all of
-	// MaxBodyBytes.
+	// run places (MaxConcurrent plus MaxQueue), half its sessions, half its
+	// agent runs, all of MaxBodyBytes.
 	TenantDefaults TenantLimits
 	// Tenants are the limits of particular tenants; zero fields take
 	// TenantDefaults'.
@@ -87,6 +87,9 @@ type Config struct {
 	// Pools, when set, reports the runtime's pools of ready sandboxes by
 	// name, for the metrics.
 	Pools func() map[string]PoolStats
+	// Agents configures the code-agent runs (StartAgentRun): the model,
+	// the budgets' maxima, approvals; without a Model there are none.
+	Agents AgentConfig
 }
 
 // TenantLimits bound what one tenant may hold at once, on top of the
@@ -100,6 +103,8 @@ type TenantLimits struct {
 	// MaxRequestBytes bounds a request body of the tenant (it cannot raise
 	// Config.MaxBodyBytes).
 	MaxRequestBytes int64 `json:"max_request_bytes,omitempty"`
+	// MaxAgentRuns bounds the tenant's agent runs going on.
+	MaxAgentRuns int `json:"max_agent_runs,omitempty"`
 }
 
 // Defaults of Config's zero fields.
@@ -170,6 +175,9 @@ func (c Config) withDefaults() (Config, error) {
 		return c, err
 	}
 	c.Maxima = maxima
+	if c.Agents, err = c.Agents.withDefaults(maxima.WallTimeMS); err != nil {
+		return c, err
+	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -185,6 +193,8 @@ func checkTenantLimits(field string, l TenantLimits) error {
 		return fmt.Errorf("service: Config.%s.MaxSessions must not be negative, got %d", field, l.MaxSessions)
 	case l.MaxRequestBytes < 0:
 		return fmt.Errorf("service: Config.%s.MaxRequestBytes must not be negative, got %d", field, l.MaxRequestBytes)
+	case l.MaxAgentRuns < 0:
+		return fmt.Errorf("service: Config.%s.MaxAgentRuns must not be negative, got %d", field, l.MaxAgentRuns)
 	}
 	return nil
 }
@@ -204,6 +214,12 @@ func (s *Service) LimitsFor(tenant string) TenantLimits {
 	}
 	if l.MaxRequestBytes == 0 {
 		l.MaxRequestBytes = d.MaxRequestBytes
+	}
+	if l.MaxAgentRuns == 0 {
+		l.MaxAgentRuns = d.MaxAgentRuns
+	}
+	if l.MaxAgentRuns == 0 {
+		l.MaxAgentRuns = max(1, s.cfg.Agents.MaxRuns/2)
 	}
 	if l.MaxConcurrentRuns == 0 {
 		l.MaxConcurrentRuns = max(1, (s.cfg.MaxConcurrent+s.cfg.MaxQueue)/2)

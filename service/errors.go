@@ -30,6 +30,12 @@ const (
 	// KindWithheld: what was asked for holds a secret redaction hides and
 	// cannot be redacted without corrupting it (a binary file).
 	KindWithheld
+	// KindConflict: the request contradicts the state of what it names,
+	// such as an approval already decided.
+	KindConflict
+	// KindNotConfigured: the service is not set up for what was asked,
+	// such as an agent run without a model; Field names the setting.
+	KindNotConfigured
 )
 
 // Error is a request the service refused for a reason the caller can act

@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"slices"
 	"sort"
 	"sync"
 
@@ -21,8 +22,30 @@ const (
 	EventStdout EventKind = EventKind(sandbox.StreamStdout)
 	// EventStderr carries a redacted chunk of standard error.
 	EventStderr EventKind = EventKind(sandbox.StreamStderr)
-	// EventResult carries the run's final, redacted answer.
+	// EventResult carries the run's final, redacted answer; for an agent
+	// run, the run as it ended (Event.Agent.Run).
 	EventResult EventKind = "result"
+)
+
+// The events of an agent run, in order: EventAgentRun, then any number of
+// EventStep, EventCode, EventStdout, EventStderr, EventExecution,
+// EventApproval and EventDecision, then EventResult. Each but the output
+// carries its data in Event.Agent.
+const (
+	// EventAgentRun carries the run as it started (Agent.Run).
+	EventAgentRun EventKind = "agent_run"
+	// EventStep carries the agent's progress (Agent.Step).
+	EventStep EventKind = "step"
+	// EventCode carries a program about to run (Agent.Code); its output
+	// events follow.
+	EventCode EventKind = "code"
+	// EventExecution carries how the program ended (Agent.Execution).
+	EventExecution EventKind = "execution"
+	// EventApproval carries a program waiting for approval
+	// (Agent.Approval).
+	EventApproval EventKind = "approval"
+	// EventDecision carries the decision on it (Agent.Decision).
+	EventDecision EventKind = "approval_decision"
 )
 
 // Event is one step of a run as a follower sees it. The output events of
@@ -42,8 +65,10 @@ type Event struct {
 	Run *api.RunAccepted
 	// Output is set for EventStdout and EventStderr; never empty.
 	Output sandbox.Data
-	// Result is set for EventResult.
+	// Result is set for EventResult of a run.
 	Result *api.RunResponse
+	// Agent is set for the events of an agent run but output.
+	Agent *api.AgentEvent
 }
 
 // maxEventOutput bounds the output one held event gathers: consecutive
@@ -127,6 +152,15 @@ func (f *feed) end() {
 	defer f.mu.Unlock()
 	f.done = true
 	f.changed()
+}
+
+// dropOutput forgets the output events the feed holds, keeping the
+// others and their IDs: an agent run's history, once it ended, is its
+// steps (its trace holds the output).
+func (f *feed) dropOutput() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.events = slices.DeleteFunc(f.events, func(e Event) bool { return e.Output != nil })
 }
 
 // position returns the ID of the feed's last event so far and whether the

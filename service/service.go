@@ -25,6 +25,7 @@ type Service struct {
 	payload    *payloadBudget
 	met        *metrics
 	sessions   *registry
+	agents     *agentRegistry
 	// base is the context of every run; cancelling it kills the runs
 	// still executing when Shutdown gives up waiting.
 	base   context.Context
@@ -55,6 +56,7 @@ func New(cfg Config) (*Service, error) {
 	}
 	s := &Service{cfg: cfg, images: images, log: cfg.Logger, payload: newPayloadBudget(cfg.MaxPayloadBytes, cfg.PayloadWait)}
 	s.sessions = newRegistry(cfg.MaxSessions)
+	s.agents = newAgentRegistry(cfg.Agents)
 	s.met = newMetrics(s.sessions.active, cfg.Pools)
 	s.adm = newAdmission(cfg.MaxConcurrent, cfg.MaxQueue, s.met.queueDepth)
 	s.base, s.cancel = context.WithCancel(context.Background())
@@ -88,15 +90,20 @@ func (s *Service) ReservePayload(ctx context.Context, tenant string, n int64) (*
 
 // Shutdown stops admitting runs and waits for the admitted ones, queued or
 // executing, to end. If ctx ends first, the runs still going are killed
-// (their records end as "killed") and ctx's error is returned. Then the
-// sessions the service opened are closed.
+// (their records end as "killed") and ctx's error is returned. Agent runs
+// are not waited for: they are cancelled at once (status cancelled), an
+// agent's work being open-ended. Then the sessions the service opened are
+// closed.
 func (s *Service) Shutdown(ctx context.Context) error {
+	agentsDone := s.agents.close("cancelled: the server is shutting down")
 	drained := s.adm.close()
 	var err error
-	select {
-	case <-drained:
-	case <-ctx.Done():
-		err = ctx.Err()
+	for _, done := range []<-chan struct{}{agentsDone, drained} {
+		select {
+		case <-done:
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
 	}
 	s.cancel()
 	s.sessions.closeAll()

@@ -317,12 +317,16 @@ func (ss *Session) check(err error) error {
 
 // Exec runs cell in the session. Its result is redacted, recorded as a run
 // of the session (linked to the agent run, if any) and counted. A cell
-// that fails is a result, not an error.
+// that fails is a result, not an error. A cell timeout above the server's
+// maximum wall time is an input error naming timeout_ms.
 func (ss *Session) Exec(ctx context.Context, cell sandbox.Cell) (sandbox.Result, error) {
 	if err := cell.Validate(); err != nil {
 		return sandbox.Result{}, err
 	}
 	s := ss.s
+	if hi := s.cfg.Maxima.WallTimeMS; cell.TimeoutMS > hi {
+		return sandbox.Result{}, invalid("timeout_ms", "must be at most %d ms on this server, got %d", hi, cell.TimeoutMS)
+	}
 	lim := ss.limits
 	if cell.TimeoutMS > 0 {
 		lim.WallTimeMS = cell.TimeoutMS

@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crucible-sandbox/crucible/image"
+	"github.com/crucible-sandbox/crucible/llm"
 	"github.com/crucible-sandbox/crucible/sandbox/linux"
 	"github.com/crucible-sandbox/crucible/server"
 	"github.com/crucible-sandbox/crucible/service"
@@ -53,8 +54,8 @@ func newServeCommand() *cobra.Command {
   curl -s localhost:8080/v1/images`,
 		Short: "Serve the HTTP API on loopback",
 		Long: `Serve Crucible's HTTP API: runs (POST /v1/runs, GET /v1/runs[/{id}]),
-sessions (/v1/sessions/...), the images offered (GET /v1/images), /healthz
-and /metrics.
+sessions (/v1/sessions/...), code-agent runs (/v1/agent-runs/...), the
+images offered (GET /v1/images), /healthz and /metrics.
 
 Images: each --image NAME (repeatable) offers a built image (crucible image
 ls), or with NAME "host" the host's own system directories, read-only; the
@@ -73,8 +74,9 @@ Without API keys (` + "`crucible key create`" + `) the server serves one tenant,
 listen on any address, and then every /v1/ request needs a key, even if all
 keys are later revoked.
 
---config FILE is a JSON object of server limits, redaction and per-tenant
-limits; every field is optional and unknown ones are refused:
+--config FILE is a JSON object of server limits, redaction, per-tenant
+limits and the agents' model; every field is optional and unknown ones are
+refused:
 
   {"max_concurrent": 2, "max_queue": 64, "max_sessions": 16,
    "max_body_bytes": 67108864, "max_payload_bytes": 134217728,
@@ -83,16 +85,33 @@ limits; every field is optional and unknown ones are refused:
    "redact": {"patterns": true, "secrets": ["value-to-hide"],
               "host_paths": ["/srv/data"], "extra": ["token=(\\w+)"]},
    "tenant_defaults": {"max_concurrent_runs": 4, "max_sessions": 2,
-                       "max_request_bytes": 1048576},
+                       "max_request_bytes": 1048576, "max_agent_runs": 2},
    "tenants": {"acme": {"max_concurrent_runs": 16}},
-   "uid_base": 2000000000, "uid_count": 65536}
+   "uid_base": 2000000000, "uid_count": 65536,
+   "model": {"provider": "openai", "model": "qwen2.5-coder",
+             "base_url": "http://localhost:11434/v1", "api_key_env": "MY_KEY"},
+   "agents": {"max_runs": 8, "approval_timeout": "10m", "retain": 64,
+              "retain_for": "1h", "maxima": {"max_retries": 10,
+              "max_tokens": 1000000, "max_exec_ms": 1800000,
+              "cell_timeout_ms": 600000, "max_artifact_bytes": 268435456}}}
+
+Agent runs (POST /v1/agent-runs) use the server's model: "model" in --config
+over the environment as for crucible agent (CRUCIBLE_PROVIDER, CRUCIBLE_MODEL,
+OPENAI_API_KEY, OPENAI_BASE_URL, ANTHROPIC_API_KEY); "api_key_env" names the
+variable that holds the key ("api_key" holds it in the file). No request
+names a model, endpoint or key, and the key is redacted from every output.
+Without a model the agent endpoints answer 501. "agents" caps the budgets a
+request may ask for (the values above are the defaults), the runs going on
+(a tenant's share, "max_agent_runs" in "tenants", is half of "max_runs" by
+default), how long a program waits for approval before the run ends denied,
+and how many ended runs, with their traces, are kept in memory and how long.
 
 Each sandbox runs as a host uid of its own, from [uid_base, uid_base +
 uid_count): reserve the range for Crucible (no user or subordinate-uid
 range may overlap it). uid_count bounds the sandboxes alive at once.
 
-SIGINT or SIGTERM stops it: no new runs are admitted and those in progress
-get ` + shutdownGrace.String() + ` to finish.`,
+SIGINT or SIGTERM stops it: no new runs are admitted, those in progress
+get ` + shutdownGrace.String() + ` to finish, and agent runs are cancelled.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return serve(cmd.Context(), &f) },
 	}
@@ -170,6 +189,9 @@ func serve(ctx context.Context, f *serveFlags) error {
 		cfg.Images = append(cfg.Images, img.Image)
 	}
 	conf.apply(&cfg)
+	if cfg.Agents.Model, err = agentModel(conf.Model, log); err != nil {
+		return err
+	}
 	svc, err := service.New(cfg)
 	if err != nil {
 		return usageError(fmt.Errorf("--config: %w", err))
@@ -210,6 +232,25 @@ func serve(ctx context.Context, f *serveFlags) error {
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// agentModel builds the model of the server's agents (serverModel), nil
+// when none is configured: the server then runs no agents.
+func agentModel(m *modelConfig, log *slog.Logger) (llm.Provider, error) {
+	cfg, ok, err := serverModel(m)
+	if err != nil {
+		return nil, usageError(fmt.Errorf("--config: %w", err))
+	}
+	if !ok {
+		log.Info(`agent runs are off: no model configured (--config "model", or CRUCIBLE_MODEL)`)
+		return nil, nil
+	}
+	model, err := llm.New(cfg)
+	if err != nil {
+		return nil, usageError(fmt.Errorf("--config: model: %w", err))
+	}
+	log.Info("agent runs use the model", "model", model.Name())
+	return model, nil
 }
 
 // sandboxTopDirs are paths every sandbox has of its own: a host directory

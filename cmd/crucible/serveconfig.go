@@ -60,6 +60,12 @@ type serveConfig struct {
 	// linux.DefaultUIDCount; see linux.Options).
 	UIDBase  int `json:"uid_base"`
 	UIDCount int `json:"uid_count"`
+	// Model is the model of the server's agents (over the environment's).
+	Model *modelConfig `json:"model"`
+	// Agents are the limits of the agent runs.
+	Agents *agentsConfig `json:"agents"`
+	// agents is Agents parsed.
+	agents service.AgentConfig
 }
 
 // redactConfig is policy.RedactConfig in the file's snake_case.
@@ -106,6 +112,12 @@ func loadServeConfig(path string) (*serveConfig, error) {
 			return nil, fmt.Errorf("--config %s: uid_base and uid_count: %w", path, err)
 		}
 	}
+	if c.Model != nil && c.Model.APIKey != "" && c.Model.APIKeyEnv != "" {
+		return nil, fmt.Errorf("--config %s: model: api_key and api_key_env exclude each other: give one", path)
+	}
+	if err := c.Agents.apply(&c.agents); err != nil {
+		return nil, fmt.Errorf("--config %s: %w", path, err)
+	}
 	if err := c.Maxima.Validate(); err != nil {
 		return nil, fmt.Errorf("--config %s: maxima: %w", path, err)
 	}
@@ -141,10 +153,11 @@ func (c *serveConfig) apply(cfg *service.Config) {
 	cfg.MaxBodyBytes, cfg.MaxPayloadBytes = c.MaxBodyBytes, c.MaxPayloadBytes
 	cfg.CacheTTL, cfg.Maxima = c.cacheTTL, c.Maxima
 	cfg.TenantDefaults, cfg.Tenants = c.TenantDefaults, c.Tenants
+	cfg.Agents = c.agents
 }
 
 // redactor builds the redaction policy: the file's, plus hostPaths, the
-// server's own directories.
+// server's own directories, and the key of the model (serverModel).
 func (c *serveConfig) redactor(hostPaths []string) (*policy.Redactor, error) {
 	rc := policy.DefaultRedactConfig()
 	if r := c.Redact; r != nil {
@@ -155,6 +168,9 @@ func (c *serveConfig) redactor(hostPaths []string) (*policy.Redactor, error) {
 		rc.HostPaths = append(rc.HostPaths, r.HostPaths...)
 	}
 	rc.HostPaths = append(rc.HostPaths, hostPaths...)
+	if m, _, _ := serverModel(c.Model); m.APIKey != "" {
+		rc = withModelKey(rc, m.APIKey)
+	}
 	red, err := policy.NewRedactor(rc)
 	if err != nil {
 		return nil, fmt.Errorf("--config: redact: %w", err)

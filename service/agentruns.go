@@ -1,0 +1,204 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"strings"
+	"time"
+
+	"github.com/crucible-sandbox/crucible/agent"
+	"github.com/crucible-sandbox/crucible/api"
+)
+
+// errNoModel refuses agent runs on a service without a model.
+var errNoModel = &Error{Kind: KindNotConfigured, Field: "model",
+	Rule:    `must be configured on the server: crucible serve --config with "model": {"provider", "model", "base_url", "api_key_env"}, or CRUCIBLE_MODEL and the provider's key in its environment`,
+	Message: "this server runs no agents: it has no model configured"}
+
+// AgentsEnabled reports, as a KindNotConfigured error naming "model",
+// that the service runs no agents: it has no model. Nil when it does.
+func (s *Service) AgentsEnabled() error {
+	if s.cfg.Agents.Model == nil {
+		return errNoModel
+	}
+	return nil
+}
+
+// StartAgentRun starts the code agent on tenant's task req and returns
+// the run at once (status running), while the agent goes on in its own
+// session, until it ends or is cancelled (CancelAgentRun): the caller
+// going away never ends it. Follow it with AgentRunEvents, read it with
+// AgentRun. Its executions are the tenant's session cells, recorded and
+// linked to the run's ID, their output redacted before the model sees it.
+//
+// The refusals: KindNotConfigured without a model; an input error naming
+// the field for a bad task, file, image, limit or a budget above the
+// server's maximum; KindBusy when the tenant's share or the server's
+// maximum of agent runs is reached. payload, the reservation of the
+// request's body (it holds the files), is released once the session
+// holds the files, or at once on a refusal.
+func (s *Service) StartAgentRun(ctx context.Context, tenant string, req api.AgentRunRequest, payload *Payload) (api.AgentRun, error) {
+	run, cfg, task, err := s.newAgentRun(tenant, req, payload)
+	if err != nil {
+		payload.Release()
+		return api.AgentRun{}, err
+	}
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	run.cancel = cancel
+	if err := s.agents.add(run, s.LimitsFor(tenant).MaxAgentRuns); err != nil {
+		cancel()
+		payload.Release()
+		return api.AgentRun{}, err
+	}
+	started := run.snapshot(false)
+	run.publish(EventAgentRun, api.AgentEvent{Run: &started})
+	go func() {
+		defer s.agents.finished(run)
+		defer close(run.done)
+		defer cancel()
+		defer payload.Release()
+		trace, err := agent.Run(runCtx, cfg, task)
+		if err != nil {
+			s.log.Warn("agent run failed", "agent_run", run.id, "err", redactErr(s.cfg.Redactor, err))
+		}
+		end := run.finish(trace, err)
+		run.feed.dropOutput()
+		run.publish(EventResult, api.AgentEvent{Run: &end})
+		run.feed.end()
+	}()
+	return started, nil
+}
+
+// newAgentRun validates req and builds its run, not yet admitted, and
+// the agent's Config and Task.
+func (s *Service) newAgentRun(tenant string, req api.AgentRunRequest, payload *Payload) (*agentRun, agent.Config, agent.Task, error) {
+	model := s.cfg.Agents.Model
+	if model == nil {
+		return nil, agent.Config{}, agent.Task{}, errNoModel
+	}
+	if strings.TrimSpace(req.Task) == "" {
+		return nil, agent.Config{}, agent.Task{}, invalid("task", "must state the task; it is empty")
+	}
+	cfg, err := s.agentConfig(req)
+	if err != nil {
+		return nil, cfg, agent.Task{}, err
+	}
+	sreq, img, err := s.agentSession(req, cfg.CellTimeout)
+	if err != nil {
+		return nil, cfg, agent.Task{}, err
+	}
+	task, _ := s.cfg.Redactor.RedactString(req.Task)
+	run := &agentRun{s: s, id: agent.NewRunID(), tenant: tenant, feed: newFeed(tenant), done: make(chan struct{}),
+		timeout: s.cfg.Agents.ApprovalTimeout,
+		info:    api.AgentRun{Status: api.AgentRunning, Task: task, Image: img.Name, Model: model.Name(), CreatedAt: time.Now().UTC()}}
+	run.info.ID = run.id
+	cfg.ID, cfg.Model, cfg.SessionLimits, cfg.OnEvent = run.id, model, sreq.Limits, run.onEvent
+	cfg.Sandbox = agentSandbox{rt: s.SessionRuntime(tenant, run.id), image: img.Name, run: run, opened: payload.Release}
+	if req.Approve {
+		cfg.Approve = run.approve
+	}
+	return run, cfg, agent.Task{Prompt: req.Task, Files: sreq.Files}, nil
+}
+
+// AgentRun returns tenant's agent run id, with its trace once it ended;
+// KindNotFound when the service holds none (another tenant's, or one
+// ended beyond the retention).
+func (s *Service) AgentRun(tenant, id string) (api.AgentRun, error) {
+	run, err := s.agents.get(tenant, id)
+	if err != nil {
+		return api.AgentRun{}, err
+	}
+	return run.snapshot(true), nil
+}
+
+// AgentRuns lists tenant's agent runs the service holds, newest first,
+// without their traces.
+func (s *Service) AgentRuns(tenant string) []api.AgentRun {
+	runs := s.agents.list(tenant)
+	infos := make([]api.AgentRun, len(runs))
+	for i, run := range runs {
+		infos[i] = run.snapshot(false)
+	}
+	return infos
+}
+
+// CancelAgentRun stops tenant's agent run id, if it is going on, and
+// waits until it has ended (or ctx ends); it returns the run as it
+// ended, status cancelled. An ended run is returned as it is.
+func (s *Service) CancelAgentRun(ctx context.Context, tenant, id string) (api.AgentRun, error) {
+	run, err := s.agents.get(tenant, id)
+	if err != nil {
+		return api.AgentRun{}, err
+	}
+	run.stop("cancelled by its caller")
+	select {
+	case <-run.done:
+	case <-ctx.Done():
+		return api.AgentRun{}, ctx.Err()
+	}
+	return run.snapshot(true), nil
+}
+
+// DecideApproval decides approval approvalID of tenant's agent run
+// runID: approve runs the program, a refusal ends the run denied.
+// KindNotFound for an unknown run or approval (Field names which),
+// KindConflict for an approval already decided.
+func (s *Service) DecideApproval(tenant, runID, approvalID string, approve bool, reason string) (api.AgentDecision, error) {
+	run, err := s.agents.get(tenant, runID)
+	if err != nil {
+		return api.AgentDecision{}, err
+	}
+	return run.decide(approvalID, approve, reason)
+}
+
+// AgentRunEvents returns the events of tenant's agent run id after
+// position after (an Event.ID; 0 for all of them), until the run ends or
+// ctx ends, as Events does for a run: IDs are positions (1 for the first
+// event, one more for each event but output, the bytes of an output
+// event), and a position beyond the last event so far is an input error
+// naming "after". Once the run has ended its output events are no longer
+// held: its stream is replayed without them (its trace holds each
+// execution's output). It returns a nil sequence when the run ended and
+// nothing comes after position after.
+func (s *Service) AgentRunEvents(ctx context.Context, tenant, id string, after int64) (iter.Seq[Event], error) {
+	if after < 0 {
+		return nil, invalid("after", "must be a non-negative integer, got %d", after)
+	}
+	run, err := s.agents.get(tenant, id)
+	if err != nil {
+		return nil, err
+	}
+	f := run.feed
+	switch last, done := f.position(); {
+	case done && after >= last:
+		return nil, nil
+	case after > last:
+		return nil, invalid("after", "is beyond the last event of agent run %s so far (%d): it must be the id of an event of its stream", id, last)
+	}
+	return func(yield func(Event) bool) { f.follow(ctx, after, yield) }, nil
+}
+
+// StreamAgentRun starts tenant's agent run req as StartAgentRun does and
+// passes its events to emit until it ends. The run is bound to the
+// caller: when ctx ends or emit returns false before the run's end, it
+// is cancelled.
+func (s *Service) StreamAgentRun(ctx context.Context, tenant string, req api.AgentRunRequest, payload *Payload, emit func(Event) bool) error {
+	started, err := s.StartAgentRun(ctx, tenant, req, payload)
+	if err != nil {
+		return err
+	}
+	run, err := s.agents.get(tenant, started.ID)
+	if err != nil {
+		return fmt.Errorf("service: agent run %s vanished: %w", started.ID, err)
+	}
+	ended := false
+	run.feed.follow(ctx, 0, func(e Event) bool {
+		ended = e.Kind == EventResult
+		return emit(e)
+	})
+	if !ended {
+		run.stop("cancelled: its stream's client went away")
+	}
+	return nil
+}
