@@ -24,7 +24,7 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newRunCommand(), newEvalCommand(), newImageCommand(), newSessionCommand(), newAgentCommand(), newServeCommand(), newKeyCommand(), newBenchCommand())
+	root.AddCommand(newRunCommand(), newEvalCommand(), newImageCommand(), newSessionCommand(), newAgentCommand(), newAnalystCommand(), newServeCommand(), newKeyCommand(), newBenchCommand())
 	return root
 }
 
