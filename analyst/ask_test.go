@@ -72,7 +72,7 @@ func loadDabench(t *testing.T, id int) dabenchQuestion {
 }
 
 // dabenchDataset reads a dabench table as a Dataset.
-func dabenchDataset(t *testing.T, name string) Dataset {
+func dabenchDataset(t testing.TB, name string) Dataset {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(dabenchDir(t), name))
 	if err != nil {
@@ -93,7 +93,7 @@ func ask(t *testing.T, a *Analysis, m *scriptedModel, question string, opt AskOp
 }
 
 // contains asserts that s holds every one of parts.
-func contains(t *testing.T, what, s string, parts ...string) {
+func contains(t testing.TB, what, s string, parts ...string) {
 	t.Helper()
 	for _, p := range parts {
 		if !strings.Contains(s, p) {
@@ -115,7 +115,7 @@ func TestAskDabenchWithFollowUp(t *testing.T) {
 	a := openAnalysis(t, newRuntime(t), dabenchDataset(t, q.File))
 	code := "mean_age = round(sum(df['age'].dropna()) / df['age'].notna().sum(), 2)\nprint(mean_age)"
 	m := newScriptedModel(t,
-		seeing(func(t *testing.T, req modelRequest) {
+		seeing(func(t testing.TB, req modelRequest) {
 			contains(t, "system prompt", req.System, "You are a data analyst", "never read the files again",
 				"- insurance: data/insurance.csv", "df is insurance.", "Profile:", `age`, "show_table(", "crucible_clean(")
 			if len(req.Messages) != 1 || req.Messages[0].Text != q.prompt() {
@@ -123,7 +123,7 @@ func TestAskDabenchWithFollowUp(t *testing.T) {
 			}
 		}, run(code)),
 		finalAnswer("The mean age is "+q.Answers[0][1]+"."),
-		seeing(func(t *testing.T, req modelRequest) {
+		seeing(func(t testing.TB, req modelRequest) {
 			contains(t, "feedback", req.last().Text, "the answer lacks @mean_age[...]", "Restate the answer")
 		}, finalAnswer(label)),
 	)
@@ -171,7 +171,7 @@ func TestAskDabenchWithFollowUp(t *testing.T) {
 	}
 
 	m.script(
-		seeing(func(t *testing.T, req modelRequest) {
+		seeing(func(t testing.TB, req modelRequest) {
 			if len(req.Messages) != 3 {
 				t.Fatalf("follow-up messages: %d, want the first question, its recap, the follow-up: %+v", len(req.Messages), req.Messages)
 			}
@@ -210,7 +210,7 @@ ax.set_ylabel('mean charges (USD)')
 show_table(by_region, 'charges by region')
 df.groupby('sex')[['age']].mean().round(2)`
 	m := newScriptedModel(t, run(code),
-		seeing(func(t *testing.T, req modelRequest) {
+		seeing(func(t testing.TB, req modelRequest) {
 			if strings.Contains(req.last().Text, ".crucible") {
 				t.Errorf("the model was shown the helpers' records:\n%s", req.last().Text)
 			}

@@ -50,7 +50,7 @@ type modelReply struct {
 
 // coderTurn answers one coder request. It may t.Errorf, never t.Fatal
 // (it runs on the server's goroutine).
-type coderTurn func(t *testing.T, req modelRequest) modelReply
+type coderTurn func(t testing.TB, req modelRequest) modelReply
 
 // run answers with one execute_code call of code.
 func run(code string) coderTurn { return call("execute_code", map[string]string{"code": code}) }
@@ -62,14 +62,14 @@ func finalAnswer(answer string) coderTurn {
 
 func call(name string, args map[string]string) coderTurn {
 	b, _ := json.Marshal(args)
-	return func(*testing.T, modelRequest) modelReply {
+	return func(testing.TB, modelRequest) modelReply {
 		return modelReply{Calls: []wireCall{{Name: name, Args: string(b)}}}
 	}
 }
 
 // seeing runs check on the request, then answers as next does.
-func seeing(check func(t *testing.T, req modelRequest), next coderTurn) coderTurn {
-	return func(t *testing.T, req modelRequest) modelReply {
+func seeing(check func(t testing.TB, req modelRequest), next coderTurn) coderTurn {
+	return func(t testing.TB, req modelRequest) modelReply {
 		check(t, req)
 		return next(t, req)
 	}
@@ -77,7 +77,7 @@ func seeing(check func(t *testing.T, req modelRequest), next coderTurn) coderTur
 
 // scriptedModel is the local server playing the model.
 type scriptedModel struct {
-	t   *testing.T
+	t   testing.TB
 	srv *httptest.Server
 
 	mu       sync.Mutex
@@ -89,7 +89,7 @@ type scriptedModel struct {
 
 // newScriptedModel starts a scripted model answering the coder with
 // turns (more can be added with script), closed when t ends.
-func newScriptedModel(t *testing.T, turns ...coderTurn) *scriptedModel {
+func newScriptedModel(t testing.TB, turns ...coderTurn) *scriptedModel {
 	m := &scriptedModel{t: t, turns: turns}
 	m.srv = httptest.NewServer(http.HandlerFunc(m.serve))
 	t.Cleanup(m.srv.Close)
