@@ -312,3 +312,48 @@ func TestAskInput(t *testing.T) {
 		})
 	}
 }
+
+// stdoutOf is the program's stdout as the agent reports a successful
+// execution to the model (agent's describe): the lines after "stdout:".
+func stdoutOf(toolResult string) string {
+	_, out, _ := strings.Cut(toolResult, "stdout:\n")
+	out, _, _ = strings.Cut(out, "\nvalue of the last expression")
+	return strings.TrimSpace(out)
+}
+
+// DABench questions through the whole loop, one analysis per table: the
+// scripted model runs pandas code on the loaded df that prints the answer
+// in the question's format, then answers with what the sandbox printed
+// (read from the tool result it was sent). Every labelled value must be
+// in the answer as @name[value]: the platform loads the real files
+// (a byte-order mark and CR line ends in one of them) as the labels
+// expect.
+func TestAskDabenchQuestions(t *testing.T) {
+	for _, tc := range []struct {
+		id   int
+		code string
+	}{
+		{26, `print(f"@correlation_coefficient[{df['charges'].corr(df['children']):.2f}]")`},
+		{64, `print(f"@mean_wage[{df['wage'].mean():.2f}] @std_wage[{df['wage'].std():.2f}]")`},
+		{174, `print(f"@fare_skewness[{df['Fare'].skew():.2f}]")`},
+		{506, `print(f"@average_reviews[{df['review_count'].mean():.2f}]")`},
+		{517, `print(f"@correlation_pclass_fare[{df['Pclass'].corr(df['Fare']):.2f}]")`},
+	} {
+		q := loadDabench(t, tc.id)
+		t.Run(fmt.Sprintf("%d %s", tc.id, q.File), func(t *testing.T) {
+			a := openAnalysis(t, newRuntime(t), dabenchDataset(t, q.File))
+			m := newScriptedModel(t, run(tc.code), func(t testing.TB, req modelRequest) modelReply {
+				return finalAnswer(stdoutOf(req.last().Text))(t, req)
+			})
+			ans := ask(t, a, m, q.prompt(), AskOptions{})
+			if !ans.Answered() || ans.Budget.FailedAttempts != 0 {
+				t.Fatalf("status %s (%s), %d failed attempts, output %q", ans.Status, ans.Reason, ans.Budget.FailedAttempts, ans.Output)
+			}
+			for _, l := range q.Answers {
+				if want := "@" + l[0] + "[" + l[1] + "]"; !strings.Contains(ans.Text, want) {
+					t.Errorf("answer %q lacks the label %s", ans.Text, want)
+				}
+			}
+		})
+	}
+}
