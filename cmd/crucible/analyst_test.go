@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/creack/pty"
+
 	"github.com/crucible-sandbox/crucible/image"
 )
 
@@ -281,5 +283,44 @@ func TestAnalystJSONTranscript(t *testing.T) {
 	}
 	if b := tr.Answers[1]; b.Status != "budget_exhausted" || b.Question != "Something that fails" {
 		t.Errorf("second answer: %+v", b)
+	}
+}
+
+// On a terminal with no question, `crucible analyst` prints the profile
+// and reads questions typed one per line, each answered in the same
+// session (the second uses the first's variable), until Ctrl-D: exit 0.
+func TestAnalystInteractive(t *testing.T) {
+	needsDataScience(t)
+	model := scriptedAnalystModel(t,
+		fenced("mean_age = round(df['age'].mean(), 2)\nprint(mean_age)"), "FINAL ANSWER: @mean_age[39.21]",
+		fenced("print(mean_age + 1)"), "FINAL ANSWER: 40.21",
+	)
+	args := append([]string{"analyst", "--db", filepath.Join(t.TempDir(), "runs.db"), "--out", t.TempDir()}, modelFlags(model)...)
+	cmd := crucibleCommand(append(args, insuranceCSV(t))...)
+	ptmx, err := pty.Start(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &ptySession{cmd: cmd, tty: ptmx, screen: collect(ptmx)}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+		ptmx.Close()
+	})
+	s.screen.waitFor(t, "1338 rows x 7 columns")
+	s.screen.waitFor(t, "question?")
+	s.typeLine(t, "What is the mean age? @mean_age[value]")
+	s.screen.waitFor(t, "answer:\r\n@mean_age[39.21]")
+	s.screen.waitFor(t, "trace agt_")
+	s.typeLine(t, "And plus one?")
+	s.screen.waitFor(t, "output:\r\n40.21")
+	s.screen.waitFor(t, "question?")
+	if _, err := ptmx.Write([]byte{4}); err != nil { // Ctrl-D: end of input
+		t.Fatal(err)
+	}
+	if code := s.exitCode(t); code != 0 {
+		t.Errorf("exit code %d, want 0: %q", code, s.screen)
 	}
 }
