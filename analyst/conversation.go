@@ -22,14 +22,18 @@ const (
 )
 
 // Conversation returns the answers so far, oldest first (at most
-// MaxConversation). It must not be called while a question is asked.
+// MaxConversation); a question being asked is not in it yet.
 func (a *Analysis) Conversation() []*Answer {
+	a.convMu.Lock()
+	defer a.convMu.Unlock()
 	return append([]*Answer(nil), a.conversation...)
 }
 
 // remember adds ans to the conversation, dropping the oldest past
 // MaxConversation.
 func (a *Analysis) remember(ans *Answer) {
+	a.convMu.Lock()
+	defer a.convMu.Unlock()
 	a.conversation = append(a.conversation, ans)
 	if n := len(a.conversation) - MaxConversation; n > 0 {
 		a.conversation = append([]*Answer(nil), a.conversation[n:]...)
@@ -40,6 +44,8 @@ func (a *Analysis) remember(ans *Answer) {
 // question as the user's message, and its answer, code and output as the
 // assistant's, newest last, bounded by HistoryTurns and HistoryBudget.
 func (a *Analysis) history() []llm.Message {
+	a.convMu.Lock()
+	defer a.convMu.Unlock()
 	var turns [][]llm.Message
 	used := 0
 	for i := len(a.conversation) - 1; i >= 0 && len(turns) < HistoryTurns; i-- {

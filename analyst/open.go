@@ -29,6 +29,7 @@ type Analysis struct {
 	askOnce       sync.Once
 	asking        chan struct{} // holds a token while a question is answered
 	helpersLoaded bool
+	convMu        sync.Mutex // guards conversation
 	conversation  []*Answer
 }
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/crucible-sandbox/crucible/agent"
 	"github.com/crucible-sandbox/crucible/analyst"
@@ -89,20 +90,34 @@ func (t *transcript) write(w *screen) error {
 // the code as it runs included (inert on a terminal, as everything the
 // program wrote).
 func progressOn(d *display) func(analyst.Event) {
+	// Output comes from the session's reader, the rest from Ask: the lock
+	// guards live only, never a write to the terminal, which may block.
+	var mu sync.Mutex
 	var live *liveOutput
+	swap := func(l *liveOutput) *liveOutput {
+		mu.Lock()
+		defer mu.Unlock()
+		old := live
+		live = l
+		return old
+	}
 	return func(e analyst.Event) {
 		switch e.Kind {
 		case analyst.EventCode:
 			d.say("analyst: attempt %d · running the code", e.Attempt)
-			live = (&display{stdout: d.stderr, stderr: d.stderr, styled: d.styled}).live()
+			if old := swap((&display{stdout: d.stderr, stderr: d.stderr, styled: d.styled}).live()); old != nil {
+				old.close() // the last cell failed in the platform: no status came
+			}
 		case analyst.EventOutput:
-			if live != nil {
-				live.output(e.Stream, []byte(e.Text))
+			mu.Lock()
+			l := live
+			mu.Unlock()
+			if l != nil {
+				l.output(e.Stream, []byte(e.Text))
 			}
 		case analyst.EventStatus:
-			if live != nil {
-				live.close()
-				live = nil
+			if l := swap(nil); l != nil {
+				l.close()
 			}
 			if e.Message != "" {
 				d.say("analyst: attempt %d · status %s (%s)", e.Attempt, e.Status, e.Message)
