@@ -57,8 +57,8 @@ others are questions, answered in order in one session: a follow-up sees the
 earlier questions, their answers and the variables their code defined. An
 argument that looks like a file name (sales.csv) but names no file is an
 error. With no question, the profile is printed and the command exits,
-needing no model; on a terminal it reads questions instead, one per line,
-until end of input (Ctrl-D).
+needing no model; when standard input is a terminal it reads questions
+instead, one per line, until end of input (Ctrl-D), and a model is needed.
 
 Each answer is printed with its status, the code that produced it, its
 output, its tables and a summary of any cleaning (rows in and out,
@@ -148,7 +148,7 @@ func runAnalyst(ctx context.Context, f *analystFlags, args []string, d *display)
 	if err != nil {
 		return usageError(err)
 	}
-	interactive := len(questions) == 0 && isTerminal(os.Stdin) && !f.jsonOut
+	interactive := len(questions) == 0 && isTerminal(os.Stdin)
 	var model interface{ Name() string }
 	opt := analyst.AskOptions{TextMode: f.textMode, MaxRetries: f.retries(), CellTimeout: f.timeout}
 	// One reader of the terminal for the questions and the approvals: what
