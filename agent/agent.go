@@ -76,6 +76,17 @@ type Config struct {
 	// SkipPlan skips the planner (every task gets code); SkipVerify skips
 	// the verifier.
 	SkipPlan, SkipVerify bool
+	// Instructions, if set, are added to the coder's system prompt: what a
+	// caller knows about the session (the data loaded in it, helpers
+	// defined there) and how answers should look.
+	Instructions string
+	// CheckAnswer, if set, checks the form of a proposed answer on the
+	// host before the verifier sees it (a format the task asks for). An
+	// answer it refuses is sent back to the model with the error's text,
+	// to restate it: the first refusal of a run costs no attempt (the
+	// answer is there, only its form is wrong), each later one counts as
+	// a failed attempt.
+	CheckAnswer func(answer string) error
 	// Approve, if set, is asked before every execution; false stops the
 	// run with StatusDenied.
 	Approve func(ctx context.Context, code string) (bool, error)
@@ -89,6 +100,10 @@ type Task struct {
 	Prompt string
 	// Files are placed in the sandbox's working directory.
 	Files []sandbox.File
+	// History is the conversation so far (earlier tasks in the same
+	// session and their answers), put before the task in the coder's
+	// messages, after its system prompt.
+	History []llm.Message
 }
 
 func (c *Config) withDefaults() {

@@ -25,6 +25,7 @@ type run struct {
 	lastFailure string
 	repeats     int        // how often lastErr happened in a row
 	evidence    *execution // the last execution that succeeded
+	restated    int        // answers Config.CheckAnswer refused
 }
 
 // execution is code and what running it gave.
@@ -88,11 +89,15 @@ func (r *run) solve(ctx context.Context, task Task) {
 	if r.cfg.TestDriven {
 		system += testDrivenPrompt
 	}
+	if r.cfg.Instructions != "" {
+		system += "\n\n" + r.cfg.Instructions
+	}
 	user := task.Prompt
 	if len(task.Files) > 0 {
 		user += "\n\nFiles in the working directory: " + fileNames(task.Files) + "."
 	}
-	r.messages = []llm.Message{{Role: llm.System, Content: system}, {Role: llm.User, Content: user}}
+	r.messages = append([]llm.Message{{Role: llm.System, Content: system}}, task.History...)
+	r.messages = append(r.messages, llm.Message{Role: llm.User, Content: user})
 	for {
 		err := r.turn(ctx)
 		var budget *errBudget
@@ -324,6 +329,16 @@ func (r *run) answer(ctx context.Context, answer string) (string, error) {
 	}
 	if r.cfg.TestDriven && !assertRE.MatchString(r.evidence.code) {
 		return "Test-driven mode: the last successful execution ran no tests. Run the solution together with example and property tests (assert statements) first.", r.failAttempt()
+	}
+	if r.cfg.CheckAnswer != nil {
+		if err := r.cfg.CheckAnswer(answer); err != nil {
+			r.restated++
+			note := "The answer's form is wrong: " + err.Error() + "\nRestate the answer (no need to run the code again)."
+			if r.restated == 1 {
+				return note, nil
+			}
+			return note, r.failAttempt()
+		}
 	}
 	status := StatusAnswered
 	if !r.cfg.SkipVerify {

@@ -9,4 +9,15 @@
 // Open starts an analysis. The profile renders in full for a user
 // (Profile.Text) and within a stated budget for a model
 // (Profile.ForModel).
+//
+// Ask answers a question about the data with the code agent (package
+// agent), in the analysis's session: the model sees the profile and the
+// conversation so far, its code runs where the DataFrames are loaded, and
+// the Answer carries the text, the code and output that produced it, its
+// tables (HTML and data), its charts (PNG with their titles and axis
+// labels) and the files it wrote. Follow-up questions see the earlier
+// variables and answers (Conversation). Two helpers are defined in the
+// session for the model: show_table, and crucible_clean, which normalises
+// a dataset (trim whitespace, standardise dates, remove duplicates) and
+// returns a summary of the changes (Answer.Cleaning).
 package analyst

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
+	"sync"
 
 	"github.com/crucible-sandbox/crucible/sandbox"
 )
@@ -23,6 +24,13 @@ type Analysis struct {
 	Frames []Frame
 	// Profile is their profile.
 	Profile *Profile
+
+	// The state of the conversation (ask.go): one question at a time.
+	askOnce       sync.Once
+	asking        chan struct{} // holds a token while a question is answered
+	helpersLoaded bool
+	convMu        sync.Mutex // guards conversation
+	conversation  []*Answer
 }
 
 // Close ends the analysis's session.

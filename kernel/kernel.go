@@ -76,7 +76,8 @@ type Reply struct {
 	HTML string `json:"html,omitempty"`
 	// Error describes the exception that ended the cell.
 	Error *Error `json:"error,omitempty"`
-	// Figures are the open matplotlib figures, as base64 PNG.
+	// Figures are the open matplotlib figures, as base64 PNG, each with
+	// its labels in a text chunk (see ReadFigureLabels).
 	Figures []string `json:"figures,omitempty"`
 }
 

@@ -134,8 +134,29 @@ def safe_repr(value):
     return text
 
 
+# FIGURE_KEY is the PNG text chunk holding a figure's labels (the Go
+# side's kernel.FigureLabelsKey); MAX_LABEL and MAX_AXES bound them.
+FIGURE_KEY = "crucible:figure"
+MAX_LABEL = 200
+MAX_AXES = 16
+
+
+def figure_labels(fig):
+    """A figure's title and its axes' titles and labels, as ASCII JSON."""
+    def cut(text):
+        return str(text)[:MAX_LABEL]
+    axes = []
+    for ax in fig.get_axes()[:MAX_AXES]:
+        title = ax.get_title() or ax.get_title(loc="left") or ax.get_title(loc="right")
+        axes.append({"title": cut(title), "xlabel": cut(ax.get_xlabel()), "ylabel": cut(ax.get_ylabel())})
+    suptitle = getattr(fig, "_suptitle", None)
+    return json_dumps({"title": cut(suptitle.get_text()) if suptitle is not None else "", "axes": axes})
+
+
 def figures():
-    """Every open matplotlib figure as PNG (base64), then closed."""
+    """Every open matplotlib figure as PNG (base64), then closed. Each
+    PNG holds the figure's labels (figure_labels) in a FIGURE_KEY text
+    chunk, unless they could not be read."""
     plt = sys.modules.get("matplotlib.pyplot")
     if plt is None:
         return []
@@ -143,7 +164,12 @@ def figures():
     for number in plt.get_fignums():
         buf = io.BytesIO()
         try:
-            plt.figure(number).savefig(buf, format="png")
+            fig = plt.figure(number)
+            try:
+                metadata = {FIGURE_KEY: figure_labels(fig)}
+            except Exception:  # a broken artist must not lose the figure
+                metadata = None
+            fig.savefig(buf, format="png", metadata=metadata)
             images.append(base64.b64encode(buf.getvalue()).decode("ascii"))
         except Exception as exc:
             print("crucible: figure %d could not be saved: %s" % (number, exc), file=sys.__stderr__)

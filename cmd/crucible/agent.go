@@ -6,46 +6,29 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/crucible-sandbox/crucible/agent"
-	"github.com/crucible-sandbox/crucible/image"
-	"github.com/crucible-sandbox/crucible/llm"
 	"github.com/crucible-sandbox/crucible/sandbox"
-	"github.com/crucible-sandbox/crucible/sandbox/linux"
 	"github.com/crucible-sandbox/crucible/server"
-	"github.com/crucible-sandbox/crucible/service"
-	"github.com/crucible-sandbox/crucible/store"
 )
 
 // agentFlags are the flags of `crucible agent`.
 type agentFlags struct {
+	agentSetup
 	files      []string
-	llm        llm.Config
-	maxRetries int
-	approve    bool
 	out        string
 	jsonOut    bool
-	textMode   bool
 	testDriven bool
-	timeout    time.Duration
-	memory     int64
-	rootfs     string
-	image      string
-	store      string
-	db         string
-	config     string
 }
 
 func newAgentCommand() *cobra.Command {
-	f := agentFlags{llm: llm.ConfigFromEnv()}
+	var f agentFlags
 	cmd := &cobra.Command{
 		Use: `agent "TASK"`,
 		Example: `  # A task for a local OpenAI-compatible server (Ollama, vLLM, llama.cpp)
@@ -94,86 +77,36 @@ cleaned names, never replacing a file (see crucible session --help).`,
 	}
 	fl := cmd.Flags()
 	fl.StringArrayVar(&f.files, "file", nil, "input file NAME=PATH placed in the working directory (repeatable)")
-	fl.StringVar(&f.llm.Provider, "provider", f.llm.Provider, "openai or anthropic")
-	fl.StringVar(&f.llm.Model, "model", f.llm.Model, "model name (default $CRUCIBLE_MODEL)")
-	fl.StringVar(&f.llm.BaseURL, "base-url", f.llm.BaseURL, "API base URL (default the provider's, or $OPENAI_BASE_URL)")
-	fl.StringVar(&f.llm.APIKey, "api-key", f.llm.APIKey, "API key (default $OPENAI_API_KEY or $ANTHROPIC_API_KEY)")
-	fl.IntVar(&f.maxRetries, "max-retries", agent.DefaultMaxRetries, "failed attempts allowed after the first")
-	fl.BoolVar(&f.approve, "approve", false, "show each program and ask before running it")
+	f.addFlags(fl, 1<<30)
 	fl.StringVar(&f.out, "out", "crucible-out", "directory for the artifacts of the answer")
 	fl.BoolVar(&f.jsonOut, "json", false, "print the whole trace as JSON")
-	fl.BoolVar(&f.textMode, "text-mode", false, "ask for fenced code instead of tool calls (models without tool calling)")
 	fl.BoolVar(&f.testDriven, "tdd", false, "test-driven: the model must run a reference solution with example and property tests before answering")
-	durationVar(fl, &f.timeout, "timeout", agent.DefaultCellTimeout, "wall-time limit of each execution")
-	sizeVar(fl, &f.memory, "memory", 1<<30, "memory limit of the sandbox session")
-	fl.StringVar(&f.rootfs, "rootfs", "", "root filesystem directory (default: the host's system directories)")
-	fl.StringVar(&f.image, "image", "", "run in the built image `NAME` (list them with: crucible image ls), or \"host\" for the host's directories (default: datascience when built, else host)")
-	fl.StringVar(&f.store, "store", image.DefaultStore, "image store directory")
-	fl.StringVar(&f.db, "db", "", "run store for the executions' records: SQLite file path or postgres:// URL (default "+store.DefaultSQLitePath+")")
-	fl.StringVar(&f.config, "config", "", "JSON file as for crucible serve; its \"redact\" settings apply")
 	addRawOutputFlag(fl)
 	return cmd
 }
 
 func runAgent(ctx context.Context, f *agentFlags, task string, d *display) error {
-	if err := f.llm.Validate(); err != nil {
-		return usageError(err)
+	model, err := f.model()
+	if err != nil {
+		return err
 	}
-	if f.maxRetries < 0 {
-		return usageError(fmt.Errorf("--max-retries %d: must not be negative", f.maxRetries))
-	}
-	mem := f.memory
 	files, err := readFileFlags(f.files)
 	if err != nil {
 		return usageError(err)
 	}
-	model, err := llm.New(f.llm)
-	if err != nil {
-		return usageError(err)
-	}
-	_, redactor, err := loadConfigAndRedactor(f.config, f.db, f.store)
-	if err != nil {
-		return err
-	}
-	if f.image == "" && f.rootfs == "" {
-		f.image = image.ForModels(f.store)
-		d.say("agent: the code runs in the image %s (--image chooses another; %s is the host's directories)", f.image, image.Host)
-	}
-	var imageDigest string
-	rt, err := startRuntime(f.rootfs, f.image, f.store, func(o *linux.Options) { imageDigest = o.ImageDigest })
-	if err != nil {
-		return err
-	}
-	defer rt.Close()
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	st, err := store.Open(ctx, f.db)
+	p, err := f.start(ctx, d, "agent")
 	if err != nil {
-		return platformError(err)
+		return err
 	}
-	defer st.Close()
-	imageName := f.image // what the records name: as crucible serve names it
-	if f.rootfs != "" {
-		imageName = rootfsImage
-	}
-	svc, err := service.New(service.Config{Runtime: rt, ImageName: imageName, ImageDigest: imageDigest, Store: st, Redactor: redactor,
-		Hints: errorHints(f.rootfs, f.image, f.store), Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
-	if err != nil {
-		return platformError(err)
-	}
-	defer svc.Shutdown(context.Background())
+	defer p.close()
 	id := agent.NewRunID()
-	retries := f.maxRetries
-	if retries == 0 {
-		retries = agent.NoRetries // zero means none here, not the default
-	}
 	cfg := agent.Config{
-		ID: id, Model: model, Sandbox: svc.SessionRuntime(server.DefaultTenant, id), TextMode: f.textMode, TestDriven: f.testDriven, MaxRetries: retries, CellTimeout: f.timeout,
-		SessionLimits: sandbox.Limits{MemoryBytes: mem, WallTimeMS: f.timeout.Milliseconds(), CPUTimeMS: f.timeout.Milliseconds()},
+		ID: id, Model: model, Sandbox: p.svc.SessionRuntime(server.DefaultTenant, id), TextMode: f.textMode, TestDriven: f.testDriven, MaxRetries: f.retries(), CellTimeout: f.timeout,
+		SessionLimits: sandbox.Limits{MemoryBytes: f.memory, WallTimeMS: f.timeout.Milliseconds(), CPUTimeMS: f.timeout.Milliseconds()},
 		OnEvent:       func(e agent.Event) { d.say("agent: attempt %d · %s", e.Attempt, e.Message) },
-	}
-	if f.approve {
-		cfg.Approve = approveOn(os.Stdin, os.Stderr)
+		Approve:       f.approver(os.Stdin),
 	}
 	trace, err := agent.Run(ctx, cfg, agent.Task{Prompt: task, Files: files})
 	if err != nil {

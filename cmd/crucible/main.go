@@ -20,11 +20,12 @@ func newRootCommand() *cobra.Command {
 		Example: `  crucible run -c 'print(6*7)'
   crucible session --image datascience
   crucible agent "how many Sundays fell on the first of the month in the 20th century?"
+  crucible analyst sales.csv "Which region sells most?"
   crucible serve --addr 127.0.0.1:8080`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newRunCommand(), newEvalCommand(), newImageCommand(), newSessionCommand(), newAgentCommand(), newServeCommand(), newKeyCommand(), newBenchCommand())
+	root.AddCommand(newRunCommand(), newEvalCommand(), newImageCommand(), newSessionCommand(), newAgentCommand(), newAnalystCommand(), newServeCommand(), newKeyCommand(), newBenchCommand())
 	return root
 }
 

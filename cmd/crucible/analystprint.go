@@ -1,0 +1,242 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/crucible-sandbox/crucible/agent"
+	"github.com/crucible-sandbox/crucible/analyst"
+	"github.com/crucible-sandbox/crucible/kernel"
+	"github.com/crucible-sandbox/crucible/sandbox"
+)
+
+// maxShownRows bounds the rows of a table printed on the terminal (all
+// of them, up to analyst.MaxTableRows, are in --json).
+const maxShownRows = 20
+
+// transcript is what `crucible analyst --json` prints.
+type transcript struct {
+	Profile *analyst.Profile    `json:"profile"`
+	Answers []*transcriptAnswer `json:"answers"`
+}
+
+// transcriptAnswer is an answer whose charts and files were saved: they
+// are named by path, their content left out.
+type transcriptAnswer struct {
+	*analyst.Answer
+	Charts []savedChart `json:"charts,omitempty"`
+	Files  []savedFile  `json:"files,omitempty"`
+}
+
+// savedFile is an artifact and where it was saved, or why it was not.
+type savedFile struct {
+	Name     string `json:"name"`
+	MIME     string `json:"mime"`
+	Size     int64  `json:"size"`
+	Path     string `json:"path,omitempty"`
+	NotSaved string `json:"not_saved,omitempty"`
+}
+
+// savedChart is a saved chart with its labels.
+type savedChart struct {
+	savedFile
+	Title string              `json:"title"`
+	Axes  []kernel.AxesLabels `json:"axes,omitempty"`
+}
+
+// saveAnswer saves ans's charts and files in dir (never replacing a
+// file) and returns it as the transcript holds it.
+func saveAnswer(ans *analyst.Answer, dir string) *transcriptAnswer {
+	t := &transcriptAnswer{Answer: ans}
+	for _, c := range ans.Charts {
+		t.Charts = append(t.Charts, savedChart{savedFile: saveArtifact(c.Artifact, dir), Title: c.Title, Axes: c.Axes})
+	}
+	for _, f := range ans.Files {
+		t.Files = append(t.Files, saveArtifact(f, dir))
+	}
+	return t
+}
+
+func saveArtifact(a sandbox.Artifact, dir string) savedFile {
+	s := savedFile{Name: a.Name, MIME: a.MIME, Size: a.Size}
+	if why := unsavedReason(a); why != "" {
+		s.NotSaved = why
+		return s
+	}
+	p, err := saveNew(dir, a.Name, a.Content)
+	if err != nil {
+		s.NotSaved = err.Error()
+	} else {
+		s.Path = p
+	}
+	return s
+}
+
+// write prints the transcript as indented JSON.
+func (t *transcript) write(w *screen) error {
+	enc := json.NewEncoder(w) // inert on a terminal, and still the same JSON
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	err := enc.Encode(t)
+	w.flush()
+	return err
+}
+
+// progressOn shows a question's progress on d's stderr, the output of
+// the code as it runs included (inert on a terminal, as everything the
+// program wrote).
+func progressOn(d *display) func(analyst.Event) {
+	// Output comes from the session's reader, the rest from Ask: the lock
+	// guards live only, never a write to the terminal, which may block.
+	var mu sync.Mutex
+	var live *liveOutput
+	swap := func(l *liveOutput) *liveOutput {
+		mu.Lock()
+		defer mu.Unlock()
+		old := live
+		live = l
+		return old
+	}
+	return func(e analyst.Event) {
+		switch e.Kind {
+		case analyst.EventCode:
+			d.say("analyst: attempt %d · running the code", e.Attempt)
+			if old := swap((&display{stdout: d.stderr, stderr: d.stderr, styled: d.styled}).live()); old != nil {
+				old.close() // the last cell failed in the platform: no status came
+			}
+		case analyst.EventOutput:
+			mu.Lock()
+			l := live
+			mu.Unlock()
+			if l != nil {
+				l.output(e.Stream, []byte(e.Text))
+			}
+		case analyst.EventStatus:
+			if l := swap(nil); l != nil {
+				l.close()
+			}
+			if e.Message != "" {
+				d.say("analyst: attempt %d · status %s (%s)", e.Attempt, e.Status, e.Message)
+			} else {
+				d.say("analyst: attempt %d · status %s", e.Attempt, e.Status)
+			}
+		case analyst.EventAnswer:
+		default:
+			d.say("analyst: attempt %d · %s", e.Attempt, e.Message)
+		}
+	}
+}
+
+// printAnswer shows an answer for a person on d's stdout. Everything but
+// the labels is the model's, a program's or the data's, so it goes
+// through d.
+func printAnswer(d *display, t *transcriptAnswer) {
+	w := d.stdout
+	ans := t.Answer
+	fmt.Fprintf(w, "\nstatus: %s", ans.Status)
+	if ans.Reason != "" {
+		fmt.Fprintf(w, " (%s)", ans.Reason)
+	}
+	fmt.Fprintln(w)
+	switch {
+	case ans.Text == "":
+	case ans.Status == agent.StatusUnverified:
+		fmt.Fprintf(w, "\nanswer (UNVERIFIED: not checked by the verifier):\n%s\n", ans.Text)
+	default:
+		fmt.Fprintf(w, "\nanswer:\n%s\n", ans.Text)
+	}
+	if ans.Code != "" {
+		fmt.Fprintf(w, "\ncode:\n%s\n", strings.TrimRight(ans.Code, "\n"))
+	}
+	if ans.Output != "" {
+		fmt.Fprintf(w, "\noutput:\n%s\n", strings.TrimRight(ans.Output, "\n"))
+	}
+	for _, tb := range ans.Tables {
+		printTable(w, tb)
+	}
+	for _, c := range t.Charts {
+		fmt.Fprintf(w, "\nchart %q", c.Title)
+		for _, ax := range c.Axes {
+			fmt.Fprintf(w, " (x: %s, y: %s)", ax.XLabel, ax.YLabel)
+		}
+		printSaved(w, c.savedFile)
+	}
+	for _, f := range t.Files {
+		fmt.Fprint(w, "\nfile")
+		printSaved(w, f)
+	}
+	for _, c := range ans.Cleaning {
+		printCleaning(w, c)
+	}
+	b := ans.Budget
+	fmt.Fprintf(w, "\nattempts %d/%d (%d failed) · tokens %d · execution %.0f ms · trace %s\n", b.Attempts, b.MaxAttempts, b.FailedAttempts, b.Tokens, b.ExecMS, ans.TraceID)
+	w.flush()
+}
+
+func printSaved(w io.Writer, f savedFile) {
+	if f.NotSaved != "" {
+		fmt.Fprintf(w, " %s not saved: %s\n", f.Name, f.NotSaved)
+		return
+	}
+	fmt.Fprintf(w, ": %s (%s)\n", f.Path, f.MIME)
+}
+
+// printTable prints a table's first rows, tab-separated.
+func printTable(w io.Writer, t analyst.ResultTable) {
+	fmt.Fprintf(w, "\ntable")
+	if t.Name != "" {
+		fmt.Fprintf(w, " %q", t.Name)
+	}
+	fmt.Fprintf(w, " (%d rows", t.TotalRows)
+	if shown := len(t.Columns); t.TotalColumns > shown {
+		fmt.Fprintf(w, ", %d of %d columns shown", shown, t.TotalColumns)
+	}
+	fmt.Fprintf(w, "):\n%s\n", strings.Join(t.Columns, "\t"))
+	for _, row := range t.Rows[:min(len(t.Rows), maxShownRows)] {
+		cells := make([]string, len(row))
+		for i, v := range row {
+			if v != nil {
+				cells[i] = fmt.Sprint(v)
+			}
+		}
+		fmt.Fprintln(w, strings.Join(cells, "\t"))
+	}
+	if more := t.TotalRows - min(len(t.Rows), maxShownRows); more > 0 {
+		fmt.Fprintf(w, "… %d more rows\n", more)
+	}
+}
+
+// printCleaning prints a cleaning summary, every warning included.
+func printCleaning(w io.Writer, c analyst.CleanSummary) {
+	fmt.Fprintf(w, "\ncleaning %s → %s: %d rows in, %d out, %d duplicates removed\n", c.Source, c.Output, c.RowsIn, c.RowsOut, c.DuplicatesRemoved)
+	cols := make([]string, 0, len(c.Changed))
+	for col := range c.Changed {
+		cols = append(cols, col)
+	}
+	slices.Sort(cols)
+	for i, col := range cols {
+		cols[i] = fmt.Sprintf("%s %d", col, c.Changed[col])
+	}
+	if len(cols) > 0 {
+		fmt.Fprintf(w, "  values changed: %s\n", strings.Join(cols, ", "))
+	}
+	dates := make([]string, 0, len(c.Dates))
+	for col := range c.Dates {
+		dates = append(dates, col)
+	}
+	slices.Sort(dates)
+	for _, col := range dates {
+		p := c.Dates[col]
+		fmt.Fprintf(w, "  dates %s: %d parsed, %d failed (%.1f%% parsed)\n", col, p.Parsed, p.Failed, 100*p.Rate)
+	}
+	for _, wr := range c.Warnings {
+		fmt.Fprintf(w, "  warning: row %d, %s: %q %s\n", wr.Row, wr.Column, wr.Value, wr.Reason)
+	}
+	if more := c.WarningsTotal - len(c.Warnings); more > 0 {
+		fmt.Fprintf(w, "  … %d more warnings\n", more)
+	}
+}
