@@ -4,7 +4,9 @@
 # one) and returns the profile as a JSON string; a file it cannot read
 # gets a reason in its table's "error", never a traceback. The work is
 # vectorised; inference runs on a sample and makes a full pass only over
-# the columns the sample qualifies. Bounds: a sniffing sample of
+# the columns the sample qualifies; each column is factorized once, and
+# its missing, distinct and top values and its part of the duplicate
+# rows' key all come from those codes. Bounds: a sniffing sample of
 # SNIFF_BYTES, a first line of at most MAX_LINE_BYTES, at most MAX_COLUMNS
 # columns, SAMPLE_ROWS sample rows, TOP_VALUES top values, strings cut to
 # MAX_TEXT characters.
@@ -214,6 +216,74 @@ def read_excel(path, sheets):
         raise Unreadable("not a readable .xlsx workbook: %s" % cut(e))
 
 
+# Counting ----------------------------------------------------------------
+
+
+class Factorized:
+    """A column's values, counted once: codes index uniques (-1 marks a
+    missing value), counts[i] counts uniques[i], in order of first
+    appearance. A column holding unhashable values (nested JSON) is
+    counted as text."""
+
+    def __init__(self, s):
+        try:
+            codes, uniques = pd.factorize(s)
+        except TypeError:
+            s = s.astype(str).where(s.notna())
+            codes, uniques = pd.factorize(s)
+        counts = np.bincount(codes + 1, minlength=len(uniques) + 1)
+        self.s, self.codes, self.uniques = s, codes, uniques
+        self.missing, self.counts = int(counts[0]), counts[1:]
+
+    def top(self, n):
+        """The n most frequent values and their counts, most frequent
+        first, ties in order of first appearance (as nlargest keeps them)."""
+        counts = self.counts
+        if len(counts) > n:
+            kth = np.partition(counts, len(counts) - n)[len(counts) - n]
+            picked = np.flatnonzero(counts >= kth)
+        else:
+            picked = np.arange(len(counts))
+        picked = picked[np.argsort(-counts[picked], kind="stable")[:n]]
+        return zip(self.uniques.take(picked).tolist(), counts[picked].tolist())
+
+
+class RowKey:
+    """An exact key of each row over the columns folded into it: two rows
+    have the same key if and only if they are equal in every such column
+    (missing equal to missing). Each column's codes fold in mixed radix;
+    the key is renumbered by factorizing it whenever the next column would
+    overflow int64. No hashing of rows, so no collisions."""
+
+    def __init__(self, rows):
+        self.key, self.size, self.all_distinct = np.zeros(rows, dtype=np.int64), 1, rows < 2
+
+    def fold(self, f):
+        if self.all_distinct:
+            return
+        if f.missing <= 1 and len(f.uniques) + f.missing == len(self.key):  # a column of distinct values
+            self.all_distinct = True
+            return
+        radix = len(f.uniques) + 1
+        if self.size > (1 << 63) // radix:
+            self.renumber()
+            if self.all_distinct:
+                return
+        self.key = self.key * radix + (f.codes + 1)
+        self.size *= radix
+
+    def renumber(self):
+        self.key, uniques = pd.factorize(self.key)
+        self.size = len(uniques)
+        self.all_distinct = self.size == len(self.key)
+
+    def duplicates(self):
+        """Rows equal to an earlier one."""
+        if not self.all_distinct:
+            self.renumber()
+        return 0 if self.all_distinct else len(self.key) - self.size
+
+
 # Inference ---------------------------------------------------------------
 
 
@@ -293,14 +363,14 @@ def infer(df, warns):
 # Profile -----------------------------------------------------------------
 
 
-def column_warnings(s, sample, vc, rows):
-    """The warnings of column s, given a sample of it and its value
-    counts: the checks over every value look at each distinct one once."""
+def column_warnings(f, sample, rows):
+    """The warnings of a column, given a sample of it and its counts: the
+    checks over every value look at each distinct one once."""
     out = []
-    distinct = len(vc)
+    distinct = len(f.uniques)
     if rows > 1 and distinct <= 1:
         out.append("constant column: one value" if distinct else "constant column: every value is missing")
-    if s.dtype != object or not len(sample):
+    if f.s.dtype != object or not len(sample):
         return out
     kinds = sample.map(lambda v: type(v).__name__).value_counts()
     if len(kinds) > 1:
@@ -310,14 +380,11 @@ def column_warnings(s, sample, vc, rows):
         if 0.05 <= isnum.mean() < 0.98:
             others = sample[~isnum].head(3).tolist()
             out.append("mixed types: %.0f%% numbers and text such as %s" % (100 * isnum.mean(), ", ".join(repr(cut(v)) for v in others)))
-    values = pd.Series(vc.index, dtype=object)
-    text = values.map(lambda v: isinstance(v, str)).to_numpy()
-    if text.any():
-        strs = values[text]
-        spaced = (strs.str.strip() != strs).to_numpy()
-        n = int(vc.to_numpy()[text][spaced].sum())
-        if n:
-            out.append("leading or trailing spaces in %d values" % n)
+    values = f.uniques.to_numpy(dtype=object)
+    spaced = np.fromiter((isinstance(v, str) and v != v.strip() for v in values), dtype=bool, count=len(values))
+    n = int(f.counts[spaced].sum())
+    if n:
+        out.append("leading or trailing spaces in %d values" % n)
     return out
 
 
@@ -336,12 +403,9 @@ def summary(s):
     return None
 
 
-def duplicate_rows(df):
-    """Rows equal to an earlier one."""
-    try:
-        return int(df.duplicated().sum())
-    except TypeError:  # unhashable cells (nested JSON)
-        return int(df.astype(str).duplicated().sum())
+def shown(v):
+    """A sample cell as text: "" for a missing value."""
+    return "" if pd.api.types.is_scalar(v) and pd.isna(v) else cut(v)
 
 
 def profile_frame(df, frame, fmt, how, warns_by_col, inferred):
@@ -349,33 +413,29 @@ def profile_frame(df, frame, fmt, how, warns_by_col, inferred):
     table = {"name": frame["name"], "dataset": frame["dataset"], "format": fmt, "reading": how,
              "rows": int(rows), "columns": int(ncols), "memory_bytes": int(df.memory_usage(deep=False).sum())}
     cols = []
+    key = RowKey(rows)
     for i, col in enumerate(df.columns):
-        s = df.iloc[:, i]
+        f = Factorized(df.iloc[:, i])
+        key.fold(f)
+        s, distinct = f.s, len(f.uniques)
         sample = sample_of(s) if s.dtype == object else s.iloc[:0]
-        if sample.map(lambda v: isinstance(v, (list, dict))).any():  # nested JSON
-            s = s.astype(str).where(s.notna())
-            sample = sample.astype(str)
-        vc = s.value_counts(dropna=True, sort=False)
-        distinct = int(len(vc))
-        c = {"name": cut(col), "dtype": str(s.dtype), "missing": int(s.isna().sum()), "distinct": distinct}
+        c = {"name": cut(col), "dtype": str(s.dtype), "missing": f.missing, "distinct": distinct}
         if col in inferred:
             c["inferred"] = inferred[col]
         st = summary(s)
         if st:
             c["summary"] = st
         if 0 < distinct <= LOW_CARDINALITY or (s.dtype == object and distinct):
-            top = vc.nlargest(TOP_VALUES)
-            c["top"] = [{"value": cut(v), "count": int(n)} for v, n in top.items()]
-        w = warns_by_col.get(col, []) + column_warnings(s, sample, vc, rows)
+            c["top"] = [{"value": cut(v), "count": n} for v, n in f.top(TOP_VALUES)]
+        w = warns_by_col.get(col, []) + column_warnings(f, sample, rows)
         if w:
             c["warnings"] = w
         cols.append(c)
     table["column_profiles"] = cols
     head = df.head(SAMPLE_ROWS)
-    table["sample"] = [["" if pd.isna(v) else cut(v) for v in row] for row in head.itertuples(index=False, name=None)] \
-        if ncols else []
+    table["sample"] = [[shown(v) for v in row] for row in head.itertuples(index=False, name=None)] if ncols else []
     warns = []
-    dups = duplicate_rows(df) if ncols else 0
+    dups = key.duplicates() if ncols else 0
     table["duplicate_rows"] = dups
     if dups:
         warns.append("%d duplicate rows" % dups)
