@@ -318,22 +318,25 @@ def text_to_number(s, sample):
 
 
 def text_to_date(s, sample):
-    """(dates, parsed share) when most sampled values look like dates."""
+    """(dates, parsed share) when most sampled values look like dates.
+    Each distinct value is stripped and parsed once, as to_datetime over
+    the whole column would: it guesses the format from the first value."""
     st = sample.str.strip()
     if st.str.match(_DATE).mean() < 0.8:
         return None, 0.0
     first = st.str.extract(r"^(\d{1,2})[-/.]\d{1,2}[-/.]\d{2,4}", expand=False).dropna()
     dayfirst = bool(len(first)) and (first.astype(int) > 12).any()
-    if (st != sample).any():  # a full pass to strip only when the sample needs it
-        s = s.str.strip()
+    f = Factorized(s)
+    values = f.uniques.str.strip() if (st != sample).any() else f.uniques  # strip only when the sample needs it
     iso = st.str.match(r"^\d{4}-\d{2}-\d{2}$").all()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if iso:  # the parser's fast path
-            out = pd.to_datetime(s, errors="coerce", format="%Y-%m-%d")
+            dates = pd.to_datetime(values, errors="coerce", format="%Y-%m-%d")
         else:
-            out = pd.to_datetime(s, errors="coerce", dayfirst=dayfirst, infer_datetime_format=True)
-    share = out.notna().sum() / max(1, s.notna().sum())
+            dates = pd.to_datetime(values, errors="coerce", dayfirst=dayfirst, infer_datetime_format=True)
+    share = f.counts[dates.notna()].sum() / max(1, f.counts[values.notna()].sum())
+    out = pd.Series(dates.take(f.codes, allow_fill=True, fill_value=pd.NaT), index=s.index, name=s.name)
     return out, share
 
 
