@@ -7,9 +7,11 @@
 # the columns the sample qualifies; each column is factorized once, and
 # its missing, distinct and top values and its part of the duplicate
 # rows' key all come from those codes. Bounds: a sniffing sample of
-# SNIFF_BYTES, a first line of at most MAX_LINE_BYTES, at most MAX_COLUMNS
-# columns, SAMPLE_ROWS sample rows, TOP_VALUES top values, strings cut to
-# MAX_TEXT characters.
+# SNIFF_BYTES (the encoding check reads the rest in blocks of
+# BLOCK_BYTES), a first line of at most MAX_LINE_BYTES, at most
+# MAX_COLUMNS columns, SAMPLE_ROWS sample rows, TOP_VALUES top values,
+# strings cut to MAX_TEXT characters.
+import codecs
 import csv
 import io
 import itertools
@@ -23,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 SNIFF_BYTES = 256 << 10
+BLOCK_BYTES = 1 << 20
 MAX_LINE_BYTES = 1 << 20
 MAX_COLUMNS = 10_000
 SAMPLE_ROWS = 5
@@ -89,20 +92,35 @@ def detect_encoding(path):
     cp1252 (latin-1 for the five bytes cp1252 leaves undefined). UTF-16
     and binary files are refused."""
     with open(path, "rb") as f:
+        head = f.read(SNIFF_BYTES)
+        if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+            raise Unreadable("UTF-16 text, which is not supported: save it as UTF-8")
+        if b"\x00" in head:
+            raise Unreadable("not a text file (it holds NUL bytes): expected CSV, TSV, JSON, JSON Lines or .xlsx")
+        enc = "utf-8-sig" if head.startswith(b"\xef\xbb\xbf") else "utf-8"
+        if decodes(head, f, enc):
+            return enc
+    with open(path, "rb") as f:
         data = f.read()
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        raise Unreadable("UTF-16 text, which is not supported: save it as UTF-8")
-    if b"\x00" in data[:SNIFF_BYTES]:
-        raise Unreadable("not a text file (it holds NUL bytes): expected CSV, TSV, JSON, JSON Lines or .xlsx")
-    enc = "utf-8-sig" if data.startswith(b"\xef\xbb\xbf") else "utf-8"
-    try:
-        data.decode(enc)
-        return enc
-    except UnicodeDecodeError:
-        pass
     if any(b in data for b in (b"\x81", b"\x8d", b"\x8f", b"\x90", b"\x9d")):
         return "latin-1"
     return "cp1252"
+
+
+def decodes(head, f, encoding):
+    """Whether head and the rest of f decode, read a block at a time; an
+    ASCII block between whole characters needs no decoding."""
+    dec = codecs.getincrementaldecoder(encoding)()
+    block = head
+    try:
+        while block:
+            if not block.isascii() or dec.getstate()[0]:
+                dec.decode(block)
+            block = f.read(BLOCK_BYTES)
+        dec.decode(b"", final=True)
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def sniff_text(path, encoding):
