@@ -54,16 +54,19 @@ func (s *Service) StartAgentRun(ctx context.Context, tenant string, req api.Agen
 	started := run.snapshot(false)
 	run.publish(EventAgentRun, api.AgentEvent{Run: &started})
 	go func() {
-		defer s.agents.finished(run)
 		defer close(run.done)
-		defer cancel()
-		defer payload.Release()
 		trace, err := agent.Run(runCtx, cfg, task)
 		if err != nil {
 			s.log.Warn("agent run failed", "agent_run", run.id, "err", redactErr(s.cfg.Redactor, err))
 		}
 		end := run.finish(trace, err)
 		run.feed.dropOutput()
+		cancel()
+		payload.Release()
+		// Ended before the result is published: a caller that has seen it
+		// may start its next run at once, within its share, and finds
+		// this one among the ended (and retained) runs.
+		s.agents.finished(run)
 		run.publish(EventResult, api.AgentEvent{Run: &end})
 		run.feed.end()
 	}()
