@@ -81,8 +81,12 @@ json_dumps, json_loads = json_codec()
 
 
 def private_fd(fd, mode):
-    """Move a channel fd out of the user's way (fds 3 and 4 are theirs)."""
-    high = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 100)
+    """Move a channel fd out of the user's way (fds 3 and 4 are theirs):
+    to fd 100 or above, or, under a lower open-files limit, to the top two
+    fds it allows (a session may have as few as 16)."""
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    low = 100 if soft == resource.RLIM_INFINITY else max(5, min(100, soft - 2))
+    high = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, low)
     os.close(fd)
     return os.fdopen(high, mode, encoding="utf-8")
 
