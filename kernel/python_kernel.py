@@ -296,6 +296,30 @@ def run_main(request):
     exit_like_interpreter(status, main, interrupted)
 
 
+def setup(request):
+    """Make a warm session kernel the session it was taken for.
+
+    The kernel started with the largest rlimits a session may have and
+    the image's environment; the host sends the session's before its
+    first cell: the rlimits are lowered to the session's (the kernel
+    cannot raise them back, nor can a cell), the environment added, and
+    the standard streams buffered as the session's PYTHONUNBUFFERED asks.
+    """
+    reply = {"id": request["id"], "token": request["token"], "status": "ok"}
+    try:
+        limits = request.get("limits") or {}
+        for key, which in (("file_size_bytes", resource.RLIMIT_FSIZE), ("open_files", resource.RLIMIT_NOFILE),
+                           ("processes", resource.RLIMIT_NPROC)):
+            if limits.get(key):
+                resource.setrlimit(which, (limits[key], limits[key]))
+        os.environ.update(request.get("env") or {})
+        buffer_stdio_as(bool(os.environ.get("PYTHONUNBUFFERED")))
+    except Exception as exc:
+        reply["status"] = "error"
+        reply["error"] = {"type": type_name(exc), "message": str(exc)}
+    return reply
+
+
 def buffer_stdio_as(unbuffered):
     """Buffer stdout and stderr as an interpreter started with the
     program's environment would: PYTHONUNBUFFERED (non-empty) means no
@@ -409,6 +433,9 @@ def main():
         request = json_loads(line)
         if request.get("op") == "run":
             run_main(request)
+        if request.get("op") == "setup":
+            send(setup(request))
+            continue
         try:
             reply = run_cell(request)
         except KeyboardInterrupt:  # arrived between the cell and its reply
