@@ -287,6 +287,9 @@ def run_main(request):
         tb = exc.__traceback__
         while tb is not None and tb.tb_frame.f_code.co_filename == KERNEL_FILE:
             tb = tb.tb_next
+        # The default hook prints the exception's own __traceback__, not
+        # the one it is given: the kernel's frames leave both.
+        exc.__traceback__ = tb
         try:
             sys.excepthook(type(exc), exc, tb)
         except BaseException:
