@@ -70,12 +70,13 @@ directory). Each image has its own sandboxes: --warm, --warm-sessions and
 --warm-sessions N keeps N sessions per image started ahead of requests,
 the Python kernel running with numpy, pandas and matplotlib.pyplot (those
 the image has) already imported; a new session (or analysis) takes one,
-with its limits, files and variables applied then, and starts in
-milliseconds instead of seconds. A session setting a variable the
-interpreter reads at its start (PYTHON*, LD_*, LC_*, LANG, TZ, HOME,
-MPL*, OMP_*, ...) starts cold. Each holds its idle interpreter's memory,
-some 70 MiB with pandas, and a uid; replacements are built while no cell
-runs. /metrics reports the pool as "warm-sessions".
+with its limits, files and variables applied then, and skips the
+interpreter's start and those imports (about half a second in the
+datascience image). A session setting a variable the interpreter reads
+at its start (PYTHON*, LD_*, LC_*, LANG, TZ, HOME, MPL*, OMP_*, ...)
+starts cold. Each holds memory while it waits, some 85 MiB with pandas,
+and a uid; replacements are built while no cell runs. /metrics reports
+the pool as "warm-sessions".
 
 Run records and the result cache are kept in --db: a SQLite file path (the
 default is ` + store.DefaultSQLitePath + `) or a postgres:// URL. Runs a
@@ -114,7 +115,7 @@ get ` + shutdownGrace.String() + ` to finish.`,
 	fl.StringVar(&f.config, "config", "", "JSON file of server, redaction and tenant limits (see above)")
 	fl.StringVar(&f.db, "db", "", "run store: SQLite file path or postgres:// URL (default "+store.DefaultSQLitePath+")")
 	fl.IntVar(&f.warm, "warm", 0, "Python sandboxes kept running with the interpreter started")
-	fl.IntVar(&f.warmSessions, "warm-sessions", 0, "Python sessions kept started with pandas imported, per image (~70 MiB each)")
+	fl.IntVar(&f.warmSessions, "warm-sessions", 0, "Python sessions kept started with pandas imported, per image (~85 MiB each)")
 	fl.IntVar(&f.prestart, "prestart", 2, "sandboxes kept built ahead of requests")
 	fl.StringVar(&f.rootfs, "rootfs", "", "root filesystem directory (default: the host's system directories, read-only)")
 	fl.StringArrayVar(&f.images, "image", nil, "offer the built image `NAME` (crucible image ls), or \"host\" for the host's directories; repeatable, the first is the default")

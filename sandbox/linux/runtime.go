@@ -48,9 +48,10 @@ type Options struct {
 	Warm int
 	// WarmSessions is how many sessions to keep started, with the session
 	// kernel running and Preload imported, waiting for NewSession (see
-	// warmsession.go for the requests one serves). Each holds its
-	// interpreter's memory while it waits: some 70 MiB with pandas, numpy
-	// and matplotlib in the data-science image. 0 keeps none.
+	// warmsession.go for the requests one serves). Each holds its memory
+	// while it waits: some 85 MiB charged to its cgroup (60 MiB of it the
+	// interpreter's resident memory) with numpy, pandas and matplotlib in
+	// the data-science image, and a uid. 0 keeps none.
 	WarmSessions int
 	// Preload lists the modules a warm interpreter (of Warm or
 	// WarmSessions) imports in advance; nil means DefaultPreload, and
