@@ -84,10 +84,13 @@ type Runtime struct {
 	// warmTasks is the number of processes and threads the last warm
 	// interpreter built had once started (numpy's math library starts
 	// threads as it is imported): a run allowed fewer is not served warm.
-	// warmSessionTasks is the same for warm sessions.
-	warmTasks        atomic.Int64
-	warmSessionTasks atomic.Int64
-	sessions         *sessionTable
+	// warmSessionTasks is the same for warm sessions, and
+	// warmSessionMemory the memory the last one built had used: a
+	// session allowed no more is not served warm.
+	warmTasks         atomic.Int64
+	warmSessionTasks  atomic.Int64
+	warmSessionMemory atomic.Int64
+	sessions          *sessionTable
 	// cellsRunning counts the cells running in the sessions; warm
 	// sessions are built while it is zero.
 	cellsRunning cellGate

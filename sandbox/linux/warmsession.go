@@ -28,8 +28,9 @@ import (
 //
 //   - memory and processes: the cgroup's limits, set from the host; a
 //     kernel that already holds more tasks (numpy's threads) than the
-//     session may have is not used, nor one whose memory is over the
-//     session's limit (the kernel refuses the lower limit);
+//     session may have is not used, nor one that used as much memory as
+//     the session may (pandas alone takes some 85 MiB): such a session
+//     starts cold, without the preload;
 //   - disk: the size of the working tmpfs, reconfigured from the host
 //     (resizeDisk), and /proc/meminfo rewritten (writeMeminfo);
 //   - rlimits (file size, open files, processes): the kernel starts with
@@ -66,6 +67,9 @@ func (r *Runtime) launchWarmSession(preload []string) (*sandboxProc, error) {
 	if n, err := p.cg.pidsCurrent(); err == nil {
 		r.warmSessionTasks.Store(n)
 	}
+	if u, err := p.cg.usage(); err == nil {
+		r.warmSessionMemory.Store(u.PeakBytes)
+	}
 	return p, nil
 }
 
@@ -76,6 +80,7 @@ func (r *Runtime) launchWarmSession(preload []string) (*sandboxProc, error) {
 func (r *Runtime) takeWarmSession(req *sandbox.SessionRequest, lim sandbox.Limits) *sandboxProc {
 	top := warmSessionRlimits()
 	if r.warmSessions == nil || startupEnv(req.Env) || lim.Processes < r.warmSessionTasks.Load() ||
+		lim.MemoryBytes <= r.warmSessionMemory.Load() ||
 		lim.Processes > top.Processes || lim.FileSizeBytes > top.FileSizeBytes || lim.OpenFiles > top.OpenFiles {
 		return nil
 	}

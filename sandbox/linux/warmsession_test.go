@@ -126,7 +126,8 @@ func TestWarmSessionReplaced(t *testing.T) {
 }
 
 // TestWarmSessionPreloaded proves a warm session of the data-science image
-// has pandas imported before its first cell, which reads a read-only CSV.
+// has pandas imported before its first cell, which reads a read-only CSV;
+// and that a session with less memory than that holds starts cold.
 func TestWarmSessionPreloaded(t *testing.T) {
 	opts := imageOptions(openImage(t))
 	opts.WarmSessions = 1
@@ -146,6 +147,20 @@ func TestWarmSessionPreloaded(t *testing.T) {
 	}
 	if st := rt.WarmSessionStats(); st.Hits != 1 {
 		t.Errorf("the session was not served warm: %+v", st)
+	}
+	// A session allowed less memory than the warm kernel holds starts
+	// cold, and leaves the pool's session for another.
+	awaitWarmSessions(t, rt)
+	small, err := rt.NewSession(ctx, sandbox.SessionRequest{Language: sandbox.Python, Limits: sandbox.Limits{MemoryBytes: 48 * sandbox.MiB}})
+	if err != nil {
+		t.Fatalf("NewSession with 48 MiB: %v", err)
+	}
+	defer small.Close()
+	if res := execCode(t, small, "import sys\n'pandas' in sys.modules"); res.Value != "False" {
+		t.Errorf("a session of 48 MiB: %s, want a cold one, pandas not imported", describe(res))
+	}
+	if st := rt.WarmSessionStats(); st.Hits != 1 || st.Ready != st.Size {
+		t.Errorf("a session of 48 MiB took the warm one: %+v", st)
 	}
 }
 
