@@ -23,7 +23,7 @@ import (
 
 // form is a multipart/form-data body: parts of [name, filename, content]
 // (filename "" for a field).
-func form(t *testing.T, parts ...[3]string) (body []byte, contentType string) {
+func form(t testing.TB, parts ...[3]string) (body []byte, contentType string) {
 	t.Helper()
 	var b bytes.Buffer
 	mw := multipart.NewWriter(&b)
