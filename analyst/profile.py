@@ -4,10 +4,14 @@
 # one) and returns the profile as a JSON string; a file it cannot read
 # gets a reason in its table's "error", never a traceback. The work is
 # vectorised; inference runs on a sample and makes a full pass only over
-# the columns the sample qualifies. Bounds: a sniffing sample of
-# SNIFF_BYTES, a first line of at most MAX_LINE_BYTES, at most MAX_COLUMNS
-# columns, SAMPLE_ROWS sample rows, TOP_VALUES top values, strings cut to
-# MAX_TEXT characters.
+# the columns the sample qualifies; each column is factorized once, and
+# its missing, distinct and top values and its part of the duplicate
+# rows' key all come from those codes. Bounds: a sniffing sample of
+# SNIFF_BYTES (the encoding check reads the rest in blocks of
+# BLOCK_BYTES), a first line of at most MAX_LINE_BYTES, at most
+# MAX_COLUMNS columns, SAMPLE_ROWS sample rows, TOP_VALUES top values,
+# strings cut to MAX_TEXT characters.
+import codecs
 import csv
 import io
 import itertools
@@ -21,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 SNIFF_BYTES = 256 << 10
+BLOCK_BYTES = 1 << 20
 MAX_LINE_BYTES = 1 << 20
 MAX_COLUMNS = 10_000
 SAMPLE_ROWS = 5
@@ -87,20 +92,35 @@ def detect_encoding(path):
     cp1252 (latin-1 for the five bytes cp1252 leaves undefined). UTF-16
     and binary files are refused."""
     with open(path, "rb") as f:
+        head = f.read(SNIFF_BYTES)
+        if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+            raise Unreadable("UTF-16 text, which is not supported: save it as UTF-8")
+        if b"\x00" in head:
+            raise Unreadable("not a text file (it holds NUL bytes): expected CSV, TSV, JSON, JSON Lines or .xlsx")
+        enc = "utf-8-sig" if head.startswith(b"\xef\xbb\xbf") else "utf-8"
+        if decodes(head, f, enc):
+            return enc
+    with open(path, "rb") as f:
         data = f.read()
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        raise Unreadable("UTF-16 text, which is not supported: save it as UTF-8")
-    if b"\x00" in data[:SNIFF_BYTES]:
-        raise Unreadable("not a text file (it holds NUL bytes): expected CSV, TSV, JSON, JSON Lines or .xlsx")
-    enc = "utf-8-sig" if data.startswith(b"\xef\xbb\xbf") else "utf-8"
-    try:
-        data.decode(enc)
-        return enc
-    except UnicodeDecodeError:
-        pass
     if any(b in data for b in (b"\x81", b"\x8d", b"\x8f", b"\x90", b"\x9d")):
         return "latin-1"
     return "cp1252"
+
+
+def decodes(head, f, encoding):
+    """Whether head and the rest of f decode, read a block at a time; an
+    ASCII block between whole characters needs no decoding."""
+    dec = codecs.getincrementaldecoder(encoding)()
+    block = head
+    try:
+        while block:
+            if not block.isascii() or dec.getstate()[0]:
+                dec.decode(block)
+            block = f.read(BLOCK_BYTES)
+        dec.decode(b"", final=True)
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def sniff_text(path, encoding):
@@ -214,6 +234,74 @@ def read_excel(path, sheets):
         raise Unreadable("not a readable .xlsx workbook: %s" % cut(e))
 
 
+# Counting ----------------------------------------------------------------
+
+
+class Factorized:
+    """A column's values, counted once: codes index uniques (-1 marks a
+    missing value), counts[i] counts uniques[i], in order of first
+    appearance. A column holding unhashable values (nested JSON) is
+    counted as text."""
+
+    def __init__(self, s):
+        try:
+            codes, uniques = pd.factorize(s)
+        except TypeError:
+            s = s.astype(str).where(s.notna())
+            codes, uniques = pd.factorize(s)
+        counts = np.bincount(codes + 1, minlength=len(uniques) + 1)
+        self.s, self.codes, self.uniques = s, codes, uniques
+        self.missing, self.counts = int(counts[0]), counts[1:]
+
+    def top(self, n):
+        """The n most frequent values and their counts, most frequent
+        first, ties in order of first appearance (as nlargest keeps them)."""
+        counts = self.counts
+        if len(counts) > n:
+            kth = np.partition(counts, len(counts) - n)[len(counts) - n]
+            picked = np.flatnonzero(counts >= kth)
+        else:
+            picked = np.arange(len(counts))
+        picked = picked[np.argsort(-counts[picked], kind="stable")[:n]]
+        return zip(self.uniques.take(picked).tolist(), counts[picked].tolist())
+
+
+class RowKey:
+    """An exact key of each row over the columns folded into it: two rows
+    have the same key if and only if they are equal in every such column
+    (missing equal to missing). Each column's codes fold in mixed radix;
+    the key is renumbered by factorizing it whenever the next column would
+    overflow int64. No hashing of rows, so no collisions."""
+
+    def __init__(self, rows):
+        self.key, self.size, self.all_distinct = np.zeros(rows, dtype=np.int64), 1, rows < 2
+
+    def fold(self, f):
+        if self.all_distinct:
+            return
+        if f.missing <= 1 and len(f.uniques) + f.missing == len(self.key):  # a column of distinct values
+            self.all_distinct = True
+            return
+        radix = len(f.uniques) + 1
+        if self.size > (1 << 63) // radix:
+            self.renumber()
+            if self.all_distinct:
+                return
+        self.key = self.key * radix + (f.codes + 1)
+        self.size *= radix
+
+    def renumber(self):
+        self.key, uniques = pd.factorize(self.key)
+        self.size = len(uniques)
+        self.all_distinct = self.size == len(self.key)
+
+    def duplicates(self):
+        """Rows equal to an earlier one."""
+        if not self.all_distinct:
+            self.renumber()
+        return 0 if self.all_distinct else len(self.key) - self.size
+
+
 # Inference ---------------------------------------------------------------
 
 
@@ -248,22 +336,25 @@ def text_to_number(s, sample):
 
 
 def text_to_date(s, sample):
-    """(dates, parsed share) when most sampled values look like dates."""
+    """(dates, parsed share) when most sampled values look like dates.
+    Each distinct value is stripped and parsed once, as to_datetime over
+    the whole column would: it guesses the format from the first value."""
     st = sample.str.strip()
     if st.str.match(_DATE).mean() < 0.8:
         return None, 0.0
     first = st.str.extract(r"^(\d{1,2})[-/.]\d{1,2}[-/.]\d{2,4}", expand=False).dropna()
     dayfirst = bool(len(first)) and (first.astype(int) > 12).any()
-    if (st != sample).any():  # a full pass to strip only when the sample needs it
-        s = s.str.strip()
+    f = Factorized(s)
+    values = f.uniques.str.strip() if (st != sample).any() else f.uniques  # strip only when the sample needs it
     iso = st.str.match(r"^\d{4}-\d{2}-\d{2}$").all()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if iso:  # the parser's fast path
-            out = pd.to_datetime(s, errors="coerce", format="%Y-%m-%d")
+            dates = pd.to_datetime(values, errors="coerce", format="%Y-%m-%d")
         else:
-            out = pd.to_datetime(s, errors="coerce", dayfirst=dayfirst, infer_datetime_format=True)
-    share = out.notna().sum() / max(1, s.notna().sum())
+            dates = pd.to_datetime(values, errors="coerce", dayfirst=dayfirst, infer_datetime_format=True)
+    share = f.counts[dates.notna()].sum() / max(1, f.counts[values.notna()].sum())
+    out = pd.Series(dates.take(f.codes, allow_fill=True, fill_value=pd.NaT), index=s.index, name=s.name)
     return out, share
 
 
@@ -293,14 +384,14 @@ def infer(df, warns):
 # Profile -----------------------------------------------------------------
 
 
-def column_warnings(s, sample, vc, rows):
-    """The warnings of column s, given a sample of it and its value
-    counts: the checks over every value look at each distinct one once."""
+def column_warnings(f, sample, rows):
+    """The warnings of a column, given a sample of it and its counts: the
+    checks over every value look at each distinct one once."""
     out = []
-    distinct = len(vc)
+    distinct = len(f.uniques)
     if rows > 1 and distinct <= 1:
         out.append("constant column: one value" if distinct else "constant column: every value is missing")
-    if s.dtype != object or not len(sample):
+    if f.s.dtype != object or not len(sample):
         return out
     kinds = sample.map(lambda v: type(v).__name__).value_counts()
     if len(kinds) > 1:
@@ -310,14 +401,11 @@ def column_warnings(s, sample, vc, rows):
         if 0.05 <= isnum.mean() < 0.98:
             others = sample[~isnum].head(3).tolist()
             out.append("mixed types: %.0f%% numbers and text such as %s" % (100 * isnum.mean(), ", ".join(repr(cut(v)) for v in others)))
-    values = pd.Series(vc.index, dtype=object)
-    text = values.map(lambda v: isinstance(v, str)).to_numpy()
-    if text.any():
-        strs = values[text]
-        spaced = (strs.str.strip() != strs).to_numpy()
-        n = int(vc.to_numpy()[text][spaced].sum())
-        if n:
-            out.append("leading or trailing spaces in %d values" % n)
+    values = f.uniques.to_numpy(dtype=object)
+    spaced = np.fromiter((isinstance(v, str) and v != v.strip() for v in values), dtype=bool, count=len(values))
+    n = int(f.counts[spaced].sum())
+    if n:
+        out.append("leading or trailing spaces in %d values" % n)
     return out
 
 
@@ -336,12 +424,9 @@ def summary(s):
     return None
 
 
-def duplicate_rows(df):
-    """Rows equal to an earlier one."""
-    try:
-        return int(df.duplicated().sum())
-    except TypeError:  # unhashable cells (nested JSON)
-        return int(df.astype(str).duplicated().sum())
+def shown(v):
+    """A sample cell as text: "" for a missing value."""
+    return "" if pd.api.types.is_scalar(v) and pd.isna(v) else cut(v)
 
 
 def profile_frame(df, frame, fmt, how, warns_by_col, inferred):
@@ -349,33 +434,29 @@ def profile_frame(df, frame, fmt, how, warns_by_col, inferred):
     table = {"name": frame["name"], "dataset": frame["dataset"], "format": fmt, "reading": how,
              "rows": int(rows), "columns": int(ncols), "memory_bytes": int(df.memory_usage(deep=False).sum())}
     cols = []
+    key = RowKey(rows)
     for i, col in enumerate(df.columns):
-        s = df.iloc[:, i]
+        f = Factorized(df.iloc[:, i])
+        key.fold(f)
+        s, distinct = f.s, len(f.uniques)
         sample = sample_of(s) if s.dtype == object else s.iloc[:0]
-        if sample.map(lambda v: isinstance(v, (list, dict))).any():  # nested JSON
-            s = s.astype(str).where(s.notna())
-            sample = sample.astype(str)
-        vc = s.value_counts(dropna=True, sort=False)
-        distinct = int(len(vc))
-        c = {"name": cut(col), "dtype": str(s.dtype), "missing": int(s.isna().sum()), "distinct": distinct}
+        c = {"name": cut(col), "dtype": str(s.dtype), "missing": f.missing, "distinct": distinct}
         if col in inferred:
             c["inferred"] = inferred[col]
         st = summary(s)
         if st:
             c["summary"] = st
         if 0 < distinct <= LOW_CARDINALITY or (s.dtype == object and distinct):
-            top = vc.nlargest(TOP_VALUES)
-            c["top"] = [{"value": cut(v), "count": int(n)} for v, n in top.items()]
-        w = warns_by_col.get(col, []) + column_warnings(s, sample, vc, rows)
+            c["top"] = [{"value": cut(v), "count": n} for v, n in f.top(TOP_VALUES)]
+        w = warns_by_col.get(col, []) + column_warnings(f, sample, rows)
         if w:
             c["warnings"] = w
         cols.append(c)
     table["column_profiles"] = cols
     head = df.head(SAMPLE_ROWS)
-    table["sample"] = [["" if pd.isna(v) else cut(v) for v in row] for row in head.itertuples(index=False, name=None)] \
-        if ncols else []
+    table["sample"] = [[shown(v) for v in row] for row in head.itertuples(index=False, name=None)] if ncols else []
     warns = []
-    dups = duplicate_rows(df) if ncols else 0
+    dups = key.duplicates() if ncols else 0
     table["duplicate_rows"] = dups
     if dups:
         warns.append("%d duplicate rows" % dups)

@@ -54,6 +54,29 @@ type RunLimits struct {
 	OpenFiles     int64 `json:"open_files"`
 }
 
+// Setup makes a warm session kernel, started before its session was
+// asked for, the session's: it is the first request such a kernel gets,
+// and it answers with a Reply carrying Setup's ID (0) and Token, status
+// "ok" or "error".
+type Setup struct {
+	// Op is "setup".
+	Op    string `json:"op"`
+	ID    int    `json:"id"`
+	Token string `json:"token"`
+	// Env is added to the kernel's environment.
+	Env map[string]string `json:"env,omitempty"`
+	// Limits are applied by the kernel to itself: lowered from those it
+	// was started with.
+	Limits SetupLimits `json:"limits"`
+}
+
+// SetupLimits are the rlimits of a session taken from the warm pool.
+type SetupLimits struct {
+	FileSizeBytes int64 `json:"file_size_bytes"`
+	OpenFiles     int64 `json:"open_files"`
+	Processes     int64 `json:"processes"`
+}
+
 // Ready is the kernel's first message.
 type Ready struct {
 	Ready  bool   `json:"ready"`

@@ -81,8 +81,12 @@ json_dumps, json_loads = json_codec()
 
 
 def private_fd(fd, mode):
-    """Move a channel fd out of the user's way (fds 3 and 4 are theirs)."""
-    high = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 100)
+    """Move a channel fd out of the user's way (fds 3 and 4 are theirs):
+    to fd 100 or above, or, under a lower open-files limit, to the top two
+    fds it allows (a session may have as few as 16)."""
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    low = 100 if soft == resource.RLIM_INFINITY else max(5, min(100, soft - 2))
+    high = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, low)
     os.close(fd)
     return os.fdopen(high, mode, encoding="utf-8")
 
@@ -309,6 +313,9 @@ def run_main(request):
         tb = exc.__traceback__
         while tb is not None and tb.tb_frame.f_code.co_filename == KERNEL_FILE:
             tb = tb.tb_next
+        # The default hook prints the exception's own __traceback__, not
+        # the one it is given: the kernel's frames leave both.
+        exc.__traceback__ = tb
         try:
             sys.excepthook(type(exc), exc, tb)
         except BaseException:
@@ -316,6 +323,30 @@ def run_main(request):
         status, interrupted = 1, isinstance(exc, KeyboardInterrupt)
         del exc, tb
     exit_like_interpreter(status, main, interrupted)
+
+
+def setup(request):
+    """Make a warm session kernel the session it was taken for.
+
+    The kernel started with the largest rlimits a session may have and
+    the image's environment; the host sends the session's before its
+    first cell: the rlimits are lowered to the session's (the kernel
+    cannot raise them back, nor can a cell), the environment added, and
+    the standard streams buffered as the session's PYTHONUNBUFFERED asks.
+    """
+    reply = {"id": request["id"], "token": request["token"], "status": "ok"}
+    try:
+        limits = request.get("limits") or {}
+        for key, which in (("file_size_bytes", resource.RLIMIT_FSIZE), ("open_files", resource.RLIMIT_NOFILE),
+                           ("processes", resource.RLIMIT_NPROC)):
+            if limits.get(key):
+                resource.setrlimit(which, (limits[key], limits[key]))
+        os.environ.update(request.get("env") or {})
+        buffer_stdio_as(bool(os.environ.get("PYTHONUNBUFFERED")))
+    except Exception as exc:
+        reply["status"] = "error"
+        reply["error"] = {"type": type_name(exc), "message": str(exc)}
+    return reply
 
 
 def buffer_stdio_as(unbuffered):
@@ -431,6 +462,9 @@ def main():
         request = json_loads(line)
         if request.get("op") == "run":
             run_main(request)
+        if request.get("op") == "setup":
+            send(setup(request))
+            continue
         try:
             reply = run_cell(request)
         except KeyboardInterrupt:  # arrived between the cell and its reply

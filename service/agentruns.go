@@ -66,16 +66,19 @@ func (s *Service) launch(ctx context.Context, run *agentRun, release func(), wor
 	started := run.snapshot(false)
 	run.publish(EventAgentRun, api.AgentEvent{Run: &started})
 	go func() {
-		defer s.agents.finished(run)
 		defer close(run.done)
-		defer cancel()
-		defer release()
 		trace, err := work(runCtx)
 		if err != nil {
 			s.log.Warn("agent run failed", "agent_run", run.id, "err", redactErr(s.cfg.Redactor, err))
 		}
 		end := run.finish(trace, err)
 		run.feed.dropOutput()
+		cancel()
+		release()
+		// Ended before the result is published: a caller that has seen it
+		// may start its next run at once, within its share, and finds
+		// this one among the ended (and retained) runs.
+		s.agents.finished(run)
 		if ended != nil {
 			ended(end)
 		}

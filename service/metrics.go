@@ -80,9 +80,9 @@ var (
 	poolReadyDesc = prometheus.NewDesc(namespace+"_pool_ready",
 		"Sandboxes ready in the pool now.", []string{"pool"}, nil)
 	poolHitsDesc = prometheus.NewDesc(namespace+"_pool_hits_total",
-		"Runs that took a ready sandbox from the pool.", []string{"pool"}, nil)
+		"Runs (sessions, for a warm-sessions pool) that took a ready sandbox from the pool.", []string{"pool"}, nil)
 	poolMissesDesc = prometheus.NewDesc(namespace+"_pool_misses_total",
-		"Runs that found the pool empty and built their own sandbox.", []string{"pool"}, nil)
+		"Runs (sessions, for a warm-sessions pool) that found the pool empty and built their own sandbox.", []string{"pool"}, nil)
 	poolHitRatioDesc = prometheus.NewDesc(namespace+"_pool_hit_ratio",
 		"Hits over hits plus misses since start (0 before any run).", []string{"pool"}, nil)
 )

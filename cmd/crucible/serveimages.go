@@ -72,8 +72,8 @@ func closeImages(images []servedImage) {
 }
 
 // poolsOf reports the images' pools of ready sandboxes for /metrics:
-// "prestart" and "warm" for the default image, "NAME/prestart" and
-// "NAME/warm" for another.
+// "prestart", "warm" and "warm-sessions" for the default image,
+// "NAME/prestart", "NAME/warm" and "NAME/warm-sessions" for another.
 func poolsOf(images []servedImage) func() map[string]service.PoolStats {
 	conv := func(p linux.PoolStats) service.PoolStats {
 		return service.PoolStats{Size: p.Size, Ready: p.Ready, Hits: p.Hits, Misses: p.Misses}
@@ -86,6 +86,7 @@ func poolsOf(images []servedImage) func() map[string]service.PoolStats {
 				prefix = ""
 			}
 			pools[prefix+"prestart"], pools[prefix+"warm"] = conv(img.rt.PoolStats()), conv(img.rt.WarmStats())
+			pools[prefix+"warm-sessions"] = conv(img.rt.WarmSessionStats())
 		}
 		return pools
 	}

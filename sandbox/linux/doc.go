@@ -15,6 +15,9 @@
 // A sandbox can be built before its request arrives (Options.Prestart):
 // init then waits with the sandbox built but empty, and the request only
 // adds the code and files, locks the sandbox down and starts the program.
+// A Python sandbox can be kept further along, locked down with its
+// interpreter running and Preload imported: for a run (Options.Warm,
+// warm.go) or a session (Options.WarmSessions, warmsession.go).
 //
 // Any binary that imports this package can serve as a sandbox's init:
 // sandboxinit's init function takes the process over when it is started

@@ -2,7 +2,6 @@ package linux
 
 import (
 	"encoding/json"
-	"os"
 	"path"
 
 	"context"
@@ -218,8 +217,8 @@ func (x *execution) leaveCgroup() error {
 }
 
 // startWarm hands the request to a warm sandbox's interpreter: the input
-// files in the working directory, then the program and its rlimits on the
-// private channel. The interpreter applies the rlimits to itself before
+// files in the working directory and the memory limit in /proc/meminfo,
+// then the program and its rlimits on the private channel. The interpreter applies the rlimits to itself before
 // the program's first line.
 func (x *execution) startWarm() error {
 	cpu, err := x.p.cg.cpuTime()
@@ -233,14 +232,11 @@ func (x *execution) startWarm() error {
 		return err
 	}
 	defer work.close()
-	for _, f := range x.req.Files {
-		mode := os.FileMode(0o644)
-		if f.Executable {
-			mode = 0o755
-		}
-		if err := work.writeFile(f.Name, f.Content, x.p.uid, x.p.uid, mode); err != nil {
-			return fmt.Errorf("input file %s: %w", f.Name, err)
-		}
+	if err := work.placeFiles(x.req.Files, x.p.uid); err != nil {
+		return err
+	}
+	if err := writeMeminfo(x.p.cmd.Process.Pid, x.lim.MemoryBytes); err != nil {
+		return err
 	}
 	// The program's file, as a cold run has it: /code/main.py, alone.
 	code, err := openSandboxDir(x.p.cmd.Process.Pid, lang.CodeDir)

@@ -44,6 +44,10 @@ const (
 	// statelessKernel serves one stateless run, in a warm sandbox: it
 	// imports only what that needs, leaving the modules cells use unloaded.
 	statelessKernel
+	// warmSessionKernel serves a session's cells once a session takes it
+	// from the warm pool: it starts with the largest rlimits a session may
+	// have, which the session's setup lowers (see setupKernel).
+	warmSessionKernel
 )
 
 // bootKernel turns a ready sandbox into a running Python kernel: it sends
@@ -53,14 +57,20 @@ const (
 // for the kernel's exit.
 func (r *Runtime) bootKernel(ctx context.Context, p *sandboxProc, lim sandbox.Limits, env map[string]string, files []sandbox.File, mode kernelMode, preload []string) (*kernelProc, error) {
 	argv := []string{lang.For(sandbox.Python).Interpreter, kernel.PythonPath}
-	processes := lim.Processes
-	if mode == statelessKernel {
+	processes, fileSize, openFiles := lim.Processes, lim.FileSizeBytes, lim.OpenFiles
+	switch mode {
+	case statelessKernel:
 		argv = append(argv, "--stateless")
 		// A warm interpreter cannot raise RLIMIT_NPROC for the run it
 		// gets, and that run may have any process limit a request may
 		// ask: the rlimit is the largest, the cgroup's pids limit (set
 		// per run, see takeWarm) the exact one.
 		processes = sandbox.MaxLimits.Processes
+	case warmSessionKernel:
+		// Nor can a warm session's kernel raise any rlimit: it starts
+		// with the largest and lowers them to its session's exactly.
+		top := warmSessionRlimits()
+		processes, fileSize, openFiles = top.Processes, top.FileSizeBytes, top.OpenFiles
 	}
 	if len(preload) > 0 {
 		argv = append(argv, "--preload", strings.Join(preload, ","))
@@ -73,8 +83,8 @@ func (r *Runtime) bootKernel(ctx context.Context, p *sandboxProc, lim sandbox.Li
 		Dir:           lang.WorkDir,
 		DiskBytes:     lim.DiskBytes,
 		MemoryBytes:   lim.MemoryBytes,
-		FileSizeBytes: uint64(lim.FileSizeBytes),
-		OpenFiles:     uint64(lim.OpenFiles),
+		FileSizeBytes: uint64(fileSize),
+		OpenFiles:     uint64(openFiles),
 		Processes:     uint64(processes),
 		Channel:       true,
 	}

@@ -16,7 +16,9 @@ import (
 // sandbox costs CPU and kernel locks that would otherwise slow the run that
 // just took one. Between runs (while an agent thinks) the machine is idle.
 type prestartPool struct {
-	build     func() (*sandboxProc, error)
+	build func() (*sandboxProc, error)
+	// gate, if set, returns a channel closed when a build may start.
+	gate      func() <-chan struct{}
 	size      int
 	ready     chan *sandboxProc
 	want      chan struct{} // one token per sandbox to build
@@ -42,10 +44,12 @@ type PoolStats struct {
 // refillDelay is how long a replacement waits before it is built.
 const refillDelay = 10 * time.Millisecond
 
-// newPool begins keeping size sandboxes made by build ready.
-func newPool(size int, build func() (*sandboxProc, error)) *prestartPool {
+// newPool begins keeping size sandboxes made by build ready. Each build
+// waits until gate, if not nil, allows it.
+func newPool(size int, build func() (*sandboxProc, error), gate func() <-chan struct{}) *prestartPool {
 	p := &prestartPool{
 		build: build,
+		gate:  gate,
 		size:  size,
 		ready: make(chan *sandboxProc, size),
 		want:  make(chan struct{}, size),
@@ -75,6 +79,13 @@ func (pool *prestartPool) refill() {
 		case <-time.After(refillDelay):
 		case <-pool.done:
 			return
+		}
+		if pool.gate != nil {
+			select {
+			case <-pool.gate():
+			case <-pool.done:
+				return
+			}
 		}
 		p, err := pool.build()
 		for err != nil {
@@ -115,6 +126,17 @@ func (pool *prestartPool) take() *sandboxProc {
 			pool.misses.Add(1)
 			return nil
 		}
+	}
+}
+
+// detach makes p, just taken, no longer the pool's (its end asks for
+// nothing) and asks for its replacement now: for a sandbox that outlives
+// its request by far, such as a session's.
+func (pool *prestartPool) detach(p *sandboxProc) {
+	p.pool = nil
+	select {
+	case pool.want <- struct{}{}:
+	default:
 	}
 }
 
@@ -181,6 +203,11 @@ func (r *Runtime) PoolStats() PoolStats { return r.pool.stats() }
 // WarmStats reports the pool of warm Python sandboxes; all zero without one.
 func (r *Runtime) WarmStats() PoolStats { return r.warm.stats() }
 
+// WarmSessionStats reports the pool of warm sessions (Options.WarmSessions):
+// Hits counts sessions that took one, Misses sessions that fitted one but
+// found none ready; all zero without the pool.
+func (r *Runtime) WarmSessionStats() PoolStats { return r.warmSessions.stats() }
+
 // Close closes every session, destroys the sandboxes kept ready and stops
 // building more. Runs in progress are not affected; Run may still be
 // called and builds sandboxes on demand.
@@ -190,5 +217,6 @@ func (r *Runtime) Close() error {
 	}
 	r.pool.close()
 	r.warm.close()
+	r.warmSessions.close()
 	return nil
 }

@@ -30,7 +30,7 @@ type Options struct {
 	// number, so that the kernel's per-user quotas are per sandbox (see
 	// uids.go). Zero means DefaultUIDBase and DefaultUIDCount. The range
 	// must not hold any other user's uid; UIDCount bounds the sandboxes
-	// alive at once, so it must exceed Prestart+Warm. Runtimes and
+	// alive at once, so it must exceed Prestart+Warm+WarmSessions. Runtimes and
 	// processes may share a range: a uid one of them uses, the others skip.
 	UIDBase, UIDCount int
 	// ImageDigest identifies RootFS's content; every Result carries it.
@@ -46,9 +46,16 @@ type Options struct {
 	// interpreter started and Preload imported, waiting for a stateless
 	// Python run (one with the default disk size). Each serves one run.
 	Warm int
-	// Preload lists the modules a warm interpreter imports in advance;
-	// nil means DefaultPreload, and modules the root filesystem lacks are
-	// skipped.
+	// WarmSessions is how many sessions to keep started, with the session
+	// kernel running and Preload imported, waiting for NewSession (see
+	// warmsession.go for the requests one serves). Each holds its memory
+	// while it waits: some 85 MiB charged to its cgroup (60 MiB of it the
+	// interpreter's resident memory) with numpy, pandas and matplotlib in
+	// the data-science image, and a uid. 0 keeps none.
+	WarmSessions int
+	// Preload lists the modules a warm interpreter (of Warm or
+	// WarmSessions) imports in advance; nil means DefaultPreload, and
+	// modules the root filesystem lacks are skipped.
 	Preload []string
 	// MaxSessions caps the open sessions (default 16); SessionIdleTimeout
 	// closes a session unused for that long (default 15 minutes).
@@ -73,11 +80,20 @@ type Runtime struct {
 	defaultCgroupLimits cgroupLimits
 	pool                *prestartPool
 	warm                *prestartPool
+	warmSessions        *prestartPool
 	// warmTasks is the number of processes and threads the last warm
 	// interpreter built had once started (numpy's math library starts
 	// threads as it is imported): a run allowed fewer is not served warm.
-	warmTasks atomic.Int64
-	sessions  *sessionTable
+	// warmSessionTasks is the same for warm sessions, and
+	// warmSessionMemory the memory the last one built had used: a
+	// session allowed no more is not served warm.
+	warmTasks         atomic.Int64
+	warmSessionTasks  atomic.Int64
+	warmSessionMemory atomic.Int64
+	sessions          *sessionTable
+	// cellsRunning counts the cells running in the sessions; warm
+	// sessions are built while it is zero.
+	cellsRunning cellGate
 }
 
 var _ sandbox.Runtime = (*Runtime)(nil)
@@ -91,15 +107,15 @@ func New(opts Options) (*Runtime, error) {
 			"namespaces and switches programs to an unprivileged user; run crucible as root " +
 			"(for example with sudo)")
 	}
-	if opts.Prestart < 0 || opts.Warm < 0 {
-		return nil, fmt.Errorf("linux.Options: Prestart and Warm must not be negative, got %d and %d", opts.Prestart, opts.Warm)
+	if opts.Prestart < 0 || opts.Warm < 0 || opts.WarmSessions < 0 {
+		return nil, fmt.Errorf("linux.Options: Prestart, Warm and WarmSessions must not be negative, got %d, %d and %d", opts.Prestart, opts.Warm, opts.WarmSessions)
 	}
 	uidBase, uidCount := cmp.Or(opts.UIDBase, DefaultUIDBase), cmp.Or(opts.UIDCount, DefaultUIDCount)
 	if err := CheckUIDRange(uidBase, uidCount); err != nil {
 		return nil, fmt.Errorf("linux.Options: UIDBase and UIDCount: %w", err)
 	}
-	if uidCount <= opts.Prestart+opts.Warm {
-		return nil, fmt.Errorf("linux.Options: UIDCount (%d) must exceed Prestart+Warm (%d): every sandbox kept ready holds a uid", uidCount, opts.Prestart+opts.Warm)
+	if kept := opts.Prestart + opts.Warm + opts.WarmSessions; uidCount <= kept {
+		return nil, fmt.Errorf("linux.Options: UIDCount (%d) must exceed Prestart+Warm+WarmSessions (%d): every sandbox kept ready holds a uid", uidCount, kept)
 	}
 	uids, err := newUIDAllocator(uidBase, uidCount, uidLockPath)
 	if err != nil {
@@ -135,15 +151,18 @@ func New(opts Options) (*Runtime, error) {
 		return nil, fmt.Errorf("no cgroup filesystem at %s: the sandbox needs cgroups to limit memory and processes", cgroupRoot)
 	}
 	removeStaleCgroups()
+	preload := opts.Preload
+	if preload == nil {
+		preload = DefaultPreload
+	}
 	if opts.Prestart > 0 {
-		r.pool = newPool(opts.Prestart, func() (*sandboxProc, error) { return r.launch(r.defaultCgroupLimits) })
+		r.pool = newPool(opts.Prestart, func() (*sandboxProc, error) { return r.launch(r.defaultCgroupLimits) }, nil)
 	}
 	if opts.Warm > 0 {
-		preload := opts.Preload
-		if preload == nil {
-			preload = DefaultPreload
-		}
-		r.warm = newPool(opts.Warm, func() (*sandboxProc, error) { return r.launchWarm(preload) })
+		r.warm = newPool(opts.Warm, func() (*sandboxProc, error) { return r.launchWarm(preload) }, nil)
+	}
+	if opts.WarmSessions > 0 {
+		r.warmSessions = newPool(opts.WarmSessions, func() (*sandboxProc, error) { return r.launchWarmSession(preload) }, r.cellsRunning.quiet)
 	}
 	return r, nil
 }

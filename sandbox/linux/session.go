@@ -121,6 +121,14 @@ func (r *Runtime) NewSession(ctx context.Context, req sandbox.SessionRequest) (s
 
 func (r *Runtime) startSession(ctx context.Context, req *sandbox.SessionRequest) (*Session, error) {
 	lim := req.Limits.WithDefaults()
+	if p := r.takeWarmSession(req, lim); p != nil {
+		s := &Session{rt: r, id: newSessionID(), lim: lim, p: p, ended: make(chan struct{})}
+		if err := s.attach(p.kernel); err != nil {
+			_ = r.retire(p)
+			return nil, err
+		}
+		return s, nil
+	}
 	p, err := r.acquire(cgroupLimitsFor(lim))
 	if err != nil {
 		return nil, &sandbox.PlatformError{Op: "prepare sandbox", Err: err}
@@ -139,6 +147,13 @@ func (s *Session) boot(ctx context.Context, req *sandbox.SessionRequest) error {
 	if err != nil {
 		return err
 	}
+	return s.attach(k)
+}
+
+// attach makes the running kernel k the session's, and starts the
+// session's watchers. The session's CPU time is counted from here.
+func (s *Session) attach(k *kernelProc) error {
+	var err error
 	s.kernelPid, s.replies = k.pid, k.replies
 	go s.watchEvents()
 	if s.work, err = openWorkDir(s.p.cmd.Process.Pid); err != nil {
@@ -353,6 +368,8 @@ func (s *Session) Exec(ctx context.Context, cell sandbox.Cell) (sandbox.Result, 
 	s.cellMu.Lock()
 	defer s.cellMu.Unlock()
 	s.cells++
+	s.rt.cellsRunning.enter()
+	defer s.rt.cellsRunning.leave()
 	return s.runCell(ctx, cell, s.cells)
 }
 

@@ -2,7 +2,6 @@ package linux
 
 import (
 	"context"
-	"slices"
 
 	"github.com/crucible-sandbox/crucible/sandbox"
 )
@@ -52,12 +51,12 @@ func (r *Runtime) launchWarm(preload []string) (*sandboxProc, error) {
 // Python, the disk size the sandbox was built with, rlimits no higher
 // than those the interpreter started with (it can only lower its own),
 // a process limit no lower than the tasks the interpreter already has,
-// and no read-only input file: those are sealed by the sandbox's init
-// before the program runs (sandboxinit/readonly.go), which a warm
-// sandbox's init is past.
+// and no environment variable the interpreter has read already
+// (startupEnv). Read-only input files are sealed by the host as the
+// sandbox's init seals them (see placeFiles).
 func (r *Runtime) takeWarm(req *sandbox.Request, lim sandbox.Limits) *sandboxProc {
 	def := sandbox.DefaultLimits.WithDefaults()
-	if r.warm == nil || req.Language != sandbox.Python || lim.DiskBytes != def.DiskBytes || hasReadOnly(req.Files) ||
+	if r.warm == nil || req.Language != sandbox.Python || lim.DiskBytes != def.DiskBytes || startupEnv(req.Env) ||
 		lim.FileSizeBytes > def.FileSizeBytes || lim.OpenFiles > def.OpenFiles ||
 		lim.Processes < r.warmTasks.Load() {
 		return nil
@@ -80,9 +79,4 @@ func (r *Runtime) takeWarm(req *sandbox.Request, lim sandbox.Limits) *sandboxPro
 		return nil
 	}
 	return p
-}
-
-// hasReadOnly reports whether any of files is read-only.
-func hasReadOnly(files []sandbox.File) bool {
-	return slices.ContainsFunc(files, func(f sandbox.File) bool { return f.ReadOnly })
 }

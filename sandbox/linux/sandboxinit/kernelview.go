@@ -63,7 +63,7 @@ func maskKernelView(proc, dir string) error {
 		return err
 	}
 	files := map[string]string{
-		"empty": "", viewMeminfo: syntheticMeminfo(0), viewStat: stat,
+		"empty": "", viewMeminfo: SyntheticMeminfo(0), viewStat: stat,
 		viewLoadavg: syntheticLoadavg, "boot_id": bootID + "\n",
 	}
 	empty := path.Join(dir, "empty.d")
@@ -111,17 +111,17 @@ func maskKernelView(proc, dir string) error {
 // setMeminfo writes the sandbox's /proc/meminfo for its memory limit; it
 // runs as root, after the root was switched and before the program.
 func setMeminfo(memoryBytes int64) error {
-	if err := os.WriteFile("/proc/"+viewMeminfo, []byte(syntheticMeminfo(memoryBytes)), 0); err != nil {
+	if err := os.WriteFile("/proc/"+viewMeminfo, []byte(SyntheticMeminfo(memoryBytes)), 0); err != nil {
 		return fmt.Errorf("write /proc/meminfo: %w", err)
 	}
 	return nil
 }
 
-// syntheticMeminfo is the sandbox's /proc/meminfo: the memory limit as the
+// SyntheticMeminfo is the sandbox's /proc/meminfo: the memory limit as the
 // machine's memory, all of it free, no swap. Programs that size caches or
 // worker pools from it (node's os.totalmem, free, JVMs) see what they may
 // use, not the host's; the figures are fixed at start, not live.
-func syntheticMeminfo(memoryBytes int64) string {
+func SyntheticMeminfo(memoryBytes int64) string {
 	kb := memoryBytes >> 10
 	var b strings.Builder
 	for _, f := range []struct {

@@ -17,7 +17,7 @@ func TestSyntheticMeminfo(t *testing.T) {
 		{8 << 20, "MemTotal:           8192 kB"},
 		{0, "MemTotal:              0 kB"},
 	} {
-		got := syntheticMeminfo(tc.memory)
+		got := SyntheticMeminfo(tc.memory)
 		if first, _, _ := strings.Cut(got, "\n"); first != tc.want {
 			t.Errorf("memory %d: first line %q, want %q", tc.memory, first, tc.want)
 		}

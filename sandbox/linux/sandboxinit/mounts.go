@@ -187,7 +187,7 @@ func writeInputFile(base *BaseConfig, work string, f FileHeader, src io.Reader) 
 			}
 		}
 	}
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fileMode(f))
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, FileMode(f))
 	if err != nil {
 		return err
 	}

@@ -74,11 +74,11 @@ const (
 	fsImmutableFL = 0x00000010
 )
 
-// setImmutable sets the immutable flag of the file fd is open on: no one,
+// SetImmutable sets the immutable flag of the file fd is open on: no one,
 // root included, may then write, truncate, chmod, chown, rename, link or
 // remove it, nor, for a directory, add or remove an entry, until a holder
 // of CAP_LINUX_IMMUTABLE clears the flag.
-func setImmutable(fd uintptr) error {
+func SetImmutable(fd uintptr) error {
 	var flags int32
 	if _, _, errno := syscall.Syscall(syscall.SYS_IOCTL, fd, fsIOCGetFlags, uintptr(unsafe.Pointer(&flags))); errno != 0 {
 		return errno
