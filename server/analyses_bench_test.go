@@ -112,4 +112,3 @@ func BenchmarkAnalysisCreate(b *testing.B) {
 	b.ReportMetric(float64(a)/float64(r), "ratio")
 	b.ReportMetric(float64(rt.WarmSessionStats().Hits), "warm_hits")
 }
-
