@@ -178,11 +178,11 @@ func (q *questionSession) Exec(ctx context.Context, cell sandbox.Cell) (sandbox.
 	q.mu.Lock()
 	q.execs = append(q.execs, execution{code: cell.Code, result: res})
 	q.mu.Unlock()
-	q.emit(Event{Kind: EventStatus, Status: res.Status, Message: res.Reason})
 	res.Artifacts = slices.DeleteFunc(slices.Clone(res.Artifacts), func(a sandbox.Artifact) bool {
 		_, internal := recordKind(a.Name)
 		return internal
 	})
+	q.emit(Event{Kind: EventStatus, Status: res.Status, Message: res.Reason, Result: &res})
 	return res, nil
 }
 

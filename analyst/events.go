@@ -41,6 +41,9 @@ type Event struct {
 	Text   string         `json:"text,omitempty"`
 	// Status is an EventStatus's.
 	Status sandbox.Status `json:"status,omitempty"`
+	// Result is an EventStatus's whole result, without the analyst's own
+	// records among its artifacts; not part of the JSON.
+	Result *sandbox.Result `json:"-"`
 	// Answer is an EventAnswer's.
 	Answer *Answer `json:"answer,omitempty"`
 }

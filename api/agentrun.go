@@ -189,15 +189,17 @@ type AgentDecision struct {
 // AgentEvent is one event of an agent run's stream other than output:
 // exactly one field is set, the one of its event name (agent_run and
 // result: Run; step: Step; code: Code; execution: Execution; approval:
-// Approval; approval_decision: Decision). Output events carry a
-// sandbox.Data, as a run's do.
+// Approval; approval_decision: Decision; answer, in the stream of an
+// analysis's question: Question). Output events carry a sandbox.Data, as
+// a run's do.
 type AgentEvent struct {
-	Run       *AgentRun       `json:"run,omitempty"`
-	Step      *AgentStep      `json:"step,omitempty"`
-	Code      *AgentCode      `json:"code,omitempty"`
-	Execution *AgentExecution `json:"execution,omitempty"`
-	Approval  *AgentApproval  `json:"approval,omitempty"`
-	Decision  *AgentDecision  `json:"decision,omitempty"`
+	Run       *AgentRun         `json:"run,omitempty"`
+	Step      *AgentStep        `json:"step,omitempty"`
+	Code      *AgentCode        `json:"code,omitempty"`
+	Execution *AgentExecution   `json:"execution,omitempty"`
+	Approval  *AgentApproval    `json:"approval,omitempty"`
+	Decision  *AgentDecision    `json:"decision,omitempty"`
+	Question  *AnalysisQuestion `json:"question,omitempty"`
 }
 
 // Data is the one field of e that is set, the event's data.
@@ -213,6 +215,8 @@ func (e AgentEvent) Data() any {
 		return e.Execution
 	case e.Approval != nil:
 		return e.Approval
+	case e.Question != nil:
+		return e.Question
 	}
 	return e.Decision
 }

@@ -79,7 +79,8 @@ func (c *Client) CancelAgentRun(ctx context.Context, id string) (*api.AgentRun, 
 // on.
 type AgentEvent struct {
 	// Kind is the event's name: agent_run, step, code, stdout, stderr,
-	// execution, approval or approval_decision.
+	// execution, approval or approval_decision; and answer, for the
+	// question of an analysis.
 	Kind string
 	// Output is the chunk of a stdout or stderr event, redacted.
 	Output sandbox.Data
@@ -95,6 +96,12 @@ type AgentEvent struct {
 // Last-Event-ID, as FollowRun's is. A run that already ended is replayed
 // without its output events (its trace holds the output).
 func (c *Client) FollowAgentRun(ctx context.Context, id string, fn func(AgentEvent)) (*api.AgentRun, error) {
+	return c.followAgentEvents(ctx, agentRunPath(id)+"/events", fn)
+}
+
+// followAgentEvents follows the agent run whose events path serves, as
+// FollowAgentRun does.
+func (c *Client) followAgentEvents(ctx context.Context, path string, fn func(AgentEvent)) (*api.AgentRun, error) {
 	if fn == nil {
 		fn = func(AgentEvent) {}
 	}
@@ -104,41 +111,53 @@ func (c *Client) FollowAgentRun(ctx context.Context, id string, fn func(AgentEve
 		resumable: true,
 		output:    func(s sandbox.Stream, b []byte) { fn(AgentEvent{Kind: string(s), Output: sandbox.Data(b)}) },
 		other: func(name string, data []byte) error {
-			e := AgentEvent{Kind: name}
-			var target any
-			switch name {
-			case "agent_run":
-				e.Run = &api.AgentRun{}
-				target = e.Run
-			case "step":
-				e.Step = &api.AgentStep{}
-				target = e.Step
-			case "code":
-				e.Code = &api.AgentCode{}
-				target = e.Code
-			case "execution":
-				e.Execution = &api.AgentExecution{}
-				target = e.Execution
-			case "approval":
-				e.Approval = &api.AgentApproval{}
-				target = e.Approval
-			case "approval_decision":
-				e.Decision = &api.AgentDecision{}
-				target = e.Decision
-			default:
-				return nil // events of later versions
+			e, ok, err := decodeAgentEvent(name, data)
+			if ok {
+				fn(e)
 			}
-			if err := json.Unmarshal(data, target); err != nil {
-				return fmt.Errorf("decode %s event: %w", name, err)
-			}
-			fn(e)
-			return nil
+			return err
 		},
 	}
-	if err := c.readStream(ctx, request{method: "GET", path: agentRunPath(id) + "/events"}, ev); err != nil {
+	if err := c.readStream(ctx, request{method: "GET", path: path}, ev); err != nil {
 		return nil, err
 	}
 	return &run, nil
+}
+
+// decodeAgentEvent decodes the event name of an agent run's stream
+// other than output, and reports whether it is one this client knows.
+func decodeAgentEvent(name string, data []byte) (AgentEvent, bool, error) {
+	e := AgentEvent{Kind: name}
+	var target any
+	switch name {
+	case "agent_run":
+		e.Run = &api.AgentRun{}
+		target = e.Run
+	case "step":
+		e.Step = &api.AgentStep{}
+		target = e.Step
+	case "code":
+		e.Code = &api.AgentCode{}
+		target = e.Code
+	case "execution":
+		e.Execution = &api.AgentExecution{}
+		target = e.Execution
+	case "approval":
+		e.Approval = &api.AgentApproval{}
+		target = e.Approval
+	case "approval_decision":
+		e.Decision = &api.AgentDecision{}
+		target = e.Decision
+	case "answer":
+		e.Question = &api.AnalysisQuestion{}
+		target = e.Question
+	default:
+		return e, false, nil // events of later versions
+	}
+	if err := json.Unmarshal(data, target); err != nil {
+		return e, false, fmt.Errorf("decode %s event: %w", name, err)
+	}
+	return e, true, nil
 }
 
 // agentRunPath is the URL path of agent run id.

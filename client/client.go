@@ -1,7 +1,8 @@
 // Package client is the Go SDK of Crucible's HTTP API: it runs code, reads
-// and lists run records, lists the images the server offers, and opens,
-// lists and drives notebook-like sessions, decoding the API's JSON errors
-// into *APIError.
+// and lists run records, lists the images the server offers, opens, lists
+// and drives notebook-like sessions, starts and follows code-agent runs,
+// and creates data analyses and asks them questions, decoding the API's
+// JSON errors into *APIError.
 //
 // Usage:
 //

@@ -39,8 +39,9 @@ type events struct {
 	result any
 	// resumable says a dropped connection is resumed by sending the
 	// request again with Last-Event-ID: true for GET /v1/runs/{id}/events,
-	// whose result is an *api.RunResponse, and GET
-	// /v1/agent-runs/{id}/events.
+	// whose result is an *api.RunResponse, GET
+	// /v1/agent-runs/{id}/events and GET
+	// /v1/analyses/{id}/questions/{n}/events.
 	resumable bool
 	// other, if set, receives the events of the other names (an agent
 	// run's steps, say); an error it returns ends the stream.

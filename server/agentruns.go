@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"iter"
 	"net/http"
 
 	"github.com/crucible-sandbox/crucible/api"
@@ -116,6 +117,13 @@ func (s *Server) agentRunEvents(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, "follow agent run", renameField(err, "after", field))
 		return
 	}
+	s.serveEvents(w, events)
+}
+
+// serveEvents answers a resumable stream of events: 204 when events is
+// nil (nothing comes after the point asked for), else the events, with
+// the delay to wait before resuming.
+func (s *Server) serveEvents(w http.ResponseWriter, events iter.Seq[service.Event]) {
 	if events == nil {
 		w.WriteHeader(http.StatusNoContent)
 		return
@@ -136,23 +144,31 @@ func (s *Server) decideApproval(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	tenant := tenantOf(r)
-	var req api.ApprovalRequest
-	payload, apiErr := s.readJSON(w, r, tenant, &req)
+	approve, reason, apiErr := s.readApproval(w, r, tenant)
 	if apiErr != nil {
 		writeError(w, apiErr)
 		return
 	}
-	payload.Release()
-	if req.Approve == nil {
-		writeError(w, invalid("approve", "is required: true runs the program, false refuses it"))
-		return
-	}
-	d, err := s.svc.DecideApproval(tenant, r.PathValue("id"), r.PathValue("approval_id"), *req.Approve, req.Reason)
+	d, err := s.svc.DecideApproval(tenant, r.PathValue("id"), r.PathValue("approval_id"), approve, reason)
 	if err != nil {
 		s.fail(w, "decide approval", err)
 		return
 	}
 	writeJSON(w, http.StatusOK, d)
+}
+
+// readApproval reads r's body, an api.ApprovalRequest.
+func (s *Server) readApproval(w http.ResponseWriter, r *http.Request, tenant string) (approve bool, reason string, apiErr *api.Error) {
+	var req api.ApprovalRequest
+	payload, apiErr := s.readJSON(w, r, tenant, &req)
+	if apiErr != nil {
+		return false, "", apiErr
+	}
+	payload.Release()
+	if req.Approve == nil {
+		return false, "", invalid("approve", "is required: true runs the program, false refuses it")
+	}
+	return *req.Approve, req.Reason, nil
 }
 
 // cancelAgentRun serves DELETE /v1/agent-runs/{id}: the run is stopped,

@@ -22,6 +22,16 @@
 //     program of a run started with "approve": true. The model and its key
 //     are the server's (service.AgentConfig): a request naming them is
 //     refused, and a server without a model answers 501 not_configured.
+//   - /v1/analyses creates a data analysis from datasets (a
+//     multipart/form-data upload read part by part, JSON, or files of one
+//     of the tenant's sessions) and answers its profile; lists, describes
+//     and deletes analyses. POST /v1/analyses/{id}/questions asks a
+//     question, answered by an agent run in the analysis's session (one
+//     at a time: 409 while one runs), followed as an agent run is (also
+//     streamed, with an answer event), approved through
+//     .../questions/{n}/approvals/{approval_id}; GET .../questions lists
+//     the conversation with the answers as data, GET .../files/{name}
+//     downloads an answer's chart or file as untrusted content.
 //   - GET /v1/images lists the images the server offers (a runtime each,
 //     service.Config.Images); a run or a session names one in its "image"
 //     field, and the default serves those that name none. A language may
@@ -49,10 +59,11 @@
 // of the stable codes invalid_request, unauthorized, not_found,
 // method_not_allowed, payload_too_large, too_many_requests, session_closed,
 // unavailable (the server is shutting down), withheld (a binary file that
-// holds a secret), conflict (an approval already decided), not_configured
+// holds a secret), conflict (an approval already decided, or a question
+// while another is answered), not_configured
 // (agent runs without a model) and internal.
 //
-// Sessions and agent runs live in the service's registries, not in the
-// store: they do not survive a restart of the server (the records of an
-// agent run's executions do).
+// Sessions, analyses and agent runs live in the service's registries, not
+// in the store: they do not survive a restart of the server (the records
+// of an agent run's executions do).
 package server

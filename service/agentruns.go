@@ -44,29 +44,44 @@ func (s *Service) StartAgentRun(ctx context.Context, tenant string, req api.Agen
 		payload.Release()
 		return api.AgentRun{}, err
 	}
+	return s.launch(ctx, run, payload.Release, func(ctx context.Context) (*agent.Trace, error) {
+		return agent.Run(ctx, cfg, task)
+	}, nil)
+}
+
+// launch admits run, within its tenant's share, and does work in its own
+// goroutine, bound to no caller: it ends when work returns, or when the
+// run is cancelled. It publishes the run's first event at once and, once
+// work returned, calls ended (if set) with the run as it ended, before
+// the run's result event. release is called once the run has ended, or
+// at once on a refusal. It returns the run as it started.
+func (s *Service) launch(ctx context.Context, run *agentRun, release func(), work func(context.Context) (*agent.Trace, error), ended func(api.AgentRun)) (api.AgentRun, error) {
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	run.cancel = cancel
-	if err := s.agents.add(run, s.LimitsFor(tenant).MaxAgentRuns); err != nil {
+	if err := s.agents.add(run, s.LimitsFor(run.tenant).MaxAgentRuns); err != nil {
 		cancel()
-		payload.Release()
+		release()
 		return api.AgentRun{}, err
 	}
 	started := run.snapshot(false)
 	run.publish(EventAgentRun, api.AgentEvent{Run: &started})
 	go func() {
 		defer close(run.done)
-		trace, err := agent.Run(runCtx, cfg, task)
+		trace, err := work(runCtx)
 		if err != nil {
 			s.log.Warn("agent run failed", "agent_run", run.id, "err", redactErr(s.cfg.Redactor, err))
 		}
 		end := run.finish(trace, err)
 		run.feed.dropOutput()
 		cancel()
-		payload.Release()
+		release()
 		// Ended before the result is published: a caller that has seen it
 		// may start its next run at once, within its share, and finds
 		// this one among the ended (and retained) runs.
 		s.agents.finished(run)
+		if ended != nil {
+			ended(end)
+		}
 		run.publish(EventResult, api.AgentEvent{Run: &end})
 		run.feed.end()
 	}()
@@ -91,17 +106,24 @@ func (s *Service) newAgentRun(tenant string, req api.AgentRunRequest, payload *P
 	if err != nil {
 		return nil, cfg, agent.Task{}, err
 	}
-	task, _ := s.cfg.Redactor.RedactString(req.Task)
-	run := &agentRun{s: s, id: agent.NewRunID(), tenant: tenant, feed: newFeed(tenant), done: make(chan struct{}),
-		timeout: s.cfg.Agents.ApprovalTimeout,
-		info:    api.AgentRun{Status: api.AgentRunning, Task: task, Image: img.Name, Model: model.Name(), CreatedAt: time.Now().UTC()}}
-	run.info.ID = run.id
+	run := s.newRun(tenant, req.Task, img.Name)
 	cfg.ID, cfg.Model, cfg.SessionLimits, cfg.OnEvent = run.id, model, sreq.Limits, run.onEvent
 	cfg.Sandbox = agentSandbox{rt: s.SessionRuntime(tenant, run.id), image: img.Name, run: run, opened: payload.Release}
 	if req.Approve {
 		cfg.Approve = run.approve
 	}
 	return run, cfg, agent.Task{Prompt: req.Task, Files: sreq.Files}, nil
+}
+
+// newRun returns a new agent run of tenant on task (kept redacted), in
+// image, with the server's model; not yet admitted.
+func (s *Service) newRun(tenant, task, image string) *agentRun {
+	task, _ = s.cfg.Redactor.RedactString(task)
+	run := &agentRun{s: s, id: agent.NewRunID(), tenant: tenant, feed: newFeed(tenant), done: make(chan struct{}),
+		timeout: s.cfg.Agents.ApprovalTimeout,
+		info:    api.AgentRun{Status: api.AgentRunning, Task: task, Image: image, Model: s.cfg.Agents.Model.Name(), CreatedAt: time.Now().UTC()}}
+	run.info.ID = run.id
+	return run
 }
 
 // AgentRun returns tenant's agent run id, with its trace once it ended;
@@ -165,19 +187,25 @@ func (s *Service) DecideApproval(tenant, runID, approvalID string, approve bool,
 // execution's output). It returns a nil sequence when the run ended and
 // nothing comes after position after.
 func (s *Service) AgentRunEvents(ctx context.Context, tenant, id string, after int64) (iter.Seq[Event], error) {
-	if after < 0 {
-		return nil, invalid("after", "must be a non-negative integer, got %d", after)
-	}
 	run, err := s.agents.get(tenant, id)
 	if err != nil {
 		return nil, err
+	}
+	return run.events(ctx, after)
+}
+
+// events returns the run's events after position after, as
+// AgentRunEvents does.
+func (run *agentRun) events(ctx context.Context, after int64) (iter.Seq[Event], error) {
+	if after < 0 {
+		return nil, invalid("after", "must be a non-negative integer, got %d", after)
 	}
 	f := run.feed
 	switch last, done := f.position(); {
 	case done && after >= last:
 		return nil, nil
 	case after > last:
-		return nil, invalid("after", "is beyond the last event of agent run %s so far (%d): it must be the id of an event of its stream", id, last)
+		return nil, invalid("after", "is beyond the last event of agent run %s so far (%d): it must be the id of an event of its stream", run.id, last)
 	}
 	return func(yield func(Event) bool) { f.follow(ctx, after, yield) }, nil
 }
@@ -195,6 +223,13 @@ func (s *Service) StreamAgentRun(ctx context.Context, tenant string, req api.Age
 	if err != nil {
 		return fmt.Errorf("service: agent run %s vanished: %w", started.ID, err)
 	}
+	run.followBound(ctx, emit)
+	return nil
+}
+
+// followBound passes the run's events to emit until it ends, and
+// cancels it when ctx ends or emit returns false before its end.
+func (run *agentRun) followBound(ctx context.Context, emit func(Event) bool) {
 	ended := false
 	run.feed.follow(ctx, 0, func(e Event) bool {
 		ended = e.Kind == EventResult
@@ -203,5 +238,4 @@ func (s *Service) StreamAgentRun(ctx context.Context, tenant string, req api.Age
 	if !ended {
 		run.stop("cancelled: its stream's client went away")
 	}
-	return nil
 }

@@ -38,13 +38,24 @@ type agentSession struct {
 func (as *agentSession) Exec(ctx context.Context, cell sandbox.Cell) (sandbox.Result, error) {
 	run := as.run
 	attempt := run.currentAttempt()
-	code, _ := run.s.cfg.Redactor.RedactString(cell.Code)
-	run.publish(EventCode, api.AgentEvent{Code: &api.AgentCode{Attempt: attempt, Code: code}})
+	run.publishCode(attempt, cell.Code)
 	cell.OnOutput = run.output // the service's session redacts it first
 	res, err := as.Session.Exec(ctx, cell)
 	if err == nil {
-		run.publish(EventExecution, api.AgentEvent{Execution: &api.AgentExecution{Attempt: attempt, Status: res.Status,
-			Reason: res.Reason, ExitCode: res.ExitCode, Error: res.Error, Artifacts: api.ArtifactMetas(res.Artifacts)}})
+		run.publishExecution(attempt, res)
 	}
 	return res, err
+}
+
+// publishCode tells the run's followers that code, redacted, is about to
+// run.
+func (run *agentRun) publishCode(attempt int, code string) {
+	code, _ = run.s.cfg.Redactor.RedactString(code)
+	run.publish(EventCode, api.AgentEvent{Code: &api.AgentCode{Attempt: attempt, Code: code}})
+}
+
+// publishExecution tells the run's followers how a program ended.
+func (run *agentRun) publishExecution(attempt int, res sandbox.Result) {
+	run.publish(EventExecution, api.AgentEvent{Execution: &api.AgentExecution{Attempt: attempt, Status: res.Status,
+		Reason: res.Reason, ExitCode: res.ExitCode, Error: res.Error, Artifacts: api.ArtifactMetas(res.Artifacts)}})
 }

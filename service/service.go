@@ -26,6 +26,7 @@ type Service struct {
 	met        *metrics
 	sessions   *registry
 	agents     *agentRegistry
+	analyses   *analysisRegistry
 	// base is the context of every run; cancelling it kills the runs
 	// still executing when Shutdown gives up waiting.
 	base   context.Context
@@ -57,6 +58,7 @@ func New(cfg Config) (*Service, error) {
 	s := &Service{cfg: cfg, images: images, log: cfg.Logger, payload: newPayloadBudget(cfg.MaxPayloadBytes, cfg.PayloadWait)}
 	s.sessions = newRegistry(cfg.MaxSessions)
 	s.agents = newAgentRegistry(cfg.Agents)
+	s.analyses = newAnalysisRegistry()
 	s.met = newMetrics(s.sessions.active, cfg.Pools)
 	s.adm = newAdmission(cfg.MaxConcurrent, cfg.MaxQueue, s.met.queueDepth)
 	s.base, s.cancel = context.WithCancel(context.Background())

@@ -160,19 +160,19 @@ type SessionOptions struct {
 // interpreter whose cells go through the pipeline (recorded as runs with
 // the session's ID, redacted, counted). It implements sandbox.Session.
 type Session struct {
-	s        *Service
-	id       string
-	tenant   string
-	sess     sandbox.Session
-	img      *Image
-	limits   sandbox.Limits
-	agentRun string
-	created  time.Time
-	seq      uint64 // its place in the order sessions were opened
+	s       *Service
+	id      string
+	tenant  string
+	sess    sandbox.Session
+	img     *Image
+	limits  sandbox.Limits
+	created time.Time
+	seq     uint64 // its place in the order sessions were opened
 
 	mu       sync.Mutex
 	lastUsed time.Time
 	cells    int
+	agentRun string
 }
 
 var _ sandbox.Session = (*Session)(nil)
@@ -275,14 +275,25 @@ func (ss *Session) Info() api.SessionInfo {
 		Limits: ss.limits, Cells: ss.cells, AgentRun: ss.agentRun, CreatedAt: ss.created, LastUsedAt: ss.lastUsed}
 }
 
-// used marks the session used now, by a cell if cell is set.
-func (ss *Session) used(cell bool) {
+// used marks the session used now, by a cell if cell is set, and
+// returns the agent run its cells are linked to.
+func (ss *Session) used(cell bool) (agentRun string) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	ss.lastUsed = time.Now()
 	if cell {
 		ss.cells++
 	}
+	return ss.agentRun
+}
+
+// linkAgentRun links the records of the session's next cells to the
+// agent run id ("" for none): an analysis's session serves one agent run
+// per question.
+func (ss *Session) linkAgentRun(id string) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	ss.agentRun = id
 }
 
 // Done is closed once the session has ended on any account (closed,
@@ -331,9 +342,9 @@ func (ss *Session) Exec(ctx context.Context, cell sandbox.Cell) (sandbox.Result,
 	if cell.TimeoutMS > 0 {
 		lim.WallTimeMS = cell.TimeoutMS
 	}
-	ss.used(true)
+	agentRun := ss.used(true)
 	rec := s.newRecord(ss.tenant, sandbox.Request{Language: sandbox.Python, Code: cell.Code, Limits: lim}, ss.img)
-	rec.SessionID, rec.AgentRun = ss.id, ss.agentRun
+	rec.SessionID, rec.AgentRun = ss.id, agentRun
 	started := time.Now()
 	rec.Status, rec.StartedAt = api.StatusRunning, &started
 	writes := &recordWrites{s: s}

@@ -54,11 +54,13 @@ func newServeCommand() *cobra.Command {
 
   curl -s localhost:8080/v1/runs -d '{"language": "py", "code": "print(1)"}'
   curl -s localhost:8080/v1/runs -d '{"code": "import pandas", "image": "datascience"}'
-  curl -s localhost:8080/v1/images`,
+  curl -s localhost:8080/v1/images
+  curl -s localhost:8080/v1/analyses -F datasets=@sales.csv -F image=datascience`,
 		Short: "Serve the HTTP API on loopback",
 		Long: `Serve Crucible's HTTP API: runs (POST /v1/runs, GET /v1/runs[/{id}]),
-sessions (/v1/sessions/...), code-agent runs (/v1/agent-runs/...), the
-images offered (GET /v1/images), /healthz and /metrics.
+sessions (/v1/sessions/...), code-agent runs (/v1/agent-runs/...), data
+analyses (/v1/analyses/...), the images offered (GET /v1/images), /healthz
+and /metrics.
 
 Images: each --image NAME (repeatable) offers a built image (crucible image
 ls), or with NAME "host" the host's own system directories, read-only; the
@@ -109,7 +111,9 @@ refused:
               "max_tokens": 1000000, "max_exec_ms": 1800000,
               "cell_timeout_ms": 600000, "max_artifact_bytes": 268435456}}}
 
-Agent runs (POST /v1/agent-runs) use the server's model: "model" in --config
+Agent runs (POST /v1/agent-runs) and the questions of analyses (POST
+/v1/analyses/{id}/questions; an analysis is created and profiled without a
+model, in an image with pandas such as datascience) use the server's model: "model" in --config
 over the environment as for crucible agent (CRUCIBLE_PROVIDER, CRUCIBLE_MODEL,
 OPENAI_API_KEY, OPENAI_BASE_URL, ANTHROPIC_API_KEY); "api_key_env" names the
 variable that holds the key ("api_key" holds it in the file). No request

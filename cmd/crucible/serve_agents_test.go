@@ -46,9 +46,9 @@ func (s *syncBuffer) String() string {
 var servedAddr = regexp.MustCompile(`\baddr=(127\.0\.0\.1:[0-9]+)`)
 
 // startServe starts this test binary as `crucible serve` on a free
-// loopback port with config, waits until it serves, and returns a client
+// loopback port offering image with config, waits until it serves, and returns a client
 // of it and its base URL; it is stopped (SIGTERM) when t ends.
-func startServe(t *testing.T, config string, env ...string) (c *client.Client, base string) {
+func startServe(t *testing.T, image, config string, env ...string) (c *client.Client, base string) {
 	t.Helper()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "serve.json")
@@ -56,7 +56,7 @@ func startServe(t *testing.T, config string, env ...string) (c *client.Client, b
 		t.Fatal(err)
 	}
 	cmd := exec.Command(os.Args[0], "serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(dir, "runs.db"),
-		"--image", "host", "--prestart", "0", "--config", cfg)
+		"--image", image, "--prestart", "0", "--config", cfg)
 	cmd.Env = append(append(os.Environ(), "CRUCIBLE_TEST_MAIN=1"), env...)
 	logs := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs
@@ -105,7 +105,7 @@ func TestServeAgentRuns(t *testing.T) {
 	const key, secret = "sk-scripted-model-key-0123456789", "hunter2-secret-value"
 	model := llmtest.OpenAI(t, llmtest.Script{Key: key, Answer: "the data sums to 6",
 		Codes: []string{`print(sum(int(x) for x in open("data.csv").read().split(",")), "` + secret + `")`}})
-	c, base := startServe(t, fmt.Sprintf(`{"model": {"provider": "openai", "model": "scripted", "base_url": %q, "api_key_env": "CRUCIBLE_TEST_MODEL_KEY"},
+	c, base := startServe(t, "host", fmt.Sprintf(`{"model": {"provider": "openai", "model": "scripted", "base_url": %q, "api_key_env": "CRUCIBLE_TEST_MODEL_KEY"},
 		"agents": {"maxima": {"max_retries": 2}}, "redact": {"secrets": [%q]}}`, model.URL+"/v1", secret),
 		"CRUCIBLE_TEST_MODEL_KEY="+key)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

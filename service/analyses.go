@@ -1,0 +1,267 @@
+package service
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/crucible-sandbox/crucible/agent"
+	"github.com/crucible-sandbox/crucible/analyst"
+	"github.com/crucible-sandbox/crucible/api"
+	"github.com/crucible-sandbox/crucible/sandbox"
+)
+
+// AnalysisSpec is what an analysis is made of: its datasets, given whole
+// (Datasets) or named among the files of one of the tenant's open
+// sessions (SessionID and Files), and its session's image and limits.
+type AnalysisSpec struct {
+	Datasets  []analyst.Dataset
+	SessionID string
+	Files     []string
+	Image     string
+	Limits    sandbox.Limits
+}
+
+// analysis is a data analysis the service holds: the analyst's session
+// and profile, and its questions.
+type analysis struct {
+	id, tenant  string
+	an          *analyst.Analysis
+	sess        *Session
+	datasets    []string
+	profile     json.RawMessage // redacted
+	profileText string          // redacted
+	created     time.Time
+	seq         uint64 // its place in the order analyses were created
+
+	mu        sync.Mutex
+	questions []*question // the last analyst.MaxConversation
+	asked     int         // questions asked so far
+	asking    *question
+}
+
+// newAnalysisID returns a new random analysis ID, "ana_" and 16 hex
+// digits.
+func newAnalysisID() string { return "ana" + agent.NewRunID()[3:] }
+
+// CreateAnalysis opens an analysis of tenant's datasets: a session of the
+// image spec names (the default for none), counted against the tenant's
+// open sessions, in which the datasets are loaded and profiled. Its
+// profile is redacted. Datasets named in a session are read from it, at
+// most the tenant's request-body limit all together, within the payload
+// budget.
+//
+// The refusals: an input error naming the field for bad datasets (none,
+// too many, a bad or repeated name, too large), a bad image or limit,
+// both datasets and session files or neither, a bad session file name;
+// KindNotFound or KindSessionClosed for the session, KindNotFound for a
+// file it does not have, KindWithheld for one that holds a secret and is
+// not text; KindBusy when the tenant's or the server's sessions are
+// full. A dataset that cannot be read is no error: its profile says why.
+// payload, the reservation of the request's body, is released once the
+// session holds the datasets.
+func (s *Service) CreateAnalysis(ctx context.Context, tenant string, spec AnalysisSpec, payload *Payload) (api.Analysis, error) {
+	defer payload.Release()
+	datasets, release, err := s.analysisDatasets(ctx, tenant, spec)
+	if err != nil {
+		return api.Analysis{}, err
+	}
+	defer release()
+	img, err := s.image(spec.Image)
+	if err != nil {
+		return api.Analysis{}, err
+	}
+	lim, err := s.analysisLimits(spec.Limits, datasets)
+	if err != nil {
+		return api.Analysis{}, err
+	}
+	an, err := analyst.Open(ctx, s.SessionRuntime(tenant, ""), sandbox.SessionRequest{Image: img.Name, Limits: lim}, datasets)
+	if err != nil {
+		return api.Analysis{}, err
+	}
+	sess, ok := an.Session.(*Session)
+	if !ok {
+		_ = an.Close()
+		return api.Analysis{}, fmt.Errorf("service: the analysis session is a %T", an.Session)
+	}
+	a := &analysis{id: newAnalysisID(), tenant: tenant, an: an, sess: sess, created: time.Now().UTC()}
+	for _, d := range datasets {
+		a.datasets = append(a.datasets, d.Name)
+	}
+	if a.profile, a.profileText, err = s.redactedProfile(an.Profile); err != nil {
+		_ = an.Close()
+		return api.Analysis{}, fmt.Errorf("service: encode the profile: %w", err)
+	}
+	s.analyses.add(a)
+	go func() { // the session ending (closed, expired) ends the analysis
+		<-sess.Done()
+		s.analyses.ended(a)
+	}()
+	return a.describe(true), nil
+}
+
+// redactedProfile is p as JSON and as text, redacted.
+func (s *Service) redactedProfile(p *analyst.Profile) (json.RawMessage, string, error) {
+	b, err := json.Marshal(p)
+	if err != nil {
+		return nil, "", err
+	}
+	raw, err := redactJSON(s.cfg.Redactor, b)
+	if err != nil {
+		return nil, "", err
+	}
+	text, _ := s.cfg.Redactor.RedactString(p.Text())
+	return raw, text, nil
+}
+
+// analysisLimits checks lim against the server's maxima and fills its
+// zero fields: the analyst's defaults (analyst.DefaultLimits; the disk
+// from the datasets' size), lowered to the maxima.
+func (s *Service) analysisLimits(lim sandbox.Limits, datasets []analyst.Dataset) (sandbox.Limits, error) {
+	if err := lim.Within(s.cfg.Maxima); err != nil {
+		return lim, err
+	}
+	m, d := s.cfg.Maxima, analyst.DefaultLimits
+	var size int64
+	for _, ds := range datasets {
+		size += int64(len(ds.Content))
+	}
+	lim.WallTimeMS = or(lim.WallTimeMS, min(d.WallTimeMS, m.WallTimeMS))
+	lim.CPUTimeMS = or(lim.CPUTimeMS, min(d.CPUTimeMS, m.CPUTimeMS))
+	lim.MemoryBytes = or(lim.MemoryBytes, min(d.MemoryBytes, m.MemoryBytes))
+	lim.OutputBytes = or(lim.OutputBytes, min(d.OutputBytes, m.OutputBytes))
+	lim.DiskBytes = or(lim.DiskBytes, min(size+sandbox.DefaultLimits.DiskBytes, m.DiskBytes))
+	return lim.DefaultsWithin(m), nil
+}
+
+// describe describes a; with detail, its profile and its conversation.
+func (a *analysis) describe(detail bool) api.Analysis {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	info := api.Analysis{ID: a.id, SessionID: a.sess.ID(), Image: a.sess.img.Name, Datasets: a.datasets,
+		Questions: a.asked, CreatedAt: a.created}
+	if a.asking != nil {
+		info.Asking = a.asking.n
+	}
+	if detail {
+		info.Profile, info.ProfileText = a.profile, a.profileText
+		for _, q := range a.questions {
+			info.Conversation = append(info.Conversation, q.describe(false, false))
+		}
+	}
+	return info
+}
+
+// Analysis describes tenant's analysis id: its profile and its
+// conversation. KindNotFound when there is none (or it is another
+// tenant's), KindSessionClosed once its session has ended.
+func (s *Service) Analysis(tenant, id string) (api.Analysis, error) {
+	a, err := s.analyses.get(tenant, id)
+	if err != nil {
+		return api.Analysis{}, err
+	}
+	return a.describe(true), nil
+}
+
+// Analyses lists tenant's analyses, newest first, without their profiles
+// and conversations.
+func (s *Service) Analyses(tenant string) []api.Analysis {
+	list := s.analyses.list(tenant)
+	infos := make([]api.Analysis, len(list))
+	for i, a := range list {
+		infos[i] = a.describe(false)
+	}
+	return infos
+}
+
+// DeleteAnalysis ends tenant's analysis id: a question being answered is
+// cancelled, and its session closed.
+func (s *Service) DeleteAnalysis(ctx context.Context, tenant, id string) error {
+	a, err := s.analyses.get(tenant, id)
+	if err != nil {
+		return err
+	}
+	a.mu.Lock()
+	q := a.asking
+	a.mu.Unlock()
+	if q != nil {
+		q.run.stop("cancelled: the analysis was deleted")
+	}
+	err = a.sess.Close()
+	s.analyses.ended(a)
+	return err
+}
+
+// analysisRegistry holds the service's analyses, and remembers the IDs
+// of those that ended (a bounded number), to tell them from unknown
+// ones.
+type analysisRegistry struct {
+	mu          sync.Mutex
+	open        map[string]*analysis
+	closed      map[string]string // id → tenant
+	closedOrder []string
+	created     uint64
+}
+
+func newAnalysisRegistry() *analysisRegistry {
+	return &analysisRegistry{open: map[string]*analysis{}, closed: map[string]string{}}
+}
+
+// add holds a.
+func (g *analysisRegistry) add(a *analysis) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.created++
+	a.seq = g.created
+	g.open[a.id] = a
+}
+
+// ended forgets a, remembering it ended.
+func (g *analysisRegistry) ended(a *analysis) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if _, ok := g.open[a.id]; !ok {
+		return
+	}
+	delete(g.open, a.id)
+	g.closed[a.id] = a.tenant
+	g.closedOrder = append(g.closedOrder, a.id)
+	if len(g.closedOrder) > maxClosedSessions {
+		delete(g.closed, g.closedOrder[0])
+		g.closedOrder = g.closedOrder[1:]
+	}
+}
+
+// get returns tenant's analysis id. Another tenant's is KindNotFound like
+// a missing one.
+func (g *analysisRegistry) get(tenant, id string) (*analysis, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if a, ok := g.open[id]; ok && a.tenant == tenant {
+		return a, nil
+	}
+	if owner, ok := g.closed[id]; ok && owner == tenant {
+		return nil, &Error{Kind: KindSessionClosed, Field: "id", Rule: "must name an analysis whose session is open",
+			Message: fmt.Sprintf("analysis %q has ended: it was deleted, or its session was closed or expired", id)}
+	}
+	return nil, &Error{Kind: KindNotFound, Field: "id", Rule: "must name an analysis of yours",
+		Message: fmt.Sprintf("no analysis %q", id)}
+}
+
+// list returns tenant's analyses, newest first.
+func (g *analysisRegistry) list(tenant string) []*analysis {
+	g.mu.Lock()
+	var mine []*analysis
+	for _, a := range g.open {
+		if a.tenant == tenant {
+			mine = append(mine, a)
+		}
+	}
+	g.mu.Unlock()
+	slices.SortFunc(mine, func(a, b *analysis) int { return cmp.Compare(b.seq, a.seq) })
+	return mine
+}
