@@ -159,6 +159,24 @@ func TestAwkwardFiles(t *testing.T) {
 				t.Errorf("d %+v", c)
 			}
 		}},
+		// Ambiguous NN/NN/YYYY dates: a file written with a decimal comma is
+		// read day first, one with a decimal point month first; a second
+		// number over 12 means month first whatever the file.
+		{"ambiguous dates eu.csv", "d;v\n05/01/2024;1,5\n05/02/2024;2,5\n", func(t *testing.T, tb Table) {
+			if c := column(t, tb, "d"); c.Summary == nil || c.Summary.MaxText != "2024-02-05 00:00:00" {
+				t.Errorf("d %+v", c)
+			}
+		}},
+		{"ambiguous dates us.csv", "d,v\n05/01/2024,1.5\n05/02/2024,2.5\n", func(t *testing.T, tb Table) {
+			if c := column(t, tb, "d"); c.Summary == nil || c.Summary.MaxText != "2024-05-02 00:00:00" {
+				t.Errorf("d %+v", c)
+			}
+		}},
+		{"month first eu.csv", "d;v\n01/13/2024;1,5\n02/03/2024;2,5\n", func(t *testing.T, tb Table) {
+			if c := column(t, tb, "d"); c.Summary == nil || c.Summary.MaxText != "2024-02-03 00:00:00" {
+				t.Errorf("d %+v", c)
+			}
+		}},
 		{"bad dates.csv", "d\n2024-01-05\n2024-01-06\n2024-01-07\n2024-01-08\n2024-13-45\n2024-14-46\nsoon\n", func(t *testing.T, tb Table) {
 			if c := column(t, tb, "d"); c.DType != "object" || !hasWarning(c.Warnings, "likely dates kept as text") {
 				t.Errorf("d %+v", c)

@@ -335,15 +335,23 @@ def text_to_number(s, sample):
     return None
 
 
-def text_to_date(s, sample):
+def text_to_date(s, sample, dayfirst_default=False):
     """(dates, parsed share) when most sampled values look like dates.
     Each distinct value is stripped and parsed once, as to_datetime over
-    the whole column would: it guesses the format from the first value."""
+    the whole column would: it guesses the format from the first value.
+    In NN/NN/YYYY dates, a first number over 12 means day first, a second
+    over 12 month first; when neither tells, dayfirst_default decides
+    (day first in a file written with a decimal comma)."""
     st = sample.str.strip()
     if st.str.match(_DATE).mean() < 0.8:
         return None, 0.0
-    first = st.str.extract(r"^(\d{1,2})[-/.]\d{1,2}[-/.]\d{2,4}", expand=False).dropna()
-    dayfirst = bool(len(first)) and (first.astype(int) > 12).any()
+    parts = st.str.extract(r"^(\d{1,2})[-/.](\d{1,2})[-/.]\d{2,4}", expand=True).dropna().astype(int)
+    if (parts[0] > 12).any():
+        dayfirst = True
+    elif (parts[1] > 12).any():
+        dayfirst = False
+    else:
+        dayfirst = dayfirst_default
     f = Factorized(s)
     values = f.uniques.str.strip() if (st != sample).any() else f.uniques  # strip only when the sample needs it
     iso = st.str.match(r"^\d{4}-\d{2}-\d{2}$").all()
@@ -358,7 +366,7 @@ def text_to_date(s, sample):
     return out, share
 
 
-def infer(df, warns):
+def infer(df, warns, dayfirst_default=False):
     """Converts text columns holding numbers or dates; returns the
     conversions made, by column."""
     inferred = {}
@@ -371,7 +379,7 @@ def infer(df, warns):
         if out is not None:
             df[col], inferred[col] = out, "number from text"
             continue
-        out, share = text_to_date(s, sample)
+        out, share = text_to_date(s, sample, dayfirst_default)
         if out is None:
             continue
         if share >= 0.95:
@@ -512,7 +520,7 @@ def main(config, namespace):
             namespace[frame["name"]] = df
             try:
                 warns_by_col = {}
-                inferred = infer(df, warns_by_col)
+                inferred = infer(df, warns_by_col, dayfirst_default=how.get("decimal") == ",")
                 table = profile_frame(df, frame, fmt, how, warns_by_col, inferred)
             except Exception as e:  # the DataFrame is loaded; only its profile failed
                 table = {"name": frame["name"], "dataset": frame["dataset"], "format": fmt, "reading": how,

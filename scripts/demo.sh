@@ -3,7 +3,8 @@
 # examples/ through `crucible run` on the default limits: Python, JavaScript
 # and bash programs, a fork bomb that must be stopped by its limits, one
 # run printed as the JSON Result object, piped input, output shown live, a
-# chart saved by --out, a session, and the HTTP API.
+# chart saved by --out, the analyst's profile of a CSV, a session, and the
+# HTTP API.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -125,6 +126,15 @@ if "$crucible" image ls | grep -q '^datascience '; then
 else
 	echo "demo: no datascience image (setup skipped it); skipping the pandas example"
 fi
+
+# The data-analysis agent's profile needs no model: a semicolon CSV with
+# decimal commas, thousands dots, day-first dates, a stray space and a
+# duplicate row, sniffed and profiled in the sandbox.
+header "The analyst's profile of a European CSV (no model needed)" "crucible analyst examples/sales.csv"
+"$crucible" analyst examples/sales.csv 2>&1 | tee "$out"
+for want in 'delimiter ";", decimal ",", thousands "."' '1 duplicate rows' 'from 2024-01-05 00:00:00 to 2024-06-05'; do
+	grep -qF "$want" "$out" || { echo "demo: the profile lacks: $want" >&2; exit 1; }
+done
 
 # A session: variables persist from one cell to the next.
 header "A Python session: cells share their variables" "crucible session < examples/session.py"
