@@ -72,6 +72,8 @@ if $bench; then
 	step "eval benchmark" go test -tags crucible_initexe -run '^$' -bench Canonical -benchtime 2x ./eval/
 	step "agent benchmark" go test -tags crucible_initexe -run '^$' -bench LoopOverhead -benchtime 200x ./agent/
 	step "API benchmark" go test -tags crucible_initexe -run '^$' -bench APIOverhead -benchtime 40x ./server/
+	step "analyst benchmarks" go test -tags crucible_initexe -run '^$' -bench 'Profile50MB|FollowUpOverhead' -benchtime 3x ./analyst/
+	step "analysis API benchmark" go test -tags crucible_initexe -run '^$' -bench AnalysisCreate -benchtime 10x ./server/
 	step "API throughput" bin/crucible bench api --duration 30s --concurrency 2,8,32
 fi
 
