@@ -2,7 +2,8 @@
 # Sets up this machine to build and run Crucible, idempotently:
 #   1. checks that it runs as root (the native sandbox needs it),
 #   2. finds Go (on PATH, else /usr/local/go/bin),
-#   3. installs the Debian packages the sandboxes use, only if missing,
+#   3. installs the Debian packages the sandboxes use, and chromium, the
+#      headless browser the web UI's tests drive, only if missing,
 #   4. builds bin/crucible,
 #   5. builds the data-science sandbox image (python3 with pandas, numpy,
 #      matplotlib, scipy, ... from Debian) unless it is up to date; set
@@ -14,7 +15,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 # Packages the sandboxes and the scripts need. The sandbox runs
 # /usr/bin/python3, /usr/bin/node and /bin/bash from the host, read-only.
-APT_PACKAGES=(python3 nodejs bash coreutils procps util-linux ca-certificates debootstrap postgresql gcc libc6-dev)
+# chromium is the browser the web UI's tests drive (e2e/ui_*_test.go).
+APT_PACKAGES=(python3 nodejs bash coreutils procps util-linux ca-certificates debootstrap postgresql gcc libc6-dev chromium)
 
 step() { printf 'setup: %s\n' "$*"; }
 die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
@@ -67,7 +69,7 @@ if ((${#missing[@]})); then
 else
 	step "packages present: ${APT_PACKAGES[*]}"
 fi
-for bin in /usr/bin/python3 /usr/bin/node /bin/bash; do
+for bin in /usr/bin/python3 /usr/bin/node /bin/bash /usr/bin/chromium; do
 	[[ -x $bin ]] || die "$bin is missing although its package is installed"
 done
 

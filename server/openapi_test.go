@@ -124,7 +124,8 @@ func serverRoutes(t *testing.T) []string {
 	}
 	var routes []string
 	for _, m := range matches {
-		routes = append(routes, m[1]+" "+strings.ReplaceAll(m[2], "...}", "}"))
+		// {$} anchors a pattern at its end: the path is the part before.
+		routes = append(routes, m[1]+" "+strings.ReplaceAll(strings.TrimSuffix(m[2], "{$}"), "...}", "}"))
 	}
 	return routes
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/crucible-sandbox/crucible/api"
 	"github.com/crucible-sandbox/crucible/service"
 	"github.com/crucible-sandbox/crucible/store"
+	"github.com/crucible-sandbox/crucible/webui"
 )
 
 // Config configures a Server. Service and Keys are required; zero values
@@ -130,12 +131,17 @@ func (s *Server) routes() {
 	})
 	m.Handle("GET /metrics", promhttp.HandlerFor(s.svc.Metrics(), promhttp.HandlerOpts{}))
 	m.HandleFunc("GET /openapi.json", serveOpenAPI)
+	ui := webui.Handler() // the web UI: its page at /, its assets under /ui/ (webui.AssetPrefix)
+	m.Handle("GET /{$}", ui)
+	m.Handle("GET /ui/{asset...}", ui)
 	s.mux = m
 }
 
 // Handler returns the HTTP handler of the API. Every /v1/ request is
-// authenticated first (see Config.RequireKeys); /healthz, /metrics and
-// /openapi.json are open.
+// authenticated first (see Config.RequireKeys); /healthz, /metrics,
+// /openapi.json and the web UI (package webui: its page at /, its assets
+// under /ui/, which hold no data and call the /v1/ API with the user's
+// key) are open.
 func (s *Server) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// The mux would answer an unclean path ("//", "..") with a redirect
