@@ -96,7 +96,8 @@ func chartLoaded(root, title string) string {
 // shows that line live, and draws a titled chart, which must load; asks a
 // follow-up that uses what the first defined and shows a table; approves
 // one program and refuses another with a reason; reopens the analysis
-// from the list; and takes docs' screenshot analyst.png.
+// from the list. Its screenshots analyst.png (an answer with its chart)
+// and analyst-profile.png are the docs'.
 func TestUIAnalyst(t *testing.T) {
 	insurance := dabenchTable(t, "insurance.csv")
 	const key = "sk-scripted-model-key-0123456789"
@@ -104,7 +105,7 @@ func TestUIAnalyst(t *testing.T) {
 		Codes: []string{
 			"print(df['charge'].mean())",
 			"import os, time\nimport matplotlib.pyplot as plt\nmean = df['charges'].mean()\nprint('mean charges', round(mean, 2), flush=True)\n" +
-				"while not os.path.exists('go'):\n    time.sleep(0.02)\n" +
+				"while not os.path.exists('go'):\n    time.sleep(0.02)\nos.remove('go')\n" +
 				"by_region = df.groupby('region')['charges'].mean()\nfig, ax = plt.subplots(figsize=(6, 3.2))\nax.bar(by_region.index, by_region.values, color='#0b57d0')\n" +
 				"ax.axhline(mean, color='#b3261e', linestyle='--', label='overall mean')\nax.legend()\nax.set_title('Mean charges by region')\nax.set_xlabel('region')\nax.set_ylabel('charges (USD)')\nfig.tight_layout()",
 			"above = df[df['charges'] > mean]\nprint('rows above the mean', len(above))\nabove.groupby('smoker')['charges'].agg(['count', 'mean']).round(2)",
@@ -135,6 +136,9 @@ func TestUIAnalyst(t *testing.T) {
 		}
 	}
 
+	p.do("scroll to the top", chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
+	p.screenshot("analyst-profile")
+
 	// The first question: a failed attempt, then a program whose output
 	// the page shows while it runs (it waits for a file the test writes
 	// once the line is shown), then its chart.
@@ -160,7 +164,7 @@ func TestUIAnalyst(t *testing.T) {
 			t.Errorf("first answer: %s: false (%s)", what, cond)
 		}
 	}
-	p.do("scroll to the answer", chromedp.Evaluate[chromedp.Void](q1+`.scrollIntoView({block: 'start'})`))
+	p.do("fold the profile", chromedp.Evaluate[chromedp.Void](`document.querySelector('.profile-box').open = false; window.scrollTo(0, 0)`))
 	p.screenshot("analyst")
 
 	// A follow-up in the same thread, using the first's variable, with a table.
@@ -169,8 +173,8 @@ func TestUIAnalyst(t *testing.T) {
 	if got := p.text(q2, "details.answer-code pre"); !strings.Contains(got, "rows above the mean 420") {
 		t.Errorf("the follow-up's output %q, want rows above the mean 420", got)
 	}
-	if got := p.text(q2, ".table-wrap tbody"); !strings.Contains(got, "yes") || !strings.Contains(got, "274") {
-		t.Errorf("the follow-up's table %q, want the smokers' row (yes, 274)", got)
+	if got := p.text(q2, ".table-wrap tbody"); !strings.Contains(got, "yes") || !strings.Contains(got, "273") {
+		t.Errorf("the follow-up's table %q, want the smokers' row (yes, 273)", got)
 	}
 
 	// Approval: one program approved, the next refused with a reason.
@@ -247,5 +251,29 @@ func TestUIAnalystHostileData(t *testing.T) {
 	}
 	if !eval[bool](p, `window.__pwned === undefined && document.querySelectorAll('main img, main script, main iframe, main svg').length === 0`) {
 		t.Error("the hostile data ran or became elements in the list")
+	}
+}
+
+// TestUIProfileSummary: the profile's one-line column statistics, for a
+// numeric column (undefined statistics left out, long fractions cut to six
+// significant digits), a date column and none.
+func TestUIProfileSummary(t *testing.T) {
+	p := modulePage(t)
+	cases := []struct{ name, in, want string }{
+		{"numeric", `{"mean": 13270.422265, "std": 12110.011237, "min": 1121.8739, "median": 9382.033, "max": 63770.42801}`,
+			"mean 13270.4, std 12110, min 1121.87, median 9382.03, max 63770.4"},
+		{"integers, no std", `{"mean": 3, "min": 3, "max": 3}`, "mean 3, min 3, max 3"},
+		{"zero kept", `{"mean": 0, "min": -1.5, "max": 1.5}`, "mean 0, min -1.5, max 1.5"},
+		{"dates", `{"min_text": "2020-01-01", "max_text": "2021-06-30"}`, "2020-01-01 to 2021-06-30"},
+		{"one date bound", `{"max_text": "2021-06-30"}`, "? to 2021-06-30"},
+		{"none", `null`, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := eval[string](p, `import('/ui/profile.js').then(m => m.summary(`+tc.in+`))`)
+			if got != tc.want {
+				t.Errorf("summary(%s) = %q, want %q", tc.in, got, tc.want)
+			}
+		})
 	}
 }
