@@ -200,6 +200,10 @@ func TestUIAnalyst(t *testing.T) {
 	if got := p.text(`document`, `.question[data-n="2"] .answer-text`); !strings.Contains(got, "13270.42") {
 		t.Errorf("the reopened follow-up's answer %q", got)
 	}
+
+	// A deep link, loaded afresh, opens the analysis.
+	p.do("reload the deep link", chromedp.Reload())
+	p.waitFor("the analysis, from its link", `location.hash === `+js("#/analyses/"+id)+` && document.querySelectorAll('.question').length === 4 && document.querySelector('.profile-table[data-table="insurance"]')`)
 }
 
 // TestUIAnalystHostileData: a CSV whose column names and values are
