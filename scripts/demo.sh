@@ -180,5 +180,44 @@ wait "$serve_pid"
 serve_pid=""
 rm -rf "$apidir"
 
+# --- The web UI's analyst (issue 15): a sample dataset loaded, its URL printed.
+if "$crucible" image ls | grep -q '^datascience '; then
+	header "The web UI: the analyst with examples/sales.csv loaded" \
+		"crucible serve --image datascience --warm-sessions 1; curl -F datasets=@examples/sales.csv .../v1/analyses"
+	uidir=$(mktemp -d)
+	"$crucible" serve --addr 127.0.0.1:0 --db "$uidir/runs.db" --image datascience --warm-sessions 1 2>"$uidir/serve.log" &
+	serve_pid=$!
+	port=""
+	for _ in $(seq 1 300); do
+		port=$(grep -o 'addr=[^ ]*' "$uidir/serve.log" | head -1 | sed 's/.*://') || true
+		[[ -n $port ]] && break
+		sleep 0.1
+	done
+	[[ -n $port ]] || { cat "$uidir/serve.log"; echo "demo: the server did not start" >&2; exit 1; }
+	curl -sS --fail-with-body "http://127.0.0.1:$port/v1/analyses" -F datasets=@examples/sales.csv >"$uidir/analysis.json" ||
+		{ cat "$uidir/analysis.json"; echo "demo: the analysis was not created" >&2; exit 1; }
+	id=$(/usr/bin/python3 - "$uidir/analysis.json" <<'PY'
+import json, sys
+a = json.load(open(sys.argv[1]))
+p = json.loads(a["profile"]) if isinstance(a["profile"], str) else a["profile"]
+t = p["tables"][0]
+cols = [c["name"] for c in t.get("column_profiles", [])]
+if t["rows"] < 1 or "revenue" not in cols:
+    sys.exit(f"demo: the profile of sales.csv is not what was expected: {t['rows']} rows, columns {cols}")
+print(f"demo: sales.csv profiled: {t['name']}, {t['rows']} rows x {t['columns']} columns ({', '.join(cols)})", file=sys.stderr)
+print(a["id"])
+PY
+)
+	echo "demo: the web UI, with this analysis open: http://127.0.0.1:$port/#/analyses/$id"
+	echo "demo: the demo now stops this server; \`crucible serve --image datascience\` keeps one running"
+	kill -TERM "$serve_pid"
+	wait "$serve_pid"
+	serve_pid=""
+	rm -rf "$uidir"
+else
+	echo "demo: no datascience image (setup skipped it); skipping the web UI's analyst"
+fi
+# --- end of the web UI's analyst
+
 echo
 echo "demo: all examples behaved as expected"

@@ -60,8 +60,10 @@ func newServeCommand() *cobra.Command {
 		Long: `Serve Crucible's HTTP API: runs (POST /v1/runs, GET /v1/runs[/{id}]),
 sessions (/v1/sessions/...), code-agent runs (/v1/agent-runs/...), data
 analyses (/v1/analyses/...), the images offered (GET /v1/images), /healthz
-and /metrics; and at / a web UI, embedded in the binary: a notebook over
-sessions and the run history, which use this API with the key they ask for.
+and /metrics; and at / a web UI, embedded in the binary: the analyst
+(upload data, read its profile, ask questions; a link to one analysis is
+/#/analyses/ID), a notebook over sessions and the run history, which use
+this API with the key they ask for.
 
 Images: each --image NAME (repeatable) offers a built image (crucible image
 ls), or with NAME "host" the host's own system directories, read-only; the

@@ -1,5 +1,5 @@
 // app.js: the UI's shell. It routes the location's hash to a view
-// (#/notebook[/SESSION], #/runs[/RUN]), marks the current one in the
+// (#/analyses[/ANALYSIS], #/notebook[/SESSION], #/runs[/RUN]), marks the current one in the
 // header, shows the server's health and wires the API key prompt. A view
 // is a module exporting render(main, params, signal): signal aborts when
 // the user leaves the view, ending its requests and streams.
@@ -7,12 +7,13 @@
 import { health } from './api.js';
 import { clear } from './dom.js';
 import { setupKeys } from './keys.js';
+import * as analyses from './analyst.js';
 import * as notebook from './notebook.js';
 import * as runs from './runs.js';
 
-/** VIEWS maps the first part of the hash to a view; the Analyst view joins them here. */
-const VIEWS = { notebook, runs };
-const DEFAULT_VIEW = 'notebook';
+/** VIEWS maps the first part of the hash to a view; the Analyst (analyses) is the default. */
+const VIEWS = { analyses, notebook, runs };
+const DEFAULT_VIEW = 'analyses';
 
 let current = null; // {name, controller}
 
