@@ -16,7 +16,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # Packages the sandboxes and the scripts need. The sandbox runs
 # /usr/bin/python3, /usr/bin/node and /bin/bash from the host, read-only.
 # chromium is the browser the web UI's tests drive (e2e/ui_*_test.go).
-APT_PACKAGES=(python3 nodejs bash coreutils procps util-linux ca-certificates debootstrap postgresql gcc libc6-dev chromium)
+APT_PACKAGES=(python3 nodejs bash coreutils procps util-linux ca-certificates debootstrap postgresql gcc libc6-dev chromium curl)
 
 step() { printf 'setup: %s\n' "$*"; }
 die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
