@@ -184,9 +184,19 @@ rm -rf "$apidir"
 if "$crucible" image ls | grep -q '^datascience '; then
 	header "The web UI: the analyst with examples/sales.csv loaded" \
 		"crucible serve --image datascience --warm-sessions 1; curl -F datasets=@examples/sales.csv .../v1/analyses"
-	uidir=$(mktemp -d)
-	"$crucible" serve --addr 127.0.0.1:0 --db "$uidir/runs.db" --image datascience --warm-sessions 1 2>"$uidir/serve.log" &
+	# This server is left running for you to open the link; a later demo
+	# stops it first (its pid is kept beside its log and database).
+	uidir=/tmp/crucible-demo-ui
+	if [[ -f $uidir/serve.pid ]]; then
+		kill -TERM "$(cat "$uidir/serve.pid")" 2>/dev/null || true
+		sleep 1
+	fi
+	rm -rf "$uidir"
+	mkdir -p "$uidir"
+	setsid "$crucible" serve --addr 127.0.0.1:0 --db "$uidir/runs.db" --image datascience --warm-sessions 1 \
+		</dev/null >/dev/null 2>"$uidir/serve.log" &
 	serve_pid=$!
+	echo "$serve_pid" >"$uidir/serve.pid"
 	port=""
 	for _ in $(seq 1 300); do
 		port=$(grep -o 'addr=[^ ]*' "$uidir/serve.log" | head -1 | sed 's/.*://') || true
@@ -209,11 +219,8 @@ print(a["id"])
 PY
 )
 	echo "demo: the web UI, with this analysis open: http://127.0.0.1:$port/#/analyses/$id"
-	echo "demo: the demo now stops this server; \`crucible serve --image datascience\` keeps one running"
-	kill -TERM "$serve_pid"
-	wait "$serve_pid"
-	serve_pid=""
-	rm -rf "$uidir"
+	echo "demo: that server keeps running (log $uidir/serve.log; the analysis stays open 15 idle minutes); stop it with: kill $serve_pid"
+	serve_pid="" # not stopped on exit
 else
 	echo "demo: no datascience image (setup skipped it); skipping the web UI's analyst"
 fi
