@@ -33,8 +33,8 @@ function tableView(t, isDF, open) {
     ['Duplicate rows', t.duplicate_rows ? String(t.duplicate_rows) : ''],
   ]));
   if (t.warnings?.length) d.append(warnings(t.warnings, `Warnings about ${t.name}`));
-  d.append(h('h4', { text: 'Columns' }), columnsTable(t));
-  if (t.sample?.length) d.append(h('h4', { text: `First ${t.sample.length} rows` }), sampleTable(t));
+  d.append(h('h3', { text: 'Columns' }), columnsTable(t));
+  if (t.sample?.length) d.append(h('h3', { text: `First ${t.sample.length} rows` }), sampleTable(t));
   return d;
 }
 
