@@ -143,15 +143,23 @@ func (p *browserPage) fromTop(ready string) {
 	eval[chromedp.Void](p, `(() => { const b = document.body; b.tabIndex = -1; b.focus(); b.removeAttribute('tabindex'); window.scrollTo(0, 0); })()`)
 }
 
-// tabThrough presses Tab n times and returns what each press focused; it
-// fails t for every control without a visible focus indicator.
+// tabThrough presses Tab until the focus comes back to the document (a
+// whole round of the page, or of a modal dialog), at most n times, and
+// returns what each press focused; it fails t for every control without
+// a visible focus indicator. It leaves a notebook's editor as the page
+// says: Escape, then Tab.
 func (p *browserPage) tabThrough(n int) []string {
 	p.t.Helper()
 	eval[chromedp.Void](p, `window.__tabbed = []`)
 	var order []string
 	for range n {
+		p.escapeEditor()
 		p.do("Tab", chromedp.KeyEvent("\t"))
-		order = append(order, eval[string](p, a11yFocusStep))
+		focused := eval[string](p, a11yFocusStep)
+		if focused == "body" {
+			break
+		}
+		order = append(order, focused)
 	}
 	if bad := eval[string](p, a11yUnfocusedRings); bad != "" {
 		p.t.Errorf("no visible focus indicator on:\n%s", bad)
@@ -160,20 +168,27 @@ func (p *browserPage) tabThrough(n int) []string {
 }
 
 // tabTo presses Tab until the focused element matches the CSS selector
-// sel, at most 60 times, failing t if it never does. In a notebook's
-// editor, where Tab indents, it presses Escape first, as the page says.
+// sel, at most 60 times, failing t if it never does; it leaves a
+// notebook's editor as tabThrough does.
 func (p *browserPage) tabTo(sel string) {
 	p.t.Helper()
 	for range 60 {
-		if eval[bool](p, `document.activeElement.matches('.code-input')`) {
-			p.do("Escape from the editor", chromedp.KeyEvent("\u001b"))
-		}
+		p.escapeEditor()
 		p.do("Tab", chromedp.KeyEvent("\t"))
 		if eval[bool](p, `document.activeElement.matches(`+js(sel)+`)`) {
 			return
 		}
 	}
 	p.fail("Tab to "+sel, context.DeadlineExceeded)
+}
+
+// escapeEditor presses Escape if the focus is in a notebook's editor,
+// where Tab indents, so that the next Tab leaves it.
+func (p *browserPage) escapeEditor() {
+	p.t.Helper()
+	if eval[bool](p, `document.activeElement.matches('.code-input')`) {
+		p.do("Escape from the editor", chromedp.KeyEvent("\u001b"))
+	}
 }
 
 // audit fails t with each accessibility problem the page shows.
@@ -184,16 +199,20 @@ func (p *browserPage) audit(view string) {
 	}
 }
 
-// inOrder reports whether the focus order holds each of want (substrings
-// of the focused elements' descriptions) in that order.
-func inOrder(order, want []string) bool {
+// checkOrder fails t unless the focus order starts with want[0] and
+// holds each of want (substrings of the focused elements' descriptions)
+// in that order.
+func checkOrder(t *testing.T, order, want []string) {
+	t.Helper()
 	i := 0
 	for _, o := range order {
 		if i < len(want) && strings.Contains(o, want[i]) {
 			i++
 		}
 	}
-	return i == len(want)
+	if len(order) == 0 || !strings.Contains(order[0], want[0]) || i < len(want) {
+		t.Errorf("Tab order %q does not reach %q in order", order, want)
+	}
 }
 
 // TestUIAccessibility checks each view of the web UI in Chromium against
@@ -248,14 +267,22 @@ func TestUIAccessibility(t *testing.T) {
 		id := p.uploadAnalysis(dabenchTable(t, "insurance.csv"))
 		p.audit("analysis " + id)
 		p.fromTop(`document.querySelector('.profile-table')`)
-		order := p.tabThrough(12)
-		if want := []string{"Skip to the content", "Analyst", "Notebook", "Runs", "API key", "Close analysis", "All analyses"}; !inOrder(order, want) {
-			t.Errorf("Tab order %q does not reach %q in order", order, want)
-		}
+		order := p.tabThrough(150)
+		t.Logf("Tab order: %q", order)
+		checkOrder(t, order, []string{"Skip to the content", "Analyst", "Notebook", "Runs", "API key", "Close analysis", "All analyses", "Profile", "Columns of insurance", "an-question", "Ask", "an-approve", "an-text-mode"})
 		p.fromTop(`document.querySelector('.profile-table')`)
 		p.tabTo("#an-question")
 		p.do("type a question and press Enter", chromedp.KeyEvent("What is the mean charge?"), chromedp.KeyEvent("\r"))
 		p.waitFor("Enter asked (the server has no model)", `document.querySelector('.ask-form .form-error').textContent.startsWith('This server cannot answer questions')`)
+		p.audit("the analysis with the question refused")
+
+		p.do("the list of analyses", chromedp.Navigate(srv.URL+"/#/analyses"))
+		p.waitFor("the analysis listed", `document.querySelector('main a[href="#/analyses/`+id+`"]')`)
+		p.audit("the list of analyses")
+		p.fromTop(`document.querySelector('main a[href="#/analyses/` + id + `"]')`)
+		order = p.tabThrough(150)
+		t.Logf("Tab order: %q", order)
+		checkOrder(t, order, []string{"Skip to the content", "Analyst", "API key", "an-files", "an-image", id})
 	})
 
 	t.Run("notebook", func(t *testing.T) {
@@ -268,36 +295,62 @@ func TestUIAccessibility(t *testing.T) {
 		p.do("new session", chromedp.Click(chromedp.CSS(`form[aria-label="New session"] button`)))
 		p.waitFor("the notebook", `location.hash.startsWith('#/notebook/ses') && document.querySelector('.cell textarea')`)
 		p.runCell(0, "print('hello')\n21 * 2")
-		p.audit("a notebook with a cell run")
+		p.runCell(1, "import sys\nprint('warned', file=sys.stderr)\nx = undefined_name")
+		p.audit("a notebook with a cell run and one failed")
 		p.fromTop(`document.querySelector('.cell textarea')`)
-		order := p.tabThrough(14)
-		if want := []string{"Skip to the content", "Analyst", "Notebook", "Runs", "API key", "textarea"}; !inOrder(order, want) {
-			t.Errorf("Tab order %q does not reach %q in order", order, want)
-		}
+		order := p.tabThrough(150)
+		t.Logf("Tab order: %q", order)
+		checkOrder(t, order, []string{"Skip to the content", "Analyst", "Notebook", "Runs", "API key", "Run all", "Close session", "All sessions", "Run this cell", "Code of cell 1", "Code of cell 2", "Traceback", "Code of cell 3", "Add cell", "nb-upload", "Refresh"})
 		p.fromTop(`document.querySelector('.cell textarea')`)
 		p.tabTo(".cell:last-child textarea")
 		p.do("type code and press Shift+Enter", chromedp.KeyEvent("print(6 * 7)"),
 			chromedp.KeyEvent("\r", chromedp.KeyModifiers(chromedp.ModifierShift)))
 		p.waitFor("the cell ran from the keyboard", `Array.from(document.querySelectorAll('.cell .stdout')).some((e) => e.textContent === '42\n')`)
+
+		sid := strings.TrimPrefix(eval[string](p, `location.hash`), "#/notebook/")
+		p.do("the list of sessions", chromedp.Navigate(srv.URL+"/#/notebook"))
+		p.waitFor("the session listed", `document.querySelector('main a[href="#/notebook/`+sid+`"]')`)
+		p.audit("the list of sessions")
+		p.fromTop(`document.querySelector('main a[href="#/notebook/` + sid + `"]')`)
+		order = p.tabThrough(150)
+		t.Logf("Tab order: %q", order)
+		checkOrder(t, order, []string{"Skip to the content", "Notebook", "API key", "nb-image", sid})
 	})
 
 	t.Run("runs", func(t *testing.T) {
 		crucibleBinary(t)
 		srv := startServer(t, "server", filepath.Join(t.TempDir(), "runs.db"))
-		res, err := srv.Client.CreateRun(context.Background(), sandbox.Request{Language: sandbox.Python, Code: dotPNG})
+		ctx := context.Background()
+		failed, err := srv.Client.CreateRun(ctx, sandbox.Request{Language: sandbox.Python, Code: "print('before')\nraise ValueError('bad value')"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := srv.Client.CreateRun(ctx, sandbox.Request{Language: sandbox.Python, Code: dotPNG})
 		if err != nil {
 			t.Fatal(err)
 		}
 		p := newBrowserPage(t)
+		p.do("open the failed run", chromedp.Navigate(srv.URL+"/#/runs/"+failed.ID))
+		p.waitFor("its error", `document.querySelector('.run-detail ol.code li.error-line')`)
+		p.audit("failed run " + failed.ID)
 		p.do("open the run", chromedp.Navigate(srv.URL+"/#/runs/"+res.ID))
 		loaded := `(() => { const img = document.querySelector('.run-detail .figure img'); return img && img.complete && img.naturalWidth === 1; })()`
 		p.waitFor("the run and its image", loaded)
 		p.audit("run " + res.ID)
 		p.fromTop(loaded)
-		order := p.tabThrough(26)
-		if want := []string{"Skip to the content", "Analyst", "Notebook", "Runs", "API key", "runs-status", "Apply", res.ID[:20], "Standard output"}; !inOrder(order, want) {
-			t.Errorf("Tab order %q does not reach %q in order", order, want)
+		order := p.tabThrough(150)
+		t.Logf("Tab order: %q", order)
+		for _, id := range []string{failed.ID, res.ID} {
+			checkOrder(t, order, []string{"Skip to the content", "Clear", id[:20], "Standard output"})
 		}
+		// The skip link, from the keyboard: the focus moves to the content, the view stays.
+		p.fromTop(loaded)
+		p.do("Tab to the skip link and press Enter", chromedp.KeyEvent("\t"), chromedp.KeyEvent("\r"))
+		p.waitFor("the focus in the content", `document.activeElement.id === 'main'`)
+		if got := eval[string](p, `location.hash + ' ' + !!document.querySelector('.run-detail img')`); got != "#/runs/"+res.ID+" true" {
+			t.Errorf("the skip link left the view: %q", got)
+		}
+		checkOrder(t, order, []string{"Skip to the content", "Analyst", "Notebook", "Runs", "API key", "runs-status", "runs-language", "runs-since", "Apply", "Clear", "Standard output"})
 	})
 
 	t.Run("key prompt", func(t *testing.T) {
@@ -322,10 +375,9 @@ func TestUIAccessibility(t *testing.T) {
 		p.waitFor("the refusal", `document.getElementById('key-error').textContent.startsWith('Enter a key')`)
 		p.audit("the key prompt's error")
 		// The modal prompt holds the focus: it starts in the key's field.
-		order := p.tabThrough(3)
-		if want := []string{"Use this key", "Cancel"}; !inOrder(order, want) {
-			t.Errorf("Tab order %q does not reach %q in order", order, want)
-		}
+		order := p.tabThrough(10)
+		t.Logf("Tab order: %q", order)
+		checkOrder(t, order, []string{"Use this key", "Cancel"})
 		p.do("back to the field", chromedp.Focus(chromedp.ID("key-input")))
 		p.do("Escape", chromedp.KeyEvent("\u001b"))
 		p.waitFor("Escape closed the prompt", `!document.getElementById('key-dialog').open`)
