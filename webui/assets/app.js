@@ -48,6 +48,12 @@ async function showHealth() {
 }
 
 setupKeys();
+// The skip link moves the focus to the content; following its #main would
+// change the hash, which is the route, and leave the view.
+document.querySelector('a.skip').addEventListener('click', (ev) => {
+  ev.preventDefault();
+  document.getElementById('main').focus();
+});
 window.addEventListener('hashchange', route);
 window.addEventListener('crucible:key', route); // another key, maybe another tenant: reload the view
 // The marks time the first render: the shell and the view's frame
