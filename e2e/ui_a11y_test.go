@@ -221,10 +221,14 @@ func checkOrder(t *testing.T, order, want []string) {
 // cell run, Runs with a run open, and the key prompt of a server that
 // requires keys. In each it checks names of fields, buttons, links and
 // images, the document's lang, title and headings, the contrast of all
-// visible text (WCAG AA), that Tab from the top reaches the main
-// controls in order with a visible focus indicator, and the keyboard
-// behaviours the UI documents: Enter asks, Shift+Enter runs a cell,
-// Escape closes the key prompt.
+// visible text (WCAG AA), that a round of Tab from the top reaches the
+// main controls in order, each with a visible focus indicator, and the
+// keyboard behaviours the UI documents: the skip link moves the focus to
+// the content and keeps the view, Enter asks and Shift+Enter starts a new
+// line in the analyst, Escape then Tab leaves a notebook's editor,
+// Shift+Enter runs a cell, Escape closes the key prompt. The lists of
+// analyses and sessions, a failed cell and a failed run are checked too.
+// Its first subtest checks the audit itself, one fault at a time.
 func TestUIAccessibility(t *testing.T) {
 	// The audit itself, on the bare page with one fault added at a time.
 	t.Run("audit", func(t *testing.T) {
@@ -272,7 +276,12 @@ func TestUIAccessibility(t *testing.T) {
 		checkOrder(t, order, []string{"Skip to the content", "Analyst", "Notebook", "Runs", "API key", "Close analysis", "All analyses", "Profile", "Columns of insurance", "an-question", "Ask", "an-approve", "an-text-mode"})
 		p.fromTop(`document.querySelector('.profile-table')`)
 		p.tabTo("#an-question")
-		p.do("type a question and press Enter", chromedp.KeyEvent("What is the mean charge?"), chromedp.KeyEvent("\r"))
+		p.do("type a question over two lines", chromedp.KeyEvent("What is the mean"),
+			chromedp.KeyEvent("\r", chromedp.KeyModifiers(chromedp.ModifierShift)), chromedp.KeyEvent("charge?"))
+		if got := eval[string](p, `document.getElementById('an-question').value + '|' + document.querySelector('.ask-form .form-error').textContent`); got != "What is the mean\ncharge?|" {
+			t.Errorf("after Shift+Enter the question and its error are %q, want a new line and nothing asked", got)
+		}
+		p.do("press Enter", chromedp.KeyEvent("\r"))
 		p.waitFor("Enter asked (the server has no model)", `document.querySelector('.ask-form .form-error').textContent.startsWith('This server cannot answer questions')`)
 		p.audit("the analysis with the question refused")
 
