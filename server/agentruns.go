@@ -58,21 +58,9 @@ func (s *Server) createAgentRun(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusAccepted, run)
 		return
 	}
-	var es *eventStream
-	emit := func(e service.Event) bool {
-		if es == nil {
-			es = startEventStream(w)
-		}
-		return es.emit(e)
-	}
-	err := s.svc.StreamAgentRun(r.Context(), tenant, req, payload, emit)
-	if es == nil {
-		if err != nil {
-			s.fail(w, "start agent run", err)
-		}
-		return
-	}
-	es.close()
+	s.streamLazily(w, "start agent run", func(emit func(service.Event) bool) error {
+		return s.svc.StreamAgentRun(r.Context(), tenant, req, payload, emit)
+	})
 }
 
 // listAgentRuns serves GET /v1/agent-runs.

@@ -103,21 +103,9 @@ func (s *Server) askQuestion(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusAccepted, q)
 		return
 	}
-	var es *eventStream
-	emit := func(e service.Event) bool {
-		if es == nil {
-			es = startEventStream(w)
-		}
-		return es.emit(e)
-	}
-	err := s.svc.StreamAnalysisQuestion(r.Context(), tenant, id, req, emit)
-	if es == nil {
-		if err != nil {
-			s.fail(w, "ask analysis", err)
-		}
-		return
-	}
-	es.close()
+	s.streamLazily(w, "ask analysis", func(emit func(service.Event) bool) error {
+		return s.svc.StreamAnalysisQuestion(r.Context(), tenant, id, req, emit)
+	})
 }
 
 // questionPath is the URL path of question n of analysis id.

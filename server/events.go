@@ -213,3 +213,24 @@ func (es *eventStream) close() {
 	close(es.stop)
 	es.done.Wait()
 }
+
+// streamLazily answers with the events start passes to emit, starting the
+// event stream at the first one: an error returned before any event (bad
+// input, 404, 429) keeps its HTTP status and JSON body (what names the
+// operation in the log); once the stream has started, it just ends.
+func (s *Server) streamLazily(w http.ResponseWriter, what string, start func(emit func(service.Event) bool) error) {
+	var es *eventStream
+	err := start(func(e service.Event) bool {
+		if es == nil {
+			es = startEventStream(w)
+		}
+		return es.emit(e)
+	})
+	if es == nil {
+		if err != nil {
+			s.fail(w, what, err)
+		}
+		return
+	}
+	es.close()
+}

@@ -54,23 +54,10 @@ func (s *Server) createRun(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Location", "/v1/runs/"+acc.ID)
 		writeJSON(w, http.StatusAccepted, acc)
 	case stream:
-		// The run ends when this client goes away. The stream starts with
-		// the first event: a refused run is still an error answer.
-		var es *eventStream
-		emit := func(e service.Event) bool {
-			if es == nil {
-				es = startEventStream(w)
-			}
-			return es.emit(e)
-		}
-		err := s.svc.Stream(r.Context(), tenant, req, opts, emit)
-		if es == nil {
-			if err != nil {
-				s.fail(w, "start run", err)
-			}
-			return
-		}
-		es.close()
+		// The run ends when this client goes away.
+		s.streamLazily(w, "start run", func(emit func(service.Event) bool) error {
+			return s.svc.Stream(r.Context(), tenant, req, opts, emit)
+		})
 	default:
 		res, err := s.svc.Run(r.Context(), tenant, req, opts)
 		if err != nil {
