@@ -157,24 +157,7 @@ func approveOn(in io.Reader, prompt io.Writer) func(context.Context, string) (bo
 // program's, so it goes through d.
 func printTrace(d *display, t *agent.Trace, out string) {
 	w := d.stdout
-	fmt.Fprintf(w, "status: %s", t.Status)
-	if t.Reason != "" {
-		fmt.Fprintf(w, " (%s)", t.Reason)
-	}
-	fmt.Fprintln(w)
-	switch {
-	case t.Answer == "":
-	case t.Status == agent.StatusUnverified:
-		fmt.Fprintf(w, "\nanswer (UNVERIFIED: not checked by the verifier):\n%s\n", t.Answer)
-	default:
-		fmt.Fprintf(w, "\nanswer:\n%s\n", t.Answer)
-	}
-	if t.Code != "" {
-		fmt.Fprintf(w, "\ncode:\n%s\n", strings.TrimRight(t.Code, "\n"))
-	}
-	if t.Output != "" {
-		fmt.Fprintf(w, "\noutput:\n%s\n", strings.TrimRight(t.Output, "\n"))
-	}
+	printOutcome(w, t.Status, t.Reason, t.Answer, t.Code, t.Output)
 	for _, a := range t.Artifacts {
 		if why := unsavedReason(a); why != "" {
 			fmt.Fprintf(w, "artifact %s not saved: %s\n", a.Name, why)
@@ -189,4 +172,28 @@ func printTrace(d *display, t *agent.Trace, out string) {
 	b := t.Budget
 	fmt.Fprintf(w, "\nattempts %d/%d (%d failed) · tokens %d · execution %.0f ms · %d steps · trace %s\n", b.Attempts, b.MaxAttempts, b.FailedAttempts, b.Tokens, b.ExecMS, len(t.Steps), t.ID)
 	w.flush()
+}
+
+// printOutcome shows how an agent's work ended on w: its status and
+// reason, the answer (marked when unverified), and the code and output
+// behind it. Shared by crucible agent and crucible analyst.
+func printOutcome(w io.Writer, status agent.Status, reason, answer, code, output string) {
+	fmt.Fprintf(w, "status: %s", status)
+	if reason != "" {
+		fmt.Fprintf(w, " (%s)", reason)
+	}
+	fmt.Fprintln(w)
+	switch {
+	case answer == "":
+	case status == agent.StatusUnverified:
+		fmt.Fprintf(w, "\nanswer (UNVERIFIED: not checked by the verifier):\n%s\n", answer)
+	default:
+		fmt.Fprintf(w, "\nanswer:\n%s\n", answer)
+	}
+	if code != "" {
+		fmt.Fprintf(w, "\ncode:\n%s\n", strings.TrimRight(code, "\n"))
+	}
+	if output != "" {
+		fmt.Fprintf(w, "\noutput:\n%s\n", strings.TrimRight(output, "\n"))
+	}
 }

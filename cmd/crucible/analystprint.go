@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/crucible-sandbox/crucible/agent"
 	"github.com/crucible-sandbox/crucible/analyst"
 	"github.com/crucible-sandbox/crucible/kernel"
 	"github.com/crucible-sandbox/crucible/sandbox"
@@ -137,24 +136,8 @@ func progressOn(d *display) func(analyst.Event) {
 func printAnswer(d *display, t *transcriptAnswer) {
 	w := d.stdout
 	ans := t.Answer
-	fmt.Fprintf(w, "\nstatus: %s", ans.Status)
-	if ans.Reason != "" {
-		fmt.Fprintf(w, " (%s)", ans.Reason)
-	}
 	fmt.Fprintln(w)
-	switch {
-	case ans.Text == "":
-	case ans.Status == agent.StatusUnverified:
-		fmt.Fprintf(w, "\nanswer (UNVERIFIED: not checked by the verifier):\n%s\n", ans.Text)
-	default:
-		fmt.Fprintf(w, "\nanswer:\n%s\n", ans.Text)
-	}
-	if ans.Code != "" {
-		fmt.Fprintf(w, "\ncode:\n%s\n", strings.TrimRight(ans.Code, "\n"))
-	}
-	if ans.Output != "" {
-		fmt.Fprintf(w, "\noutput:\n%s\n", strings.TrimRight(ans.Output, "\n"))
-	}
+	printOutcome(w, ans.Status, ans.Reason, ans.Text, ans.Code, ans.Output)
 	for _, tb := range ans.Tables {
 		printTable(w, tb)
 	}
