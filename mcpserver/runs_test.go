@@ -146,7 +146,7 @@ func TestRunCodeProgress(t *testing.T) {
 	cs, prog := connect(t, newService(t))
 	params := &mcp.CallToolParams{Name: "run_code", Arguments: map[string]any{"language": "bash",
 		"code": "echo first; read line; echo second $line >&2", "stdin": "x\n"}}
-	params.SetProgressToken("tok")
+	params.Meta = mcp.Meta{"progressToken": "tok"} // SetProgressToken drops a token set on nil Meta (go-sdk v1.3.1)
 	res, err := cs.CallTool(context.Background(), params)
 	if err != nil || res.IsError {
 		t.Fatalf("run_code: %v %s", err, errorText(res))
@@ -165,7 +165,7 @@ func TestRunCodeCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	params := &mcp.CallToolParams{Name: "run_code", Arguments: map[string]any{"language": "bash",
 		"code": "echo started; exec -a mcpcancelmarker sleep 600", "limits": map[string]any{"wall_time_ms": 600000, "cpu_time_ms": 600000}}}
-	params.SetProgressToken("tok")
+	params.Meta = mcp.Meta{"progressToken": "tok"} // SetProgressToken drops a token set on nil Meta (go-sdk v1.3.1)
 	done := make(chan error, 1)
 	go func() {
 		_, err := cs.CallTool(ctx, params)
