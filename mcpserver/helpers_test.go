@@ -138,3 +138,13 @@ func errorText(res *mcp.CallToolResult) string {
 	}
 	return ""
 }
+
+// jsonOf returns v as JSON.
+func jsonOf(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
