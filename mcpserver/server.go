@@ -30,5 +30,6 @@ func New(svc *service.Service, tenant, version string) *mcp.Server {
 	h := &handlers{svc: svc, tenant: tenant}
 	h.addRunTools(s)
 	h.addSessionTools(s)
+	h.addResources(s)
 	return s
 }
