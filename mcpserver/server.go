@@ -31,5 +31,6 @@ func New(svc *service.Service, tenant, version string) *mcp.Server {
 	h.addRunTools(s)
 	h.addSessionTools(s)
 	h.addResources(s)
+	h.addPrompts(s)
 	return s
 }

@@ -48,7 +48,9 @@ tenant "` + server.DefaultTenant + `":
   run_get         read a past run's record
 
 A program's output streams as progress notifications when the client asks
-for progress; cancelling a call kills its run. --image, --rootfs, --store,
+for progress; cancelling a call kills its run. Resources: a run's record at
+crucible://runs/{id} and its files at crucible://runs/{id}/artifacts/{name}.
+Prompt: data_analyst, a model set up as a data analyst over a session. --image, --rootfs, --store,
 --db and --config are those of crucible serve.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return serveMCP(cmd.Context(), &f) },
