@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
@@ -104,8 +105,18 @@ func serveMCP(ctx context.Context, f *serveFlags) error {
 		_ = svc.Shutdown(sctx)
 	}()
 	err = mcpserver.New(svc, server.DefaultTenant, mcpVersion).Run(ctx, &mcp.StdioTransport{})
-	if err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) { // not the client leaving, nor a signal
+	if err != nil && ctx.Err() == nil && !clientLeft(err) { // not a signal
 		return platformError(err)
 	}
 	return nil
+}
+
+// codeServerClosing is the JSON-RPC error the SDK's connection ends with
+// once its input is closed: the client left, which ends the server.
+const codeServerClosing = -32004
+
+// clientLeft reports whether err says the client closed the connection.
+func clientLeft(err error) bool {
+	var we *jsonrpc.Error
+	return errors.Is(err, io.EOF) || errors.As(err, &we) && we.Code == codeServerClosing
 }
