@@ -53,4 +53,10 @@ try {
 } catch (e) {
   out({ step: "cancel", error: e.name });
 }
+// The cancellation is a notification sent in the background: a request
+// after it makes sure it went out before the client leaves.
+await client.listTools();
+if (mode === "http") {
+  await transport.terminateSession(); // DELETE /mcp: the server ends the session
+}
 await client.close();
