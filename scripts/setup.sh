@@ -4,7 +4,8 @@
 #   2. finds Go (on PATH, else /usr/local/go/bin),
 #   3. installs the Debian packages the sandboxes use, and chromium, the
 #      headless browser the web UI's tests drive, only if missing,
-#   4. builds bin/crucible,
+#   4. builds bin/crucible, installs staticcheck and the MCP client's npm
+#      packages (tools/mcp-client, npm ci, pinned by its package-lock.json),
 #   5. builds the data-science sandbox image (python3 with pandas, numpy,
 #      matplotlib, scipy, ... from Debian) unless it is up to date; set
 #      CRUCIBLE_SKIP_IMAGE=1 to skip it.
@@ -16,7 +17,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # Packages the sandboxes and the scripts need. The sandbox runs
 # /usr/bin/python3, /usr/bin/node and /bin/bash from the host, read-only.
 # chromium is the browser the web UI's tests drive (e2e/ui_*_test.go).
-APT_PACKAGES=(python3 nodejs bash coreutils procps util-linux ca-certificates debootstrap postgresql gcc libc6-dev chromium curl)
+APT_PACKAGES=(python3 nodejs npm bash coreutils procps util-linux ca-certificates debootstrap postgresql gcc libc6-dev chromium curl)
 
 step() { printf 'setup: %s\n' "$*"; }
 die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
@@ -103,6 +104,17 @@ if ! "$staticcheck" -version 2>/dev/null | grep -q "^staticcheck $STATICCHECK_VE
 	step "installing staticcheck $STATICCHECK_VERSION"
 	run_quiet "$log" go install "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION" ||
 		die "go install staticcheck failed"
+fi
+
+# 4c. the MCP TypeScript client and conformance runner, pinned in
+# tools/mcp-client/package-lock.json, for the MCP tests; npm ci only when
+# the lock changed since the last install.
+mcpdir=tools/mcp-client
+if ! cmp -s "$mcpdir/package-lock.json" "$mcpdir/node_modules/.package-lock.json.installed"; then
+	command -v npm >/dev/null 2>&1 || die "npm not found: install Debian's npm package (apt-get install npm)"
+	step "installing the MCP client packages (npm ci in $mcpdir)"
+	run_quiet "$log" npm ci --prefix "$mcpdir" --no-audit --no-fund || die "npm ci in $mcpdir failed"
+	cp "$mcpdir/package-lock.json" "$mcpdir/node_modules/.package-lock.json.installed"
 fi
 
 # 5. image

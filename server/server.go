@@ -131,14 +131,19 @@ func (s *Server) routes() {
 	})
 	m.Handle("GET /metrics", promhttp.HandlerFor(s.svc.Metrics(), promhttp.HandlerOpts{}))
 	m.HandleFunc("GET /openapi.json", serveOpenAPI)
+	mcpH := &mcpHandlers{s: s, tenant: map[string]http.Handler{}} // streamable HTTP: messages, its stream, session end
+	m.Handle("POST /mcp", mcpH)
+	m.Handle("GET /mcp", mcpH)
+	m.Handle("DELETE /mcp", mcpH)
 	ui := webui.Handler() // the web UI: its page at /, its assets under /ui/ (webui.AssetPrefix)
 	m.Handle("GET /{$}", ui)
 	m.Handle("GET /ui/{asset...}", ui)
 	s.mux = m
 }
 
-// Handler returns the HTTP handler of the API. Every /v1/ request is
-// authenticated first (see Config.RequireKeys); /healthz, /metrics,
+// Handler returns the HTTP handler of the API. Every /v1/ and /mcp (the
+// Model Context Protocol over streamable HTTP, package mcpserver) request
+// is authenticated first (see Config.RequireKeys); /healthz, /metrics,
 // /openapi.json and the web UI (package webui: its page at /, its assets
 // under /ui/, which hold no data and call the /v1/ API with the user's
 // key) are open.
@@ -157,7 +162,7 @@ func (s *Server) Handler() http.Handler {
 			h.ServeHTTP(&jsonFallback{ResponseWriter: w}, r)
 			return
 		}
-		if strings.HasPrefix(r.URL.Path, "/v1/") {
+		if strings.HasPrefix(r.URL.Path, "/v1/") || r.URL.Path == "/mcp" {
 			tenant, apiErr, err := s.auth.tenant(r)
 			if err != nil {
 				s.fail(w, "authenticate", err)

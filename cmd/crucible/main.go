@@ -25,7 +25,7 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newRunCommand(), newEvalCommand(), newImageCommand(), newSessionCommand(), newAgentCommand(), newAnalystCommand(), newServeCommand(), newKeyCommand(), newBenchCommand())
+	root.AddCommand(newRunCommand(), newEvalCommand(), newImageCommand(), newSessionCommand(), newAgentCommand(), newAnalystCommand(), newServeCommand(), newMCPCommand(), newKeyCommand(), newBenchCommand())
 	return root
 }
 

@@ -60,7 +60,9 @@ func newServeCommand() *cobra.Command {
 		Long: `Serve Crucible's HTTP API: runs (POST /v1/runs, GET /v1/runs[/{id}]),
 sessions (/v1/sessions/...), code-agent runs (/v1/agent-runs/...), data
 analyses (/v1/analyses/...), the images offered (GET /v1/images), /healthz
-and /metrics; and at / a web UI, embedded in the binary: the analyst
+and /metrics; the Model Context Protocol over streamable HTTP at /mcp, for
+MCP clients, with the tools of crucible mcp, behind the same API keys; and
+at / a web UI, embedded in the binary: the analyst
 (upload data, read its profile, ask questions; a link to one analysis is
 /#/analyses/ID), a notebook over sessions and the run history, which use
 this API with the key they ask for.

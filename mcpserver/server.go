@@ -1,0 +1,36 @@
+package mcpserver
+
+import (
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/crucible-sandbox/crucible/service"
+)
+
+// Name is the server's name in the MCP handshake.
+const Name = "crucible"
+
+// instructions tell a client's model what the server is for.
+const instructions = `Crucible runs code in an isolated Linux sandbox with no network.
+Use run_code for a one-off program (Python, JavaScript or Bash); files it writes come back as
+artifacts (PNG charts as images). Use a session (session_create, session_exec, session_files,
+session_close) when state must persist between steps, as in a notebook. run_get reads a past run.`
+
+// handlers holds what every tool needs: the service and the tenant the
+// calls act as.
+type handlers struct {
+	svc    *service.Service
+	tenant string
+}
+
+// New returns an MCP server whose tools act as tenant on svc. version is
+// reported to clients in the handshake.
+func New(svc *service.Service, tenant, version string) *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: Name, Title: "Crucible code sandbox", Version: version},
+		&mcp.ServerOptions{Instructions: instructions})
+	h := &handlers{svc: svc, tenant: tenant}
+	h.addRunTools(s)
+	h.addSessionTools(s)
+	h.addResources(s)
+	h.addPrompts(s)
+	return s
+}

@@ -1,0 +1,82 @@
+package mcpserver_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/crucible-sandbox/crucible/mcpserver"
+)
+
+// TestSessionTools: a session keeps state between cells; its files can be
+// written, listed and read; once closed it refuses cells; bad input names
+// the field.
+func TestSessionTools(t *testing.T) {
+	cs, _ := connect(t, newService(t))
+	var sess mcpserver.SessionOutput
+	if res := call(t, cs, "session_create", map[string]any{"files": []map[string]any{{"name": "in.txt", "content": "seed"}}}, &sess); res.IsError || sess.ID == "" {
+		t.Fatalf("session_create: %s %+v", errorText(res), sess)
+	}
+	for _, tc := range []struct {
+		name, tool string
+		args       map[string]any
+		want       string // in the structured content's JSON
+		errorWith  string // an error result naming this
+	}{
+		{"a cell sets x", "session_exec", map[string]any{"code": "x = 6*7"}, `"status":"ok"`, ""},
+		{"the next sees it", "session_exec", map[string]any{"code": "print(x)"}, `"stdout":"42\n"`, ""},
+		{"its value", "session_exec", map[string]any{"code": "x + 1"}, `"value":"43"`, ""},
+		{"write a file", "session_files", map[string]any{"action": "write", "name": "out.txt", "content": "hello"}, `"size":5`, ""},
+		{"list files", "session_files", map[string]any{"action": "list"}, `"name":"out.txt"`, ""},
+		{"read a seed file", "session_files", map[string]any{"action": "read", "name": "in.txt"}, `"content":"seed"`, ""},
+		{"a bad action", "session_files", map[string]any{"action": "delete"}, "", "action"},
+		{"close", "session_close", map[string]any{}, `"id":"` + sess.ID + `"`, ""},
+		{"exec after close", "session_exec", map[string]any{"code": "1"}, "", "closed"},
+		{"an unknown session", "session_exec", map[string]any{"session": "ses_nosuch", "code": "1"}, "", "ses_nosuch"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, ok := tc.args["session"]; !ok {
+				tc.args["session"] = sess.ID
+			}
+			res := call(t, cs, tc.tool, tc.args, nil)
+			if tc.errorWith != "" {
+				if msg := errorText(res); !strings.Contains(msg, tc.errorWith) {
+					t.Fatalf("error result %q (is error %v), want one naming %q", msg, res.IsError, tc.errorWith)
+				}
+				return
+			}
+			if res.IsError {
+				t.Fatalf("error result: %s", errorText(res))
+			}
+			if got := jsonOf(t, res.StructuredContent); !strings.Contains(got, tc.want) {
+				t.Fatalf("structured content %s lacks %s", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestRunGet: run_get reads a run's record back; an unknown ID is an error
+// naming it.
+func TestRunGet(t *testing.T) {
+	cs, _ := connect(t, newService(t))
+	var run mcpserver.RunOutput
+	call(t, cs, "run_code", map[string]any{"code": "print(6*7)"}, &run)
+	for _, tc := range []struct {
+		name, id, want, errorWith string
+	}{
+		{"a past run", run.ID, `"stdout":"42\n"`, ""},
+		{"no such run", "run_nosuch", "", "run_nosuch"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := call(t, cs, "run_get", map[string]any{"id": tc.id}, nil)
+			if tc.errorWith != "" {
+				if msg := errorText(res); !strings.Contains(msg, tc.errorWith) {
+					t.Fatalf("error result %q, want one naming %q", msg, tc.errorWith)
+				}
+				return
+			}
+			if got := jsonOf(t, res.StructuredContent); res.IsError || !strings.Contains(got, tc.want) {
+				t.Fatalf("run_get: %s %s, want %s", errorText(res), got, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,49 @@
+package server
+
+import (
+	"net/http"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/crucible-sandbox/crucible/mcpserver"
+)
+
+// MCPVersion is the version /mcp reports in the MCP handshake.
+const MCPVersion = "0.1.0"
+
+// mcpIdleTimeout closes an MCP session idle that long, so that clients
+// that go away without closing do not hold sessions forever.
+const mcpIdleTimeout = DefaultIdleTimeout * 15
+
+// mcpHandlers serves /mcp: the Model Context Protocol over streamable HTTP,
+// one handler per tenant, so that an MCP session's ID is only ever looked
+// up among its own tenant's sessions.
+type mcpHandlers struct {
+	s *Server
+
+	mu     sync.Mutex
+	tenant map[string]http.Handler
+}
+
+// ServeHTTP serves r as its tenant (set by Handler's authentication),
+// with the body bounded as for the rest of the API.
+func (m *mcpHandlers) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	tenant := tenantOf(r)
+	r.Body = http.MaxBytesReader(w, r.Body, m.s.svc.MaxBodyBytes(tenant))
+	m.of(tenant).ServeHTTP(w, r)
+}
+
+// of returns tenant's handler, created on first use.
+func (m *mcpHandlers) of(tenant string) http.Handler {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if h, ok := m.tenant[tenant]; ok {
+		return h
+	}
+	srv := mcpserver.New(m.s.svc, tenant, MCPVersion)
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+		&mcp.StreamableHTTPOptions{SessionTimeout: mcpIdleTimeout, Logger: m.s.log})
+	m.tenant[tenant] = h
+	return h
+}
