@@ -168,6 +168,7 @@ type Session struct {
 	limits  sandbox.Limits
 	created time.Time
 	seq     uint64 // its place in the order sessions were opened
+	policy  codePolicy
 
 	mu       sync.Mutex
 	lastUsed time.Time
@@ -197,6 +198,10 @@ func (s *Service) OpenSession(ctx context.Context, tenant string, req sandbox.Se
 	if err := s.validLimits(&req.Limits); err != nil {
 		return nil, err
 	}
+	pol, err := s.policyFor(tenant, req.Policy, opts.AgentRun != "")
+	if err != nil {
+		return nil, err
+	}
 	if err := s.sessions.reserve(tenant, s.LimitsFor(tenant).MaxSessions); err != nil {
 		return nil, err
 	}
@@ -210,7 +215,7 @@ func (s *Service) OpenSession(ctx context.Context, tenant string, req sandbox.Se
 	}
 	now := time.Now()
 	ss := &Session{s: s, id: sess.ID(), tenant: tenant, sess: sess, img: img, limits: req.Limits.WithDefaults(),
-		agentRun: opts.AgentRun, created: now, lastUsed: now}
+		agentRun: opts.AgentRun, created: now, lastUsed: now, policy: pol}
 	s.sessions.unreserve(tenant, ss)
 	if e, ok := sess.(ender); ok {
 		go func() {
@@ -354,7 +359,9 @@ func (ss *Session) Exec(ctx context.Context, cell sandbox.Cell) (sandbox.Result,
 		cell.OnOutput = out.output
 		defer out.flush()
 	}
+	cell.Rules = ss.policy.rules()
 	res, err := ss.sess.Exec(ctx, cell)
+	res.Policy = ss.policy.applied()
 	if err != nil && res.Status == "" {
 		res = s.failed(rec, sandbox.StatusInternal, err.Error())
 		if errors.Is(err, sandbox.ErrSessionClosed) {

@@ -99,6 +99,13 @@ var migrations = []migration{
 			`ALTER TABLE runs ADD COLUMN image TEXT NOT NULL DEFAULT ''`,
 		},
 	},
+	{
+		version: 5,
+		name:    "runs keep their code policy and findings",
+		statements: []string{
+			`ALTER TABLE runs ADD COLUMN code_policy TEXT`,
+		},
+	},
 }
 
 // migrate applies the migrations the database lacks, in one transaction.
