@@ -28,8 +28,9 @@ var bashWrappers = []string{"builtin", "command", "env", "exec", "nice", "nohup"
 
 // CheckBash parses code as bash and returns its simple commands whose
 // command word is one of p.BashCommands: by name or path ("curl",
-// "/usr/bin/curl"), also after a wrapper that runs it ("env curl",
-// "xargs wget"). It sees only command words written literally: not a
+// "/usr/bin/curl"), also after a wrapper that runs it ("env -i curl",
+// "xargs wget": after a wrapper, every literal word is taken for a
+// command word, "xargs echo curl" too). It sees only command words written literally: not a
 // command in a variable ("$c"), built at run time, run by another
 // interpreter, nor bash's own /dev/tcp redirections; the sandbox has no
 // network whatever the script runs. A script the parser refuses is one
@@ -45,8 +46,8 @@ func CheckBash(code string, p *Preset) []sandbox.Finding {
 	if err != nil {
 		var perr syntax.ParseError
 		if errors.As(err, &perr) {
-			return []sandbox.Finding{lineFinding(code, int(perr.Pos.Line()), int(perr.Pos.Col()), RuleUncheckable,
-				"the bash parser could not read the code ("+perr.Text+"), so it was not checked")}
+			return sandbox.BoundFindings([]sandbox.Finding{lineFinding(code, int(perr.Pos.Line()), int(perr.Pos.Col()), RuleUncheckable,
+				"the bash parser could not read the code ("+perr.Text+"), so it was not checked")})
 		}
 		return []sandbox.Finding{{Rule: RuleUncheckable, Message: "the bash parser could not read the code: " + err.Error()}}
 	}
@@ -56,20 +57,24 @@ func CheckBash(code string, p *Preset) []sandbox.Finding {
 		if !ok || len(found) >= sandbox.MaxFindings {
 			return len(found) < sandbox.MaxFindings
 		}
+		// The command word, and after a wrapper every literal word (its
+		// options and arguments come first: "env -i curl", "timeout 5 nc").
+		wrapped := false
 		for _, w := range call.Args {
 			name := path.Base(w.Lit())
 			if slices.Contains(p.BashCommands, name) {
-				f := lineFinding(code, int(w.Pos().Line()), int(w.Pos().Col()), RuleBlockedCommand,
-					"command "+name+" is blocked ("+p.Name+"): a network tool")
-				found = append(found, f)
+				found = append(found, lineFinding(code, int(w.Pos().Line()), int(w.Pos().Col()), RuleBlockedCommand,
+					"command "+name+" is blocked ("+p.Name+"): a network tool"))
+				break
 			}
-			if !slices.Contains(bashWrappers, name) {
+			wrapped = wrapped || slices.Contains(bashWrappers, name)
+			if !wrapped {
 				break
 			}
 		}
 		return true
 	})
-	return found
+	return sandbox.BoundFindings(found)
 }
 
 // bashOpener and bashCloser are the words and characters that open and

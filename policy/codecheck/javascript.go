@@ -32,13 +32,13 @@ func CheckJavaScript(code string, p *Preset) []sandbox.Finding {
 	if err != nil {
 		var perr *parse.Error
 		if errors.As(err, &perr) {
-			return []sandbox.Finding{lineFinding(code, perr.Line, perr.Column, RuleUncheckable,
-				"the JavaScript parser could not read the code ("+perr.Message+"), so it was not checked")}
+			return sandbox.BoundFindings([]sandbox.Finding{lineFinding(code, perr.Line, perr.Column, RuleUncheckable,
+				"the JavaScript parser could not read the code ("+perr.Message+"), so it was not checked")})
 		}
 		return []sandbox.Finding{{Rule: RuleUncheckable, Message: "the JavaScript parser could not read the code: " + err.Error()}}
 	}
 	js.Walk(c, tree)
-	return c.found
+	return sandbox.BoundFindings(c.found)
 }
 
 // jsChecker walks a JavaScript syntax tree.
@@ -121,13 +121,15 @@ func memberName(x js.IExpr) (string, []byte) {
 	if !ok {
 		return "", nil
 	}
-	switch p := prop.(type) {
-	case *js.Var:
+	if lit, ok := literal(prop); ok { // process["binding"]
+		return string(v.Data) + "." + unquote(lit), v.Data
+	}
+	switch p := prop.(type) { // a DotExpr's Y is a name, as a value
+	case js.LiteralExpr:
 		return string(v.Data) + "." + string(p.Data), v.Data
 	case *js.LiteralExpr:
-		if lit, ok := literal(p); ok {
-			return string(v.Data) + "." + unquote(lit), v.Data
-		}
+		return string(v.Data) + "." + string(p.Data), v.Data
+	case *js.Var:
 		return string(v.Data) + "." + string(p.Data), v.Data
 	}
 	return "", nil
