@@ -39,6 +39,7 @@ type runFlags struct {
 	out      string
 	jsonOut  bool
 	codeSeen bool
+	policy   policyFlag
 }
 
 func newRunCommand() *cobra.Command {
@@ -54,6 +55,9 @@ func newRunCommand() *cobra.Command {
 
   # A chart, saved in ./out (the summary lists out/chart.png)
   crucible run --image datascience --out out plot.py
+
+  # The static code policy: nothing runs, the finding is printed, exit 120
+  crucible run --policy block -c 'import socket'
 
   # Limits, an input file, and the full Result as JSON
   crucible run --timeout 2s --memory 128MiB --file data.csv=./data.csv --json analyse.py`,
@@ -87,9 +91,20 @@ extension. Without --out nothing is saved and the summary says what was
 left. Artifacts over the artifact limit (no content) or withheld are
 named, never saved.
 
+--policy checks the program before it runs against the strict preset
+(blocked modules such as os, subprocess and socket, blocked builtins such
+as eval and exec, and evasions such as getattr(x, "__...")): warn runs it
+and prints each finding (rule, line, column, the line of code); block runs
+nothing of a program with findings and ends "blocked". Python is checked
+by the sandbox's own interpreter, JavaScript (require, import of
+child_process, fs, net...) and bash (curl, wget, nc...) here. It is a
+seatbelt, never the boundary: what is computed at run time passes it, and
+the sandbox holds whatever runs.
+
 Exit code: the program's own when it ran to its end; 124 timeout, 123 CPU
-limit, 122 memory limit, 121 output limit, 128+N killed by signal N,
-2 invalid request, 70 platform failure or an artifact --out could not save.`,
+limit, 122 memory limit, 121 output limit, 120 blocked by --policy,
+128+N killed by signal N, 2 invalid request, 70 platform failure or an
+artifact --out could not save.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.codeSeen = cmd.Flags().Changed("code")
@@ -113,6 +128,7 @@ limit, 122 memory limit, 121 output limit, 128+N killed by signal N,
 	fl.StringVar(&f.store, "store", image.DefaultStore, "image store directory")
 	fl.StringVar(&f.out, "out", "", "save the files the program creates in `DIR` (default: none saved; the summary names them)")
 	fl.BoolVar(&f.jsonOut, "json", false, "print the Result as JSON and nothing else")
+	addPolicyFlag(fl, &f.policy)
 	addRawOutputFlag(fl)
 	return cmd
 }
@@ -170,6 +186,7 @@ func runCommand(ctx context.Context, f *runFlags, args []string, d *display) err
 			errorLine(fmt.Errorf("--out: %w", err))
 		}
 	} else {
+		printFindings(d, res)
 		d.status("%s%s", summary(res, err), arts.note())
 	}
 	return exitCodeError(code)
@@ -215,6 +232,7 @@ func (f *runFlags) request(args []string) (sandbox.Request, error) {
 	if req.Stdin, err = programStdin(f.stdin, !f.codeSeen && len(args) > 0 && args[0] == stdinName); err != nil {
 		return req, err
 	}
+	req.Policy = f.policy.policy()
 	req.Limits = sandbox.Limits{
 		WallTimeMS:  f.timeout.Milliseconds(),
 		CPUTimeMS:   f.cpuTime.Milliseconds(),
