@@ -29,9 +29,9 @@ func (p *policyFlag) policy() *sandbox.Policy {
 	return &sandbox.Policy{Mode: p.mode}
 }
 
-// addPolicyFlag adds --policy to fl.
-func addPolicyFlag(fl *pflag.FlagSet, p *policyFlag) {
-	fl.Var(p, "policy", "static code policy: off, warn (run, and print what it finds) or block (run nothing of code with findings); the strict preset. A seatbelt, not the boundary: the sandbox is")
+// addPolicyFlag adds --policy to fl, with usage.
+func addPolicyFlag(fl *pflag.FlagSet, p *policyFlag, usage string) {
+	fl.Var(p, "policy", usage)
 }
 
 // printFindings prints what the code policy found, one line each, through
