@@ -362,6 +362,9 @@ func (ss *Session) Exec(ctx context.Context, cell sandbox.Cell) (sandbox.Result,
 	cell.Rules = ss.policy.rules()
 	res, err := ss.sess.Exec(ctx, cell)
 	res.Policy = ss.policy.applied()
+	if res.Status == sandbox.StatusBlocked && ss.policy.on() {
+		res.Reason = blockedReason(ss.policy, len(res.Findings))
+	}
 	if err != nil && res.Status == "" {
 		res = s.failed(rec, sandbox.StatusInternal, err.Error())
 		if errors.Is(err, sandbox.ErrSessionClosed) {
