@@ -88,7 +88,9 @@ func runChecked(ctx context.Context, rt sandbox.Runtime, req sandbox.Request, po
 			CodeHash: sandbox.CodeHash(req.Code), Limits: lim, Stdout: sandbox.Data{}, Stderr: sandbox.Data{},
 			Policy: pol.applied(), Findings: found}, nil
 	}
-	req.Rules = pol.rules()
+	// A remote runtime (package client) applies the policy by the field:
+	// it gets the one in force here, not the one asked.
+	req.Policy, req.Rules = pol.applied(), pol.rules()
 	res, err := rt.Run(ctx, req)
 	res.Policy = pol.applied()
 	if onHost {

@@ -205,6 +205,7 @@ func (s *Service) OpenSession(ctx context.Context, tenant string, req sandbox.Se
 	if err := s.sessions.reserve(tenant, s.LimitsFor(tenant).MaxSessions); err != nil {
 		return nil, err
 	}
+	req.Policy = pol.applied() // for a remote runtime, the policy in force
 	sess, err := img.Runtime.NewSession(ctx, req)
 	if err != nil {
 		s.sessions.unreserve(tenant, nil)
