@@ -49,6 +49,10 @@ type Cell struct {
 	// Rules, set by the service from the session's policy, are checked
 	// against the cell in the kernel before it runs (see Request.Rules).
 	Rules *CodeRules `json:"-"`
+	// Unchecked marks the platform's own code, such as an analyst's
+	// helpers, which no code policy checks: the policy is for the code of
+	// users and models. Only a Go caller can set it.
+	Unchecked bool `json:"-"`
 }
 
 // Validate checks a cell like Request.Validate checks a run's code (size,

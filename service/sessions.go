@@ -154,6 +154,10 @@ type SessionOptions struct {
 	// AgentRun links the records of the session's cells to the agent run
 	// that opened it.
 	AgentRun string
+	// Agent says the session runs a model's code, as one with an
+	// AgentRun does, before any agent run is linked (an analysis's): its
+	// code policy is at least AgentMode.
+	Agent bool
 }
 
 // Session is a session the service opened for a tenant: a live
@@ -198,7 +202,7 @@ func (s *Service) OpenSession(ctx context.Context, tenant string, req sandbox.Se
 	if err := s.validLimits(&req.Limits); err != nil {
 		return nil, err
 	}
-	pol, err := s.policyFor(tenant, req.Policy, opts.AgentRun != "")
+	pol, err := s.policyFor(tenant, req.Policy, opts.AgentRun != "" || opts.Agent)
 	if err != nil {
 		return nil, err
 	}
@@ -260,10 +264,11 @@ type tenantSessions struct {
 	s        *Service
 	tenant   string
 	agentRun string
+	agent    bool // the sessions run a model's code (SessionOptions.Agent)
 }
 
 func (t tenantSessions) NewSession(ctx context.Context, req sandbox.SessionRequest) (sandbox.Session, error) {
-	ss, err := t.s.OpenSession(ctx, t.tenant, req, SessionOptions{AgentRun: t.agentRun})
+	ss, err := t.s.OpenSession(ctx, t.tenant, req, SessionOptions{AgentRun: t.agentRun, Agent: t.agent})
 	if err != nil {
 		return nil, err
 	}
@@ -360,11 +365,15 @@ func (ss *Session) Exec(ctx context.Context, cell sandbox.Cell) (sandbox.Result,
 		cell.OnOutput = out.output
 		defer out.flush()
 	}
-	cell.Rules = ss.policy.rules()
+	pol := ss.policy
+	if cell.Unchecked {
+		pol = codePolicy{}
+	}
+	cell.Rules = pol.rules()
 	res, err := ss.sess.Exec(ctx, cell)
-	res.Policy = ss.policy.applied()
-	if res.Status == sandbox.StatusBlocked && ss.policy.on() {
-		res.Reason = blockedReason(ss.policy, len(res.Findings))
+	res.Policy = pol.applied()
+	if res.Status == sandbox.StatusBlocked && pol.on() {
+		res.Reason = blockedReason(pol, len(res.Findings))
 	}
 	if err != nil && res.Status == "" {
 		res = s.failed(rec, sandbox.StatusInternal, err.Error())
