@@ -73,3 +73,18 @@ func TestRunPolicyJSON(t *testing.T) {
 		t.Errorf("exit %d, result %+v", code, res)
 	}
 }
+
+// TestSessionPolicy proves `crucible session --policy block` checks each
+// cell: the blocked cell prints its finding and runs nothing (its print
+// never shows), the session goes on, and the exit code is 120.
+func TestSessionPolicy(t *testing.T) {
+	requireRootT(t)
+	cells := "x = 1\n# %%\nprint('ran')\nimport os\n# %%\nprint(x + 1)\n"
+	stdout, stderr, code := cli{stdin: strings.NewReader(cells)}.run(t, "session", "--out", t.TempDir(), "--policy", "block")
+	if code != exitBlocked || stdout != "2\n" {
+		t.Errorf("exit %d stdout %q, want %d %q; stderr:\n%s", code, stdout, exitBlocked, "2\n", stderr)
+	}
+	if !strings.Contains(stderr, "line 2, col 1: blocked-import: module os is blocked (strict), by import: import os") {
+		t.Errorf("stderr lacks the finding:\n%s", stderr)
+	}
+}
