@@ -1,6 +1,7 @@
 package codecheck
 
 import (
+	"cmp"
 	"errors"
 	"slices"
 	"strings"
@@ -16,9 +17,13 @@ import (
 // and returns what p forbids in it: require(), module.require(), import
 // declarations, export-from and import() of a blocked module, by its name
 // with or without the "node:" prefix and its subpaths ("fs/promises" is
-// fs); require() or import() of a name that is not a literal
-// (dynamic-import); and the calls p.JSCalls names (process.binding), as
-// members or by a literal index (process["binding"]).
+// fs); require() or import() of a name that is not a literal, and
+// require used as a value (const r = require), as dynamic-import; and
+// the calls p.JSCalls names (process.binding), as members or by a
+// literal index (process["binding"]). Not caught: a member call reached
+// another way (const b = process.binding; globalThis.process.binding),
+// code built at run time (eval, new Function, vm is blocked as a
+// module), and what an allowed module does.
 //
 // The parser bounds its own nesting (1000 levels of statements and of
 // expressions), and the work is linear in the code's size, which the
@@ -27,7 +32,7 @@ import (
 // cannot be passed.
 func CheckJavaScript(code string, p *Preset) []sandbox.Finding {
 	in := parse.NewInputString(code)
-	c := &jsChecker{code: code, base: in.Bytes(), p: p}
+	c := &jsChecker{code: code, base: in.Bytes(), p: p, requires: map[*js.Var]int{}, requireCalls: map[*js.Var]int{}}
 	tree, err := js.Parse(in, js.Options{})
 	if err != nil {
 		var perr *parse.Error
@@ -38,7 +43,23 @@ func CheckJavaScript(code string, p *Preset) []sandbox.Finding {
 		return []sandbox.Finding{{Rule: RuleUncheckable, Message: "the JavaScript parser could not read the code: " + err.Error()}}
 	}
 	js.Walk(c, tree)
+	c.requireAsValue()
+	slices.SortStableFunc(c.found, func(a, b sandbox.Finding) int {
+		return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
+	})
 	return sandbox.BoundFindings(c.found)
+}
+
+// requireAsValue reports require used other than called (const r =
+// require), which hides the modules later required through it. The
+// parser may share one node among several uses of a name, so uses are
+// counted per node: more uses than calls is a use as a value.
+func (c *jsChecker) requireAsValue() {
+	for v, uses := range c.requires {
+		if uses > c.requireCalls[v] {
+			c.add(c.offset(v), RuleDynamicImport, "require used as a value: the modules required through it cannot be checked")
+		}
+	}
 }
 
 // jsChecker walks a JavaScript syntax tree.
@@ -47,6 +68,9 @@ type jsChecker struct {
 	base  []byte // the parser's input, which the tree's literals are slices of
 	p     *Preset
 	found []sandbox.Finding
+	// requires counts the uses of each require node, requireCalls its
+	// uses as the function called.
+	requires, requireCalls map[*js.Var]int
 }
 
 // Enter implements js.IVisitor.
@@ -63,6 +87,10 @@ func (c *jsChecker) Enter(n js.INode) js.IVisitor {
 		}
 	case *js.CallExpr:
 		c.call(n)
+	case *js.Var:
+		if string(n.Data) == "require" {
+			c.requires[n]++
+		}
 	}
 	return c
 }
@@ -74,6 +102,9 @@ func (c *jsChecker) Exit(js.INode) {}
 // blocked member calls by their name.
 func (c *jsChecker) call(n *js.CallExpr) {
 	if name, ok := c.importer(n.X); ok {
+		if v, isVar := n.X.(*js.Var); isVar {
+			c.requireCalls[v]++
+		}
 		if len(n.Args.List) == 0 {
 			return
 		}

@@ -38,6 +38,8 @@ func TestCheckJavaScript(t *testing.T) {
 		{"allowed module", "const path = require('path');\nconst util = require('node:util');", ""},
 		{"a name that only starts like one", "require('fsevents');", ""},
 		{"another object's require", "loader.require('fs');", ""},
+		{"require aliased", "const r = require;\nr('fs');", "dynamic-import@1:11"},
+		{"require returned", "function f() {\n  return require;\n}", "dynamic-import@2:10"},
 		{"line and column in characters", "const é = 1; require('net');", "blocked-import@1:22"},
 		{"syntax error", "function (", "uncheckable@1:10"},
 		{"too deep for the parser", strings.Repeat("(", 5000) + "1" + strings.Repeat(")", 5000), "uncheckable@1:1001"},
