@@ -9,7 +9,7 @@ boundary: it sees what is written, not what is computed at run time
 whatever passes runs in the same sandbox as everything else.
 
 rules is the host's sandbox.CodeRules as a dict: mode, preset, modules,
-calls, introspection, dunders. A finding is a dict: rule, line, column
+calls, introspection, attributes, members. A finding is a dict: rule, line, column
 (1-based, in characters), snippet (the line, trimmed and cut), message.
 A syntax error is no finding: the program then fails with it, as without
 a policy. The check never raises: a tree the interpreter cannot build
@@ -49,24 +49,36 @@ class PolicyChecker:
         self.modules = set(rules.get("modules") or ())
         self.calls = set(rules.get("calls") or ())
         self.introspection = set(rules.get("introspection") or ())
-        self.dunders = set(rules.get("dunders") or ())
+        self.attributes = set(rules.get("attributes") or ())
+        self.members = set(rules.get("members") or ())
+        self.aliases = {}  # a name bound by an import -> the module it names
         self.found = []
 
     def check(self, tree):
         ast = self.ast
-        for node in ast.walk(tree):  # iterative: no recursion on deep trees
+        nodes = list(ast.walk(tree))  # iterative: no recursion on deep trees
+        for node in nodes:  # the modules' names, in any scope, first
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.asname:
+                        self.aliases[alias.asname] = alias.name
+                    else:
+                        top = alias.name.split(".")[0]
+                        self.aliases[top] = top
+        for node in nodes:
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     self.module(node, alias.name, "import")
             elif isinstance(node, ast.ImportFrom):
                 if node.level == 0 and node.module:
                     self.module(node, node.module, "from-import")
+                    self.imported_members(node)
             elif isinstance(node, ast.Call):
                 self.call(node)
             elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Store):
                 self.name(node)
-            elif isinstance(node, ast.Attribute) and node.attr in self.dunders:
-                self.add(node, "evasion-dunder", "attribute %s leads to the interpreter's internals" % node.attr)
+            elif isinstance(node, ast.Attribute):
+                self.attribute(node)
             if len(self.found) >= 4 * POLICY_MAX_FINDINGS:
                 break
         self.found.sort(key=lambda f: (f["line"], f["column"]))
@@ -84,8 +96,23 @@ class PolicyChecker:
             self.add(node, "blocked-call", "%s is blocked (%s)" % (node.id, self.preset))
         elif node.id in self.introspection:
             self.add(node, "evasion-introspection", "%s() reaches a namespace by name" % node.id)
-        elif node.id in self.dunders:
-            self.add(node, "evasion-dunder", "%s leads to the interpreter's internals" % node.id)
+        elif node.id in self.attributes:
+            self.add(node, "evasion-attribute", "%s leads to the interpreter's internals" % node.id)
+
+    def attribute(self, node):
+        ast = self.ast
+        if node.attr in self.attributes:
+            self.add(node, "evasion-attribute", "attribute %s leads to the interpreter's internals" % node.attr)
+        elif isinstance(node.value, ast.Name) and node.value.id in self.aliases:
+            member = self.aliases[node.value.id] + "." + node.attr
+            if member in self.members:
+                self.add(node, "evasion-member", "%s reaches what the policy blocks (%s)" % (member, self.preset))
+
+    def imported_members(self, node):
+        for alias in node.names:
+            member = node.module + "." + alias.name
+            if member in self.members or (alias.name == "*" and any(m.startswith(node.module + ".") for m in self.members)):
+                self.add(node, "evasion-member", "%s reaches what the policy blocks (%s)" % (member, self.preset))
 
     def call(self, node):
         ast = self.ast

@@ -113,16 +113,22 @@ type CodeRules struct {
 	// Introspection are the calls that reach a namespace by name
 	// (globals, locals, vars), reported as evasion.
 	Introspection []string `json:"introspection"`
-	// Dunders are the attributes (and getattr names) that lead from any
-	// object to the interpreter's internals, reported as evasion.
-	Dunders []string `json:"dunders"`
+	// Attributes are the attributes (and getattr names) that lead from
+	// any object to the interpreter's internals (__subclasses__,
+	// __globals__, f_globals), reported as evasion.
+	Attributes []string `json:"attributes"`
+	// Members are module members ("sys.modules") that reach what the
+	// other rules block, reported as evasion when read from the module
+	// or imported from it.
+	Members []string `json:"members"`
 }
 
 // Finding is one thing the static code policy found in a program.
 type Finding struct {
 	// Rule names the rule: "blocked-import", "blocked-call",
 	// "dynamic-import", "evasion-getattr", "evasion-introspection",
-	// "evasion-dunder", "blocked-command" or "uncheckable".
+	// "evasion-attribute", "evasion-member", "blocked-command" or
+	// "uncheckable".
 	Rule string `json:"rule"`
 	// Line is the 1-based line of the finding in the code, 0 if unknown.
 	Line int `json:"line"`

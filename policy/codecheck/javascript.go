@@ -19,9 +19,9 @@ import (
 // with or without the "node:" prefix and its subpaths ("fs/promises" is
 // fs); require() or import() of a name that is not a literal, and
 // require used as a value (const r = require), as dynamic-import; and
-// the calls p.JSCalls names (process.binding), as members or by a
-// literal index (process["binding"]). Not caught: a member call reached
-// another way (const b = process.binding; globalThis.process.binding),
+// the members p.JSMembers names (process.binding), read or called, by a
+// dot or a literal index (process["binding"]). Not caught: a member
+// reached another way (globalThis.process.binding, const p = process),
 // code built at run time (eval, new Function, vm is blocked as a
 // module), and what an allowed module does.
 //
@@ -87,6 +87,10 @@ func (c *jsChecker) Enter(n js.INode) js.IVisitor {
 		}
 	case *js.CallExpr:
 		c.call(n)
+	case *js.DotExpr:
+		c.member(n, n.X)
+	case *js.IndexExpr:
+		c.member(n, n.X)
 	case *js.Var:
 		if string(n.Data) == "require" {
 			c.requires[n]++
@@ -113,10 +117,18 @@ func (c *jsChecker) call(n *js.CallExpr) {
 			return
 		}
 		c.add(c.offset(n.X), RuleDynamicImport, name+" of a name computed at run time cannot be checked")
-		return
 	}
-	if name, at := memberName(n.X); name != "" && slices.Contains(c.p.JSCalls, name) {
-		c.add(c.offset(at), RuleBlockedCall, name+"() is blocked ("+c.p.Name+")")
+}
+
+// member checks a member expression (a.b, a["b"]) against p.JSMembers,
+// read or called. A member of require (require.resolve) is no use of
+// require as a value.
+func (c *jsChecker) member(x js.IExpr, obj js.IExpr) {
+	if v, ok := obj.(*js.Var); ok && string(v.Data) == "require" {
+		c.requireCalls[v]++
+	}
+	if name, at := memberName(x); name != "" && slices.Contains(c.p.JSMembers, name) {
+		c.add(c.offset(at), RuleEvasionMember, name+" reaches node's internals or its module loader ("+c.p.Name+")")
 	}
 }
 

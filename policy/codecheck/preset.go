@@ -19,14 +19,17 @@ type Preset struct {
 	PythonCalls []string
 	// PythonIntrospection are calls that reach a namespace by name.
 	PythonIntrospection []string
-	// PythonDunders are attributes that lead to the interpreter's
+	// PythonAttributes are attributes that lead to the interpreter's
 	// internals, as attributes or as getattr's literal name.
-	PythonDunders []string
+	PythonAttributes []string
+	// PythonMembers are module members ("sys.modules") that reach what
+	// the other rules block.
+	PythonMembers []string
 	// JSModules may not be required nor imported ("node:" prefix or not).
 	JSModules []string
-	// JSCalls are member calls that reach node's internals
-	// ("process.binding").
-	JSCalls []string
+	// JSMembers are members that reach node's internals or its module
+	// loader ("process.binding"), read or called.
+	JSMembers []string
 	// BashCommands are the command words refused in bash.
 	BashCommands []string
 }
@@ -52,7 +55,10 @@ type Preset struct {
 // Evasion (the seed's patterns, by the syntax tree, not by text):
 // getattr, setattr, delattr and hasattr with a literal dunder name;
 // globals(), locals() and vars(); the attributes below on anything, and
-// the name __builtins__.
+// the name __builtins__; and the members that reach a blocked module
+// without importing it: sys.modules (os is always loaded:
+// sys.modules["os"].system), the frames of sys._getframe and
+// inspect.currentframe, and the garbage collector's object lists.
 var Strict = Preset{
 	Name: "strict",
 	PythonModules: []string{
@@ -62,16 +68,22 @@ var Strict = Preset{
 	},
 	PythonCalls:         []string{"eval", "exec", "compile", "__import__", "breakpoint"},
 	PythonIntrospection: []string{"globals", "locals", "vars"},
-	PythonDunders: []string{
+	PythonAttributes: []string{
 		"__builtins__", "__subclasses__", "__globals__", "__code__", "__closure__",
 		"__bases__", "__base__", "__mro__", "__import__", "__loader__", "__getattribute__",
+		"f_globals", "f_builtins", "f_locals",
+	},
+	PythonMembers: []string{
+		"sys.modules", "sys._getframe", "inspect.currentframe", "inspect.stack",
+		"gc.get_objects", "gc.get_referrers", "gc.get_referents",
 	},
 	JSModules: []string{
 		"child_process", "cluster", "dgram", "dns", "fs", "fs/promises", "http", "http2", "https",
 		"inspector", "module", "net", "os", "process", "repl", "tls", "v8", "vm", "wasi",
 		"worker_threads",
 	},
-	JSCalls:      []string{"process.binding", "process._linkedBinding", "process.dlopen"},
+	JSMembers: []string{"process.binding", "process._linkedBinding", "process.dlopen", "process.mainModule",
+		"module.constructor", "require.cache"},
 	BashCommands: []string{"curl", "wget", "nc", "ncat", "netcat", "socat", "ssh", "scp", "sftp", "telnet", "ftp", "rsync"},
 }
 
@@ -112,6 +124,7 @@ func (p *Preset) Rules(mode sandbox.PolicyMode) *sandbox.CodeRules {
 	return &sandbox.CodeRules{
 		Mode: mode, Preset: p.Name,
 		Modules: slices.Clone(p.PythonModules), Calls: slices.Clone(p.PythonCalls),
-		Introspection: slices.Clone(p.PythonIntrospection), Dunders: slices.Clone(p.PythonDunders),
+		Introspection: slices.Clone(p.PythonIntrospection), Attributes: slices.Clone(p.PythonAttributes),
+		Members: slices.Clone(p.PythonMembers),
 	}
 }

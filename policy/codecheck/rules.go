@@ -4,8 +4,7 @@ package codecheck
 const (
 	// RuleBlockedImport: an import of a blocked module.
 	RuleBlockedImport = "blocked-import"
-	// RuleBlockedCall: a call (or, in Python, a use) of a blocked builtin
-	// or member.
+	// RuleBlockedCall: a call, or a use, of a blocked builtin.
 	RuleBlockedCall = "blocked-call"
 	// RuleDynamicImport: an import whose module name is computed at run
 	// time, which no static check can follow.
@@ -14,9 +13,14 @@ const (
 	RuleEvasionGetattr = "evasion-getattr"
 	// RuleEvasionIntrospection: globals(), locals(), vars().
 	RuleEvasionIntrospection = "evasion-introspection"
-	// RuleEvasionDunder: an attribute leading to the interpreter's
-	// internals (__subclasses__, __globals__, ...), or __builtins__.
-	RuleEvasionDunder = "evasion-dunder"
+	// RuleEvasionAttribute: an attribute leading to the interpreter's
+	// internals (__subclasses__, __globals__, f_globals...), or the name
+	// __builtins__.
+	RuleEvasionAttribute = "evasion-attribute"
+	// RuleEvasionMember: a module member that reaches what the other
+	// rules block: sys.modules (every loaded module, os included),
+	// sys._getframe; in JavaScript process.binding, process.mainModule.
+	RuleEvasionMember = "evasion-member"
 	// RuleBlockedCommand: a bash command word naming a network tool.
 	RuleBlockedCommand = "blocked-command"
 	// RuleUncheckable: the code could not be checked (a parser's limit);
