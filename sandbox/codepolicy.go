@@ -60,7 +60,8 @@ type Policy struct {
 	Preset string `json:"preset,omitempty"`
 }
 
-// UnmarshalJSON accepts a mode alone ("warn") as well as the object form.
+// UnmarshalJSON accepts a mode alone ("warn") as well as the object form,
+// whose unknown fields it refuses.
 func (p *Policy) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
 	if len(b) > 0 && b[0] == '"' {
@@ -73,8 +74,10 @@ func (p *Policy) UnmarshalJSON(b []byte) error {
 	}
 	type plain Policy // without this method
 	var q plain
-	if err := json.Unmarshal(b, &q); err != nil {
-		return err
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields() // a misspelt "preset" must not pass unseen
+	if err := dec.Decode(&q); err != nil {
+		return fmt.Errorf("policy: want a mode (\"block\") or {\"mode\": ..., \"preset\": ...}: %w", err)
 	}
 	*p = Policy(q)
 	return nil
