@@ -249,7 +249,7 @@ func (s *Service) execute(ctx context.Context, p *pending, req sandbox.Request) 
 		s.met.runs.WithLabelValues(string(res.Status), string(req.Language)).Inc()
 	}
 	redactions := s.cfg.Redactor.RedactResult(&res).Total()
-	addHint(&res, p.img, req.Language, req.Network)
+	addHint(&res, p.img, req.Language, req.Network.String())
 	s.finish(rec, &res, redactions, p.writes)
 	// Only results the code determines are cached, and only those without
 	// artifacts: a hit answers from the record, which holds no contents.

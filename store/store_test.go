@@ -674,7 +674,13 @@ func TestCacheKey(t *testing.T) {
 			r.Limits.FileSizeBytes = sandbox.DefaultLimits.DiskBytes
 			return digest
 		}, true},
-		{"network none explicit", func(r *sandbox.Request) string { r.Network = sandbox.NetworkNone; return digest }, true},
+		{"network none explicit", func(r *sandbox.Request) string {
+			if err := json.Unmarshal([]byte(`"none"`), &r.Network); err != nil {
+				t.Fatal(err)
+			}
+			return digest
+		}, true},
+		{"network allowlist", func(r *sandbox.Request) string { r.Network.Allow = []string{"example.org"}; return digest }, false},
 		{"other image", func(r *sandbox.Request) string { return "sha256:other" }, false},
 		{"other image name", func(r *sandbox.Request) string { r.Image = "host"; return digest }, false},
 		{"byte moved from image name to digest", func(r *sandbox.Request) string { r.Image = "s"; return "ha256:img" }, false},
