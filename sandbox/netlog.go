@@ -9,6 +9,9 @@ const (
 	// VerdictRefused: the proxy refused the connection; nothing reached
 	// the destination.
 	VerdictRefused = "refused"
+	// VerdictFailed: the destination was allowed but could not be reached
+	// (its name did not resolve, or the dial failed).
+	VerdictFailed = "failed"
 )
 
 // NetworkLog is what a run with an allowlist did on the network: every
@@ -48,7 +51,7 @@ type Connection struct {
 	// received on the connection, proxy protocol included.
 	BytesSent     int64 `json:"bytes_sent"`
 	BytesReceived int64 `json:"bytes_received"`
-	// Verdict is VerdictAllowed or VerdictRefused.
+	// Verdict is VerdictAllowed, VerdictRefused or VerdictFailed.
 	Verdict string `json:"verdict"`
 	// Reason says why a connection was refused, or why an allowed one was
 	// cut (a cap reached).

@@ -32,8 +32,10 @@ type Network struct {
 	//
 	// optionally followed by ":PORT". Without a port an entry allows the
 	// HTTP and HTTPS ports, 80 and 443. Names are matched without regard
-	// to case. A name that is not listed is still reached when every
-	// address dialled is in a listed prefix (with the port).
+	// to case. An address entry admits addresses only: a program that asks
+	// for a name must find the name listed (the proxy never resolves a
+	// name the list does not hold, so made-up names carry nothing out in
+	// DNS queries).
 	Allow []string `json:"allow,omitempty"`
 	// MaxConnections caps the connections the run may open through the
 	// proxy, refused ones included (default DefaultNetworkConnections).
