@@ -16,12 +16,13 @@ import (
 // reaches the listener, and nothing else, at 127.0.0.1; every connection
 // the proxy then dials is made from this process's own namespace.
 //
-// Security: the socket is made by an OS thread that joins the namespace
-// (setns) and is never given back to the Go scheduler: its goroutine
-// ends locked, so the runtime ends the thread with it, and no other
-// goroutine ever runs in the sandbox's namespace. Go starts new threads
-// from a template thread, not from a locked one, so no thread inherits
-// the namespace.
+// Security: the socket is made by an OS thread locked to its goroutine
+// that joins the namespace (setns), listens, and joins its own namespace
+// again before it is unlocked: no other goroutine ever runs in the
+// sandbox's namespace. If it cannot go back, the thread stays locked and
+// ends with its goroutine, taken out of service. (It is not ended in any
+// case: a sandbox's init is started with Pdeathsig, which the kernel
+// sends when the thread that forked it ends, and that may be this one.)
 func ListenIn(nsPath, addr string) (net.Listener, error) {
 	ns, err := os.Open(nsPath)
 	if err != nil {
@@ -34,12 +35,29 @@ func ListenIn(nsPath, addr string) (net.Listener, error) {
 	}
 	ch := make(chan result, 1)
 	go func() {
-		runtime.LockOSThread() // never unlocked: see above
+		runtime.LockOSThread()
+		home, err := os.Open("/proc/thread-self/ns/net")
+		if err != nil {
+			runtime.UnlockOSThread()
+			ch <- result{err: fmt.Errorf("open this thread's network namespace: %w", err)}
+			return
+		}
+		defer home.Close()
 		if err := unix.Setns(int(ns.Fd()), unix.CLONE_NEWNET); err != nil {
+			runtime.UnlockOSThread()
 			ch <- result{err: fmt.Errorf("join network namespace %s: %w", nsPath, err)}
 			return
 		}
 		ln, err := net.Listen("tcp", addr)
+		if err := unix.Setns(int(home.Fd()), unix.CLONE_NEWNET); err != nil {
+			// Locked for good: the thread ends with this goroutine.
+			if ln != nil {
+				ln.Close()
+			}
+			ch <- result{err: fmt.Errorf("return to the host's network namespace: %w", err)}
+			return
+		}
+		runtime.UnlockOSThread()
 		ch <- result{ln, err}
 	}()
 	r := <-ch
