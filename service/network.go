@@ -1,6 +1,8 @@
 package service
 
 import (
+	"fmt"
+
 	"github.com/crucible-sandbox/crucible/policy"
 	"github.com/crucible-sandbox/crucible/sandbox"
 )
@@ -11,9 +13,8 @@ func (s *Service) checkNetwork(tenant string, n sandbox.Network) error {
 	if n.IsZero() || s.LimitsFor(tenant).NetworkAllowed() {
 		return nil
 	}
-	return &Error{Kind: KindForbidden, Field: "network",
-		Rule:    `must be "none": this server does not allow tenant ` + tenant + ` network (allow_network in the server's config)`,
-		Message: `network: must be "none": this server does not allow tenant ` + tenant + ` network (allow_network in the server's config)`}
+	rule := fmt.Sprintf(`must be "none": tenant %q may not use the network on this server (allow_network in the server's config)`, tenant)
+	return &Error{Kind: KindForbidden, Field: "network", Rule: rule, Message: "network: " + rule}
 }
 
 // redactNetworkLog redacts the program's text in a network log, the

@@ -44,6 +44,21 @@ def connect(host, port):
         return errno.errorcode.get(e.errno, str(e))
     finally:
         s.close()
+def raw():
+    try:
+        socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP).close()
+        return "opened"
+    except OSError as e:
+        return errno.errorcode.get(e.errno, str(e))
+def udp(host, port):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        s.sendto(b"x", (host, port))
+        return "sent"
+    except OSError as e:
+        return errno.errorcode.get(e.errno, str(e))
+    finally:
+        s.close()
 proxy_port = int(os.environ["HTTP_PROXY"].rsplit(":", 1)[1])
 out = {
     "by_name": fetch("http://web.test/"),
@@ -55,6 +70,8 @@ out = {
     "direct_host_side": connect("{{HOSTSIDE}}", {{HOSTPORT}}),
     "own_loopback_other_port": connect("127.0.0.1", {{HOSTPORT}}),
     "proxy_port": connect("127.0.0.1", proxy_port),
+    "raw_socket": raw(),
+    "udp_upstream": udp("{{WEB}}", 53),
     "interfaces": sorted(name for _, name in socket.if_nameindex()),
     "no_proxy": os.environ.get("NO_PROXY", "unset"),
 }
@@ -130,6 +147,8 @@ func TestEgressAllowlist(t *testing.T) {
 				"direct_host_side":        "ENETUNREACH",
 				"own_loopback_other_port": "ECONNREFUSED",
 				"proxy_port":              "connected",
+				"raw_socket":              "EPERM",
+				"udp_upstream":            "ENETUNREACH",
 				"interfaces":              "[lo]",
 				"no_proxy":                "",
 			}
@@ -137,6 +156,9 @@ func TestEgressAllowlist(t *testing.T) {
 				if s := fmt.Sprint(got[k]); s != v {
 					t.Errorf("%s: got %q, want %q", k, s, v)
 				}
+			}
+			if st := rt.WarmStats(); tc.warm > 0 && st.Hits != 1 {
+				t.Errorf("warm pool %+v: the run was not served warm", st)
 			}
 			if hostHits.Load() != 0 {
 				t.Errorf("the host's server was reached %d times", hostHits.Load())
