@@ -13,7 +13,14 @@
 //     (HTTPS, or any TCP to an allowed address and port). TLS is never
 //     intercepted: when the first bytes the program sends in a tunnel to a
 //     name are a TLS ClientHello, its server name (SNI) must be the CONNECT
-//     host, or the tunnel is closed before the hello leaves.
+//     host, or the tunnel is closed before the hello leaves (a hello
+//     without a server name passes; a tunnel to an address is not
+//     checked: the address is what was allowed). What travels inside an
+//     allowed tunnel, or in an HTTP request's body, is the program's: a
+//     destination that serves other names at the same address (a CDN)
+//     serves whichever the program names in plain HTTP's Host header
+//     inside a tunnel. An HTTP request the proxy forwards has its Host
+//     set to the destination decided.
 //   - It resolves names itself, with its own resolver (Config.Resolver):
 //     the program's idea of DNS does not matter. Every address a name
 //     resolves to is checked, and the proxy dials only an address it
