@@ -105,7 +105,15 @@ type TenantLimits struct {
 	MaxRequestBytes int64 `json:"max_request_bytes,omitempty"`
 	// MaxAgentRuns bounds the tenant's agent runs going on.
 	MaxAgentRuns int `json:"max_agent_runs,omitempty"`
+	// AllowNetwork lets the tenant's runs ask for network by allowlist
+	// (sandbox.Network); unset takes TenantDefaults', and unset there is
+	// false: no tenant may unless the config says so. A tenant's false
+	// overrides a default true.
+	AllowNetwork *bool `json:"allow_network,omitempty"`
 }
+
+// NetworkAllowed reports whether AllowNetwork is set and true.
+func (l TenantLimits) NetworkAllowed() bool { return l.AllowNetwork != nil && *l.AllowNetwork }
 
 // Defaults of Config's zero fields.
 const (
@@ -217,6 +225,9 @@ func (s *Service) LimitsFor(tenant string) TenantLimits {
 	}
 	if l.MaxAgentRuns == 0 {
 		l.MaxAgentRuns = d.MaxAgentRuns
+	}
+	if l.AllowNetwork == nil {
+		l.AllowNetwork = d.AllowNetwork
 	}
 	if l.MaxAgentRuns == 0 {
 		l.MaxAgentRuns = max(1, s.cfg.Agents.MaxRuns/2)

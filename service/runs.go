@@ -17,7 +17,8 @@ type RunOptions struct {
 	// unless asked for: caching must never change what a program means,
 	// and a program that reads the clock or draws random numbers means
 	// something new at every run. It takes effect only when the service
-	// has a Store and a CacheTTL.
+	// has a Store and a CacheTTL, and never for a run with network (what
+	// it reaches may answer differently each time).
 	Cache bool
 	// AgentRun links the run's record to the agent run that asked for it.
 	AgentRun string
@@ -151,8 +152,11 @@ func (s *Service) prepare(ctx context.Context, tenant string, req *sandbox.Reque
 	if err := s.validLimits(&req.Limits); err != nil {
 		return nil, nil, err
 	}
+	if err := s.checkNetwork(tenant, req.Network); err != nil {
+		return nil, nil, err
+	}
 	var key string
-	if opts.Cache && s.caching() {
+	if opts.Cache && s.caching() && req.Network.IsZero() {
 		// The key hashes the whole request (stdin may be 64 MiB): only when
 		// the cache is used.
 		key = store.CacheKey(*req, img.Digest)
@@ -248,8 +252,9 @@ func (s *Service) execute(ctx context.Context, p *pending, req sandbox.Request) 
 		s.met.duration.Observe(time.Since(started).Seconds())
 		s.met.runs.WithLabelValues(string(res.Status), string(req.Language)).Inc()
 	}
-	redactions := s.cfg.Redactor.RedactResult(&res).Total()
-	addHint(&res, p.img, req.Language, req.Network)
+	redactions := s.cfg.Redactor.RedactResult(&res).Total() + redactNetworkLog(s.cfg.Redactor, res.Network)
+	s.met.countNetwork(res.Network)
+	addHint(&res, p.img, req.Language, req.Network.String())
 	s.finish(rec, &res, redactions, p.writes)
 	// Only results the code determines are cached, and only those without
 	// artifacts: a hit answers from the record, which holds no contents.
@@ -302,6 +307,7 @@ func recordResult(rec *api.Run, res sandbox.Result, redactions int) {
 	rec.StdoutTruncated, rec.StderrTruncated = res.StdoutTruncated, res.StderrTruncated
 	rec.Error = res.Error
 	rec.Artifacts = api.ArtifactMetas(res.Artifacts)
+	rec.Network = res.Network
 	rec.Redactions = redactions
 	if res.ImageDigest != "" {
 		rec.ImageDigest = res.ImageDigest
@@ -324,6 +330,7 @@ func resultOf(rec *api.Run) sandbox.Result {
 		StdoutTruncated: rec.StdoutTruncated, StderrTruncated: rec.StderrTruncated,
 		Error:     rec.Error,
 		Artifacts: as,
+		Network:   rec.Network,
 		Metrics:   rec.Metrics,
 		Language:  rec.Language, CodeHash: rec.CodeHash,
 		ImageDigest: rec.ImageDigest, Limits: rec.Limits,

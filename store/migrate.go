@@ -99,6 +99,13 @@ var migrations = []migration{
 			`ALTER TABLE runs ADD COLUMN image TEXT NOT NULL DEFAULT ''`,
 		},
 	},
+	{
+		version: 5,
+		name:    "runs log their network connections",
+		statements: []string{
+			`ALTER TABLE runs ADD COLUMN network TEXT`,
+		},
+	},
 }
 
 // migrate applies the migrations the database lacks, in one transaction.

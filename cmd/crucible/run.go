@@ -26,6 +26,7 @@ type runFlags struct {
 	code     string
 	files    []string
 	env      []string
+	allow    []string
 	stdin    string
 	timeout  time.Duration
 	cpuTime  time.Duration
@@ -55,6 +56,9 @@ func newRunCommand() *cobra.Command {
   # A chart, saved in ./out (the summary lists out/chart.png)
   crucible run --image datascience --out out plot.py
 
+  # Network to one host only (HTTP and HTTPS), every connection logged
+  crucible run --allow pypi.org --allow files.pythonhosted.org fetch.py
+
   # Limits, an input file, and the full Result as JSON
   crucible run --timeout 2s --memory 128MiB --file data.csv=./data.csv --json analyse.py`,
 		Short: "Run a program in a fresh sandbox",
@@ -77,6 +81,17 @@ are shown as visible escapes (\x1b) and the summary is bold on a line of its
 own; --raw-output passes them through. Output to a pipe or a file is
 byte-exact. With --json only the Result object is printed, when the run
 ends (artifacts in it base64-encoded; --out saves them as well).
+
+The program has no network unless --allow HOST[:PORT] (repeatable) names
+a destination: it then reaches those, and nothing else, through a proxy
+the host runs on the sandbox's own loopback (HTTP_PROXY, HTTPS_PROXY and
+ALL_PROXY are set; Python's urllib and requests, curl and pip use them,
+Node does not). HOST is a name, *.DOMAIN (the names under it), an
+address, or a prefix such as 203.0.113.0/24; without a port, 80 and 443
+are allowed. Loopback, private, link-local (the metadata address among
+them) and multicast addresses are refused whatever is allowed. The summary
+counts the connections and names the refused ones; --json lists each
+(its "network" member).
 
 Files the program creates or changes in its working directory (artifacts,
 such as a chart) are saved in --out DIR, created if missing; the summary
@@ -101,6 +116,7 @@ limit, 122 memory limit, 121 output limit, 128+N killed by signal N,
 	fl.StringVarP(&f.code, "code", "c", "", "program text")
 	fl.StringArrayVar(&f.files, "file", nil, "input file NAME=PATH placed in the working directory (repeatable)")
 	fl.StringArrayVar(&f.env, "env", nil, "environment variable NAME=VALUE for the program (repeatable)")
+	fl.StringArrayVar(&f.allow, "allow", nil, "let the program reach `HOST[:PORT]` through the host's proxy: a name, *.DOMAIN, an address or a prefix; no port means 80 and 443 (repeatable; default: no network)")
 	fl.StringVar(&f.stdin, "stdin", "", "`FILE` fed to the program's standard input, - for standard input (default: standard input when it is not a terminal and the program is not read from it)")
 	durationVar(fl, &f.timeout, "timeout", sandbox.DefaultLimits.WallTime(), "wall-time limit")
 	durationVar(fl, &f.cpuTime, "cpu-time", sandbox.DefaultLimits.CPUTime(), "CPU-time limit")
@@ -212,6 +228,7 @@ func (f *runFlags) request(args []string) (sandbox.Request, error) {
 		}
 		req.Env[k] = v
 	}
+	req.Network.Allow = f.allow
 	if req.Stdin, err = programStdin(f.stdin, !f.codeSeen && len(args) > 0 && args[0] == stdinName); err != nil {
 		return req, err
 	}
@@ -286,6 +303,9 @@ func summary(res sandbox.Result, err error) string {
 	}
 	if res.Reason != "" {
 		fmt.Fprintf(&b, " · %s", res.Reason)
+	}
+	if res.Network != nil {
+		b.WriteString(" · " + networkSummary(res.Network))
 	}
 	if err != nil && res.Reason == "" {
 		fmt.Fprintf(&b, " · %v", err)

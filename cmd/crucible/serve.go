@@ -107,7 +107,7 @@ refused:
               "host_paths": ["/srv/data"], "extra": ["token=(\\w+)"]},
    "tenant_defaults": {"max_concurrent_runs": 4, "max_sessions": 2,
                        "max_request_bytes": 1048576, "max_agent_runs": 2},
-   "tenants": {"acme": {"max_concurrent_runs": 16}},
+   "tenants": {"acme": {"max_concurrent_runs": 16, "allow_network": true}},
    "uid_base": 2000000000, "uid_count": 65536,
    "model": {"provider": "openai", "model": "qwen2.5-coder",
              "base_url": "http://localhost:11434/v1", "api_key_env": "MY_KEY"},
@@ -128,6 +128,14 @@ request may ask for (the values above are the defaults), the runs going on
 (a tenant's share, "max_agent_runs" in "tenants", is half of "max_runs" by
 default), how long a program waits for approval before the run ends denied,
 and how many ended runs, with their traces, are kept in memory and how long.
+
+No tenant may ask for network (a run's "network": {"allow": [...]}, which
+the server's proxy serves, resolving names with this host's resolver)
+unless "allow_network" is true for it in "tenants" or "tenant_defaults"; a
+tenant's false overrides a default true. A refused run is answered 403,
+naming the field network. /metrics counts the proxy's connections by
+verdict (crucible_egress_connections_total) and their bytes
+(crucible_egress_bytes_total); each run's record lists its connections.
 
 Each sandbox runs as a host uid of its own, from [uid_base, uid_base +
 uid_count): reserve the range for Crucible (no user or subordinate-uid
