@@ -1,0 +1,59 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// requireRootB skips b unless root: the native sandbox needs it.
+func requireRootB(b *testing.B) {
+	b.Helper()
+	if os.Geteuid() != 0 {
+		b.Skip("the native sandbox needs root")
+	}
+}
+
+// startLocalServe starts `crucible serve` with args, its local socket and
+// database in a temporary directory, waits until it listens on the socket,
+// and returns the socket's path; the server is stopped (SIGTERM) when tb
+// ends. bin is the crucible binary; "" is this test binary (TestMain).
+func startLocalServe(tb testing.TB, bin string, args ...string) string {
+	tb.Helper()
+	dir := tb.TempDir()
+	sock := filepath.Join(dir, "serve.sock")
+	args = append([]string{"serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(dir, "runs.db"), "--socket", sock}, args...)
+	var cmd *exec.Cmd
+	if bin == "" {
+		cmd = crucibleCommand(args...)
+	} else {
+		cmd = exec.Command(bin, args...)
+	}
+	logs := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = logs, logs
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	tb.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		<-exited
+		if tb.Failed() {
+			tb.Logf("crucible serve's log:\n%s", logs.String())
+		}
+	})
+	for !strings.Contains(logs.String(), "serving crucible run on the local socket") {
+		select {
+		case err := <-exited:
+			tb.Fatalf("crucible serve exited (%v):\n%s", err, logs.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return sock
+}
