@@ -240,3 +240,41 @@ func savedFiles(t *testing.T, dir string) string {
 	})
 	return b.String()
 }
+
+// TestServeSocketOnlyForItsUser checks the server's side: its local socket
+// is mode 0600, and a caller of another user that reaches it all the same
+// (the test opens the mode up) gets no answer: its request is not run.
+func TestServeSocketOnlyForItsUser(t *testing.T) {
+	requireRootT(t)
+	sock := startLocalServe(t, "", "--prestart", "0")
+	fi, err := os.Stat(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if perm := fi.Mode().Perm(); perm != 0o600 {
+		t.Errorf("socket mode %v, want 0600", perm)
+	}
+	if err := os.Chmod(sock, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Dir(sock), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Dir(filepath.Dir(sock)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	caller := exec.Command("/usr/bin/python3", "-c", `import socket, sys
+c = socket.socket(socket.AF_UNIX)
+c.connect(sys.argv[1])
+try:
+    c.sendall(b'{"runtime": {"rootfs": "", "digest": ""}, "request": {"code": "print(1)"}}\n')
+    c.settimeout(30)
+    print(repr(c.recv(65536)))
+except OSError:  # closed before the request was written
+    print(repr(b""))`, sock)
+	caller.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := caller.CombinedOutput()
+	if err != nil || string(out) != "b''\n" {
+		t.Errorf("another user's caller got %q (%v), want the connection closed unanswered", out, err)
+	}
+}
