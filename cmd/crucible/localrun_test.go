@@ -278,3 +278,44 @@ except OSError:  # closed before the request was written
 		t.Errorf("another user's caller got %q (%v), want the connection closed unanswered", out, err)
 	}
 }
+
+// TestRunThroughServeInterrupted interrupts `crucible run` (SIGINT, as
+// Ctrl-C) once its program has printed a line, through a local serve and
+// locally: the run is killed on the server as it is here, with the same
+// summary and exit code.
+func TestRunThroughServeInterrupted(t *testing.T) {
+	requireRootT(t)
+	sock := startLocalServe(t, "", "--warm", "1", "--prestart", "0")
+	var got [2]string
+	for i, env := range []string{"CRUCIBLE_SOCKET=" + sock, localEnv + "=1"} {
+		cmd := cli{}.command("run", "-c", "import time\nprint('started', flush=True)\ntime.sleep(60)")
+		cmd.Env = append(cmd.Env, env)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		r := bufio.NewReader(out)
+		if line, err := r.ReadString('\n'); line != "started\n" {
+			t.Fatalf("%s: first line %q, %v", env, line, err)
+		}
+		if err := cmd.Process.Signal(os.Interrupt); err != nil {
+			t.Fatal(err)
+		}
+		rest, _ := io.ReadAll(r)
+		_ = cmd.Wait()
+		got[i] = "stdout after: " + string(rest) + "\nstderr: " + runMetrics.ReplaceAllString(stderr.String(), "wall · cpu · peak") +
+			"\nexit: " + strconv.Itoa(cmd.ProcessState.ExitCode())
+	}
+	if got[0] != got[1] {
+		t.Errorf("through crucible serve:\n%s\n\nlocally:\n%s", got[0], got[1])
+	}
+	t.Logf("both:\n%s", got[0])
+	if !strings.Contains(got[0], "killed") {
+		t.Errorf("the run was not killed:\n%s", got[0])
+	}
+}
