@@ -193,15 +193,25 @@ func (ls *localServer) handle(conn *net.UnixConn) {
 	lr.Request.OnOutput = live.output
 	answer, err := svc.Run(ctx, server.DefaultTenant, lr.Request, service.RunOptions{})
 	live.close()
-	end := localRunFrame{Result: &answer.Result}
+	_ = enc.Encode(outcomeFrame(answer.Result, err))
+}
+
+// outcomeFrame is the last frame of an answer: the run's result and the
+// service's error. A run the service turned away before it started (its
+// queue full, shutting down) is refused instead: the command runs it
+// itself, as it would have without this server.
+func outcomeFrame(res sandbox.Result, err error) localRunFrame {
 	var ie *sandbox.InputError
+	var se *service.Error
 	switch {
+	case errors.As(err, &se) && (se.Kind == service.KindBusy || se.Kind == service.KindUnavailable):
+		return localRunFrame{Refused: se.Message}
 	case errors.As(err, &ie):
-		end.InputError = ie
+		return localRunFrame{Result: &res, InputError: ie}
 	case err != nil:
-		end.Error = err.Error()
+		return localRunFrame{Result: &res, Error: err.Error()}
 	}
-	_ = enc.Encode(end)
+	return localRunFrame{Result: &res}
 }
 
 // close stops accepting, lets the runs in progress end until ctx ends
