@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/crucible-sandbox/crucible/image"
 )
 
 // cliRun is one run of the crucible command with extra environment.
@@ -52,15 +54,21 @@ const serveUIDBase = 2100000000
 // exit code and saved files, and that the first did run on the server.
 func TestRunThroughServeSameAsLocal(t *testing.T) {
 	requireRootT(t)
-	sock := startLocalServe(t, "", "--warm", "1", "--prestart", "1", "--config", writeTemp(t, "serve.json",
-		`{"uid_base": `+strconv.Itoa(serveUIDBase)+`, "uid_count": 1000}`))
+	serveArgs := []string{"--warm", "1", "--prestart", "1", "--config", writeTemp(t, "serve.json",
+		`{"uid_base": `+strconv.Itoa(serveUIDBase)+`, "uid_count": 1000}`), "--image", "host"}
+	_, dsErr := image.Open(image.DefaultStore, "datascience")
+	if dsErr == nil {
+		serveArgs = append(serveArgs, "--image", "datascience")
+	}
+	sock := startLocalServe(t, "", serveArgs...)
 	data := writeTemp(t, "data.csv", "a,b\n1,2\n3,4\n")
-	tests := []struct {
+	type row struct {
 		name  string
 		stdin string
 		args  []string
 		files []string // saved under --out out
-	}{
+	}
+	tests := []row{
 		{"stdout", "", []string{"-c", `print("hello")`}, nil},
 		{"stderr and an exit code", "", []string{"-c", "import sys\nprint('out')\nprint('err', file=sys.stderr)\nsys.exit(3)"}, nil},
 		{"an exception", "", []string{"-c", "print('before')\n1/0"}, nil},
@@ -75,6 +83,16 @@ func TestRunThroughServeSameAsLocal(t *testing.T) {
 		{"javascript", "", []string{"--lang", "javascript", "-c", "console.log(6*7)"}, nil},
 		{"--json", "", []string{"--json", "-c", "print(1)"}, nil},
 		{"invalid request", "", []string{"--memory", "1KiB", "-c", "print(1)"}, nil},
+		{"an image the server lacks", "", []string{"--rootfs", "/", "-c", "print(1)"}, nil},
+	}
+	if dsErr == nil {
+		tests = append(tests,
+			row{"datascience: pandas", "", []string{"--image", "datascience", "--file", "data.csv=" + data, "-c",
+				"import pandas as pd\nprint(pd.read_csv('data.csv').sum().to_dict())"}, nil},
+			row{"datascience: a chart via --out", "", []string{"--image", "datascience", "--out", "out", "-c",
+				"import matplotlib.pyplot as plt\nplt.plot([1, 2])\nplt.savefig('chart.png')\nprint('saved')"}, []string{"chart.png"}})
+	} else {
+		t.Logf("no datascience image (%v): its rows are left out", dsErr)
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -99,14 +117,21 @@ func TestRunThroughServeSameAsLocal(t *testing.T) {
 		})
 	}
 	t.Run("ran on the server", func(t *testing.T) {
-		for i, env := range []string{"CRUCIBLE_SOCKET=" + sock, localEnv + "=1"} {
-			stdout, stderr, code := cliRun{env: []string{env}}.run(t, "run", "-c", "import os; print(os.getuid())")
-			uid, err := strconv.Atoi(strings.TrimSpace(stdout))
-			if code != 0 || err != nil {
-				t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
-			}
-			if onServer := uid >= serveUIDBase && uid < serveUIDBase+1000; onServer != (i == 0) {
-				t.Errorf("%s: the program ran as uid %d; on the server: %v, want %v", env, uid, onServer, i == 0)
+		images := [][]string{nil}
+		if dsErr == nil {
+			images = append(images, []string{"--image", "datascience"})
+		}
+		for _, img := range images {
+			for i, env := range []string{"CRUCIBLE_SOCKET=" + sock, localEnv + "=1"} {
+				args := append(append([]string{"run"}, img...), "-c", "import os; print(os.getuid())")
+				stdout, stderr, code := cliRun{env: []string{env}}.run(t, args...)
+				uid, err := strconv.Atoi(strings.TrimSpace(stdout))
+				if code != 0 || err != nil {
+					t.Fatalf("%q: exit %d, stdout %q, stderr %q", args, code, stdout, stderr)
+				}
+				if onServer := uid >= serveUIDBase && uid < serveUIDBase+1000; onServer != (i == 0) {
+					t.Errorf("%q with %s: the program ran as uid %d; on the server: %v, want %v", args, env, uid, onServer, i == 0)
+				}
 			}
 		}
 	})
