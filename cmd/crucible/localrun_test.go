@@ -60,7 +60,7 @@ func TestRunThroughServeSameAsLocal(t *testing.T) {
 	if dsErr == nil {
 		serveArgs = append(serveArgs, "--image", "datascience")
 	}
-	sock := startLocalServe(t, "", serveArgs...)
+	sock, _ := startLocalServe(t, "", serveArgs...)
 	data := writeTemp(t, "data.csv", "a,b\n1,2\n3,4\n")
 	type row struct {
 		name  string
@@ -271,7 +271,7 @@ func savedFiles(t *testing.T, dir string) string {
 // (the test opens the mode up) gets no answer: its request is not run.
 func TestServeSocketOnlyForItsUser(t *testing.T) {
 	requireRootT(t)
-	sock := startLocalServe(t, "", "--prestart", "0")
+	sock, _ := startLocalServe(t, "", "--prestart", "0")
 	fi, err := os.Stat(sock)
 	if err != nil {
 		t.Fatal(err)
@@ -310,7 +310,7 @@ except OSError:  # closed before the request was written
 // summary and exit code.
 func TestRunThroughServeInterrupted(t *testing.T) {
 	requireRootT(t)
-	sock := startLocalServe(t, "", "--warm", "1", "--prestart", "0")
+	sock, _ := startLocalServe(t, "", "--warm", "1", "--prestart", "0")
 	var got [2]string
 	for i, env := range []string{"CRUCIBLE_SOCKET=" + sock, localEnv + "=1"} {
 		cmd := cli{}.command("run", "-c", "import time\nprint('started', flush=True)\ntime.sleep(60)")

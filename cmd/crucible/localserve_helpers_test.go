@@ -1,9 +1,12 @@
 package main
 
 import (
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -20,12 +23,13 @@ func requireRootB(b *testing.B) {
 
 // startLocalServe starts `crucible serve` with args, its local socket and
 // database in a temporary directory, waits until it listens on the socket,
-// and returns the socket's path; the server is stopped (SIGTERM) when tb
-// ends. bin is the crucible binary; "" is this test binary (TestMain).
-func startLocalServe(tb testing.TB, bin string, args ...string) string {
+// and returns the socket's path and the API's base URL; the server is
+// stopped (SIGTERM) when tb ends. bin is the crucible binary; "" is this
+// test binary (TestMain).
+func startLocalServe(tb testing.TB, bin string, args ...string) (sock, base string) {
 	tb.Helper()
 	dir := tb.TempDir()
-	sock := filepath.Join(dir, "serve.sock")
+	sock = filepath.Join(dir, "serve.sock")
 	args = append([]string{"serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(dir, "runs.db"), "--socket", sock}, args...)
 	var cmd *exec.Cmd
 	if bin == "" {
@@ -55,5 +59,32 @@ func startLocalServe(tb testing.TB, bin string, args ...string) string {
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-	return sock
+	return sock, "http://" + servedAddr.FindStringSubmatch(logs.String())[1]
+}
+
+// waitPoolReady waits until the pool of the server at base holds all the
+// sandboxes it keeps ready (its /metrics).
+func waitPoolReady(tb testing.TB, base, pool string) {
+	tb.Helper()
+	size := regexp.MustCompile(`(?m)^crucible_pool_size\{pool="` + pool + `"\} ([0-9]+)$`)
+	ready := regexp.MustCompile(`(?m)^crucible_pool_ready\{pool="` + pool + `"\} ([0-9]+)$`)
+	for {
+		resp, err := http.Get(base + "/metrics")
+		if err != nil {
+			tb.Fatal(err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			tb.Fatal(err)
+		}
+		s, r := size.FindSubmatch(body), ready.FindSubmatch(body)
+		if s == nil || r == nil {
+			tb.Fatalf("no pool %q in /metrics:\n%s", pool, body)
+		}
+		if string(s[1]) == string(r[1]) {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
