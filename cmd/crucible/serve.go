@@ -135,12 +135,13 @@ Each sandbox runs as a host uid of its own, from [uid_base, uid_base +
 uid_count): reserve the range for Crucible (no user or subordinate-uid
 range may overlap it). uid_count bounds the sandboxes alive at once.
 
-crucible run on this host sends its runs here when this server has the
-root filesystem or image it asks for, over a unix socket (--socket, 0600,
-for this user only; another user's calls are refused): they take the
-sandboxes of --prestart and --warm, are not recorded nor redacted, and
---config's limits and redaction do not apply to them, nor are they in
-/metrics' run counts, as when crucible run builds its own sandbox. A socket another live server holds is left to it.
+crucible run, run by this user on this host, sends its runs here when
+this server offers the root filesystem or image it asks for, over a unix
+socket (--socket, mode 0600; a caller of another user is refused). Those
+runs take the sandboxes of --prestart and --warm and are otherwise local
+runs: not recorded, not redacted, not held to the limits of --config, not
+in the run counts of /metrics. A socket another live server holds is left
+to it.
 
 SIGINT or SIGTERM stops it: no new runs are admitted, those in progress
 get ` + shutdownGrace.String() + ` to finish, and agent runs are cancelled.`,
@@ -157,7 +158,7 @@ get ` + shutdownGrace.String() + ` to finish, and agent runs are cancelled.`,
 	fl.StringVar(&f.rootfs, "rootfs", "", "root filesystem directory (default: the host's system directories, read-only)")
 	fl.StringArrayVar(&f.images, "image", nil, "offer the built image `NAME` (crucible image ls), or \"host\" for the host's directories; repeatable, the first is the default")
 	fl.StringVar(&f.store, "store", image.DefaultStore, "image store directory")
-	fl.StringVar(&f.socket, "socket", socketPath(), "unix socket `PATH` where crucible run on this host, run by this user, sends its runs (\"\" for none; default $"+socketEnv+" or "+defaultSocket+")")
+	fl.StringVar(&f.socket, "socket", socketPath(), "unix socket `PATH` where crucible run, by this user on this host, sends its runs (\"\" for none; $"+socketEnv+" sets the default)")
 	return cmd
 }
 
