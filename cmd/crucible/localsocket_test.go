@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"net"
+	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/crucible-sandbox/crucible/sandbox"
@@ -116,4 +118,111 @@ func scriptedServe(t *testing.T, frames []localRunFrame) *net.UnixConn {
 		t.Fatal(err)
 	}
 	return conn
+}
+
+// TestDelegable checks which runs `crucible run` may send to a server, and
+// the runtime key it asks for.
+func TestDelegable(t *testing.T) {
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	small := sandbox.Request{Code: "print(1)"}
+	big := sandbox.Request{Code: "print(1)", Files: []sandbox.File{{Name: "big", Content: make(sandbox.Data, maxDelegatedPayload)}}}
+	tests := []struct {
+		name    string
+		flags   runFlags
+		env     string // CRUCIBLE_LOCAL
+		req     sandbox.Request
+		wantKey runtimeKey
+		wantOK  bool
+	}{
+		{"host", runFlags{}, "", small, runtimeKey{}, true},
+		{"--image host", runFlags{image: "host"}, "", small, runtimeKey{}, true},
+		{"--rootfs, made absolute", runFlags{rootfs: "some/dir"}, "", small, runtimeKey{RootFS: filepath.Join(wd, "some/dir")}, true},
+		{"--local", runFlags{local: true}, "", small, runtimeKey{}, false},
+		{"CRUCIBLE_LOCAL=1", runFlags{}, "1", small, runtimeKey{}, false},
+		{"CRUCIBLE_LOCAL=0", runFlags{}, "0", small, runtimeKey{}, true},
+		{"an image not built: the local path reports it", runFlags{image: "no-such-image", store: t.TempDir()}, "", small, runtimeKey{}, false},
+		{"--rootfs and --image", runFlags{rootfs: "/", image: "x"}, "", small, runtimeKey{}, false},
+		{"a payload too large to copy", runFlags{}, "", big, runtimeKey{}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv(localEnv, tt.env)
+			key, ok := tt.flags.delegable(tt.req)
+			if key != tt.wantKey || ok != tt.wantOK {
+				t.Errorf("delegable = %+v, %v; want %+v, %v", key, ok, tt.wantKey, tt.wantOK)
+			}
+		})
+	}
+}
+
+// TestListenLocal checks what the server does with what it finds at its
+// socket's path.
+func TestListenLocal(t *testing.T) {
+	tests := []struct {
+		name    string
+		prepare func(t *testing.T, path string)
+		wantErr string // "" for listening
+	}{
+		{"nothing there, nor the directory", func(t *testing.T, path string) {}, ""},
+		{"a socket nobody listens on (a server died)", func(t *testing.T, path string) {
+			mkdirFor(t, path)
+			ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ln.SetUnlinkOnClose(false)
+			ln.Close()
+		}, ""},
+		{"a live server's socket", func(t *testing.T, path string) {
+			mkdirFor(t, path)
+			ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { ln.Close() })
+		}, "another crucible serve listens on"},
+		{"a file", func(t *testing.T, path string) {
+			mkdirFor(t, path)
+			if err := os.WriteFile(path, []byte("mine"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}, "exists and is not a socket; not replaced"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "run", "serve.sock")
+			tt.prepare(t, path)
+			ln, err := listenLocal(path)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("listenLocal: %v, want an error with %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ln.Close()
+			fi, err := os.Lstat(path)
+			if err != nil || fi.Mode().Type() != os.ModeSocket || fi.Mode().Perm() != 0o600 {
+				t.Errorf("%s: %v, %v; want a socket, mode 0600", path, fi.Mode(), err)
+			}
+			conn := dialServe(path)
+			if conn == nil {
+				t.Fatal("dialServe found no server")
+			}
+			conn.Close()
+		})
+	}
+}
+
+// mkdirFor creates the directory of path.
+func mkdirFor(t *testing.T, path string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
 }
