@@ -57,7 +57,7 @@ func (f *runFlags) delegable(req sandbox.Request) (runtimeKey, bool) {
 	if err != nil {
 		return runtimeKey{}, false
 	}
-	key, err := newRuntimeKey(opts.RootFS, opts.ImageDigest)
+	key, err := newRuntimeKey(opts.RootFS, opts.ImageDigest, f.store)
 	return key, err == nil
 }
 

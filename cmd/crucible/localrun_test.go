@@ -84,6 +84,7 @@ func TestRunThroughServeSameAsLocal(t *testing.T) {
 		{"--json", "", []string{"--json", "-c", "print(1)"}, nil},
 		{"invalid request", "", []string{"--memory", "1KiB", "-c", "print(1)"}, nil},
 		{"an image the server lacks", "", []string{"--rootfs", "/", "-c", "print(1)"}, nil},
+		{"another store, whose images a hint names", "", []string{"--store", t.TempDir(), "-c", "import pandas"}, nil},
 	}
 	if dsErr == nil {
 		tests = append(tests,

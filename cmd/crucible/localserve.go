@@ -83,7 +83,7 @@ func servedKey(name string, f *serveFlags) (runtimeKey, error) {
 	if err != nil {
 		return runtimeKey{}, err
 	}
-	return newRuntimeKey(opts.RootFS, opts.ImageDigest)
+	return newRuntimeKey(opts.RootFS, opts.ImageDigest, f.store)
 }
 
 // newLocalRunService is the service of the runs `crucible run` sends for

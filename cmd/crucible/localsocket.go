@@ -54,22 +54,27 @@ const maxLocalRequestBytes = maxDelegatedPayload/3*4 + 1<<20
 func socketPath() string { return cmp.Or(os.Getenv(socketEnv), defaultSocket) }
 
 // runtimeKey says which sandboxes a run needs: the root filesystem (""
-// for the host's directories) and the image's digest. A server runs it
-// only with a runtime of the same key, as the command itself would have
-// built.
+// for the host's directories), the image's digest, and the image store
+// whose images the hints of its errors name. A server runs it only with a
+// runtime of the same key, as the command itself would have built.
 type runtimeKey struct {
 	RootFS string `json:"rootfs"`
 	Digest string `json:"digest"`
+	Store  string `json:"store"`
 }
 
-// newRuntimeKey is the key of a runtime built for a root filesystem (made
-// absolute, as the runtime sees it) and an image digest.
-func newRuntimeKey(rootfs, digest string) (runtimeKey, error) {
-	if rootfs == "" {
-		return runtimeKey{Digest: digest}, nil
+// newRuntimeKey is the key of a runtime built for a root filesystem, an
+// image digest and an image store, the paths made absolute.
+func newRuntimeKey(rootfs, digest, store string) (runtimeKey, error) {
+	k := runtimeKey{Digest: digest}
+	var err error
+	if rootfs != "" {
+		if k.RootFS, err = filepath.Abs(rootfs); err != nil {
+			return k, err
+		}
 	}
-	abs, err := filepath.Abs(rootfs)
-	return runtimeKey{RootFS: abs, Digest: digest}, err
+	k.Store, err = filepath.Abs(store)
+	return k, err
 }
 
 // localRunRequest is what `crucible run` sends.

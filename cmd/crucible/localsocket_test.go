@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crucible-sandbox/crucible/image"
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/service"
 )
@@ -137,12 +138,13 @@ func TestDelegable(t *testing.T) {
 		wantKey runtimeKey
 		wantOK  bool
 	}{
-		{"host", runFlags{}, "", small, runtimeKey{}, true},
-		{"--image host", runFlags{image: "host"}, "", small, runtimeKey{}, true},
-		{"--rootfs, made absolute", runFlags{rootfs: "some/dir"}, "", small, runtimeKey{RootFS: filepath.Join(wd, "some/dir")}, true},
+		{"host", runFlags{store: image.DefaultStore}, "", small, runtimeKey{Store: image.DefaultStore}, true},
+		{"--image host", runFlags{image: "host", store: image.DefaultStore}, "", small, runtimeKey{Store: image.DefaultStore}, true},
+		{"--rootfs and --store, made absolute", runFlags{rootfs: "some/dir", store: "images"}, "", small,
+			runtimeKey{RootFS: filepath.Join(wd, "some/dir"), Store: filepath.Join(wd, "images")}, true},
 		{"--local", runFlags{local: true}, "", small, runtimeKey{}, false},
 		{"CRUCIBLE_LOCAL=1", runFlags{}, "1", small, runtimeKey{}, false},
-		{"CRUCIBLE_LOCAL=0", runFlags{}, "0", small, runtimeKey{}, true},
+		{"CRUCIBLE_LOCAL=0", runFlags{store: image.DefaultStore}, "0", small, runtimeKey{Store: image.DefaultStore}, true},
 		{"an image not built: the local path reports it", runFlags{image: "no-such-image", store: t.TempDir()}, "", small, runtimeKey{}, false},
 		{"--rootfs and --image", runFlags{rootfs: "/", image: "x"}, "", small, runtimeKey{}, false},
 		{"a payload too large to copy", runFlags{}, "", big, runtimeKey{}, false},
