@@ -87,12 +87,12 @@ left. Artifacts over the artifact limit (no content) or withheld are
 named, never saved.
 
 When a crucible serve of this user runs on this host with the root
-filesystem or image asked for, the run is sent to it over its local
-socket (` + defaultSocket + `, or $` + socketEnv + `) and takes one of
-its ready sandboxes: faster, and the same output, exit code and files.
-It is a local run all the same: not recorded, not redacted, the same
-limits. Without such a server, or with --local, the command builds its
-own sandbox.
+filesystem, image and store asked for, the run is sent to it over its
+local socket (` + defaultSocket + `, or $` + socketEnv + `) and takes
+one of its ready sandboxes: faster, and the same output, exit code and
+files. It is a local run all the same: not recorded, not redacted, the
+same limits. Without such a server, or with --local, the command builds
+its own sandbox.
 
 Exit code: the program's own when it ran to its end; 124 timeout, 123 CPU
 limit, 122 memory limit, 121 output limit, 128+N killed by signal N,
