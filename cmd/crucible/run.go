@@ -16,8 +16,6 @@ import (
 
 	"github.com/crucible-sandbox/crucible/image"
 	"github.com/crucible-sandbox/crucible/sandbox"
-	"github.com/crucible-sandbox/crucible/server"
-	"github.com/crucible-sandbox/crucible/service"
 )
 
 // runFlags are the flags of `crucible run`.
@@ -39,6 +37,7 @@ type runFlags struct {
 	store    string
 	out      string
 	jsonOut  bool
+	local    bool
 	codeSeen bool
 }
 
@@ -102,6 +101,14 @@ extension. Without --out nothing is saved and the summary says what was
 left. Artifacts over the artifact limit (no content) or withheld are
 named, never saved.
 
+When a crucible serve of this user runs on this host with the root
+filesystem, image and store asked for, the run is sent to it over its
+local socket (` + defaultSocket + `, or $` + socketEnv + `) and takes
+one of its ready sandboxes: faster, and the same output, exit code and
+files. It is a local run all the same: not recorded, not redacted, the
+same limits. Without such a server, or with --local, the command builds
+its own sandbox.
+
 Exit code: the program's own when it ran to its end; 124 timeout, 123 CPU
 limit, 122 memory limit, 121 output limit, 128+N killed by signal N,
 2 invalid request, 70 platform failure or an artifact --out could not save.`,
@@ -129,6 +136,7 @@ limit, 122 memory limit, 121 output limit, 128+N killed by signal N,
 	fl.StringVar(&f.store, "store", image.DefaultStore, "image store directory")
 	fl.StringVar(&f.out, "out", "", "save the files the program creates in `DIR` (default: none saved; the summary names them)")
 	fl.BoolVar(&f.jsonOut, "json", false, "print the Result as JSON and nothing else")
+	fl.BoolVar(&f.local, "local", false, "build a sandbox here even when a local crucible serve could run the program (also: "+localEnv+"=1)")
 	addRawOutputFlag(fl)
 	return cmd
 }
@@ -141,14 +149,6 @@ func runCommand(ctx context.Context, f *runFlags, args []string, d *display) err
 	if err := req.Validate(); err != nil {
 		return usageError(err)
 	}
-	rt, err := startRuntime(f.rootfs, f.image, f.store, nil)
-	if err != nil {
-		return err
-	}
-	svc, err := localService(rt, errorHints(f.rootfs, f.image, f.store))
-	if err != nil {
-		return err
-	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	var live *liveOutput
@@ -156,14 +156,17 @@ func runCommand(ctx context.Context, f *runFlags, args []string, d *display) err
 		live = d.live()
 		req.OnOutput = live.output
 	}
-	answer, err := svc.Run(ctx, server.DefaultTenant, req, service.RunOptions{})
+	res, err := f.execute(ctx, req)
 	if live != nil {
 		live.close()
+	}
+	var reported exitCodeError
+	if asExitCode(err, &reported) {
+		return err
 	}
 	if sandbox.IsInputError(err) {
 		return usageError(err)
 	}
-	res := answer.Result
 	if err != nil && res.Status == "" {
 		res = sandbox.Result{Status: sandbox.StatusInternal, Reason: err.Error(), ExitCode: -1, Language: req.Language}
 	}

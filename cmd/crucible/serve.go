@@ -38,6 +38,8 @@ type serveFlags struct {
 	images       []string
 	store        string
 	config       string
+	// socket is --socket: the local socket of crucible run.
+	socket string
 }
 
 // shutdownGrace is how long a stopping server waits for runs in progress
@@ -141,6 +143,14 @@ Each sandbox runs as a host uid of its own, from [uid_base, uid_base +
 uid_count): reserve the range for Crucible (no user or subordinate-uid
 range may overlap it). uid_count bounds the sandboxes alive at once.
 
+crucible run, run by this user on this host, sends its runs here when
+this server offers the root filesystem or image it asks for, over a unix
+socket (--socket, mode 0600; a caller of another user is refused). Those
+runs take the sandboxes of --prestart and --warm and are otherwise local
+runs: not recorded, not redacted, not held to the limits of --config, not
+in the run counts of /metrics. A socket another live server holds is left
+to it.
+
 SIGINT or SIGTERM stops it: no new runs are admitted, those in progress
 get ` + shutdownGrace.String() + ` to finish, and agent runs are cancelled.`,
 		Args: cobra.NoArgs,
@@ -156,6 +166,7 @@ get ` + shutdownGrace.String() + ` to finish, and agent runs are cancelled.`,
 	fl.StringVar(&f.rootfs, "rootfs", "", "root filesystem directory (default: the host's system directories, read-only)")
 	fl.StringArrayVar(&f.images, "image", nil, "offer the built image `NAME` (crucible image ls), or \"host\" for the host's directories; repeatable, the first is the default")
 	fl.StringVar(&f.store, "store", image.DefaultStore, "image store directory")
+	fl.StringVar(&f.socket, "socket", socketPath(), "unix socket `PATH` where crucible run, by this user on this host, sends its runs (\"\" for none; $"+socketEnv+" sets the default)")
 	return cmd
 }
 
@@ -248,8 +259,11 @@ func serve(ctx context.Context, f *serveFlags) error {
 		log.Info("serving the Crucible API; API keys are required", "addr", ln.Addr().String(), "active_keys", keys, "images", strings.Join(names, ","))
 	}
 
+	local := startLocalServer(f.socket, images, f, log)
+
 	select {
 	case err := <-served:
+		local.close(context.Background())
 		return platformError(err)
 	case <-ctx.Done():
 	}
@@ -259,6 +273,7 @@ func serve(ctx context.Context, f *serveFlags) error {
 	if err := hs.Shutdown(sctx); err != nil {
 		log.Warn("HTTP connections still open at shutdown", "err", err)
 	}
+	local.close(sctx)
 	if err := svc.Shutdown(sctx); err != nil {
 		log.Warn("runs killed at shutdown", "err", err)
 	}
