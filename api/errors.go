@@ -33,6 +33,10 @@ const (
 	// CodeNotConfigured: the server is not set up for the endpoint, such
 	// as agent runs without a model (501); Field names the setting.
 	CodeNotConfigured = "not_configured"
+	// CodeForbidden: the request is valid but the tenant may not make
+	// it, such as asking for network without the server's leave (403);
+	// Field and Rule say which part and why.
+	CodeForbidden = "forbidden"
 	// CodeInternal: the server failed, never the caller (500).
 	CodeInternal = "internal"
 )
@@ -80,7 +84,7 @@ func HTTPStatus(code string) int {
 		return http.StatusTooManyRequests
 	case CodeUnavailable:
 		return http.StatusServiceUnavailable
-	case CodeWithheld:
+	case CodeWithheld, CodeForbidden:
 		return http.StatusForbidden
 	case CodeConflict:
 		return http.StatusConflict

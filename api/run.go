@@ -87,6 +87,9 @@ type Run struct {
 	// Artifacts describe the files the run produced; their contents are not
 	// stored.
 	Artifacts []ArtifactMeta `json:"artifacts,omitempty"`
+	// Network logs the connections of a run with a network allowlist
+	// (see sandbox.NetworkLog); nil for a run without network.
+	Network *sandbox.NetworkLog `json:"network,omitempty"`
 	// CacheHit is set when the result was served from the cache instead of
 	// running the code again.
 	CacheHit bool `json:"cache_hit"`

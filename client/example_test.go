@@ -57,14 +57,14 @@ func ExampleClient_Run() {
 	}
 	fmt.Printf("%s %s", res.Status, res.Stdout)
 
-	_, err = rt.Run(ctx, sandbox.Request{Language: sandbox.Python, Code: "x", Network: "host"})
+	_, err = rt.Run(ctx, sandbox.Request{Language: sandbox.Python, Code: "x", Network: sandbox.Network{Allow: []string{"not a host!"}}})
 	var ie *sandbox.InputError
 	if errors.As(err, &ie) {
 		fmt.Println("refused:", ie.Field)
 	}
 	// Output:
 	// ok 42
-	// refused: network
+	// refused: network.allow[0]
 }
 
 func ExampleSession() {

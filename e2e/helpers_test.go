@@ -167,13 +167,16 @@ type server struct {
 var addrRE = regexp.MustCompile(`\baddr=\S*:([0-9]+)`)
 
 // startServer starts `crucible serve --addr 127.0.0.1:0 --db db --prestart 1
-// extra...`, waits until it logs its address and GET /healthz answers 200,
+// extra...` (and a --socket of its own), waits until it logs its address and GET /healthz answers 200,
 // and registers a cleanup that stops it (SIGTERM, then SIGKILL) and prints
 // its log tail if t failed.
 func startServer(t *testing.T, name, db string, extra ...string) *server {
 	t.Helper()
 	bin := crucibleBinary(t)
 	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--db", db, "--prestart", "1"}, extra...)
+	if serveHasFlag(t, "socket") { // a socket of its own, never the host's
+		args = append(args, "--socket", filepath.Join(t.TempDir(), "serve.sock"))
+	}
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = t.TempDir()
 	logs := &logBuffer{}

@@ -7,12 +7,14 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/crucible-sandbox/crucible/api"
 	"github.com/crucible-sandbox/crucible/image"
 	"github.com/crucible-sandbox/crucible/mcpserver"
 	"github.com/crucible-sandbox/crucible/policy"
@@ -26,8 +28,9 @@ import (
 // store, and the datascience image when it is built.
 
 // newService returns a service on the native runtime with the
-// datascience image when there is one; the tenant is "t".
-func newService(t *testing.T) *service.Service {
+// datascience image when there is one; the tenant is "t". Each of
+// configure changes the service's configuration first.
+func newService(t *testing.T, configure ...func(*service.Config)) *service.Service {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("skipping: the native sandbox needs root")
@@ -54,6 +57,9 @@ func newService(t *testing.T) *service.Service {
 		}
 		t.Cleanup(func() { _ = ds.Close() })
 		cfg.Images = []service.Image{{Name: "datascience", Digest: img.Digest, Runtime: ds}}
+	}
+	for _, c := range configure {
+		c(&cfg)
 	}
 	svc, err := service.New(cfg)
 	if err != nil {
@@ -120,12 +126,26 @@ func call(t *testing.T, cs *mcp.ClientSession, tool string, args any, out any) *
 		t.Fatalf("%s: %v", tool, err)
 	}
 	if out != nil && !res.IsError {
-		b, _ := json.Marshal(res.StructuredContent)
-		if err := json.Unmarshal(b, out); err != nil {
-			t.Fatalf("%s: structured content %s: %v", tool, b, err)
-		}
+		decode(t, res, out)
 	}
 	return res
+}
+
+// decode decodes res's structured content into out.
+func decode(t *testing.T, res *mcp.CallToolResult, out any) {
+	t.Helper()
+	b, _ := json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(b, out); err != nil {
+		t.Fatalf("structured content %s: %v", b, err)
+	}
+}
+
+// requireImage skips the test when svc does not offer the image name.
+func requireImage(t *testing.T, svc *service.Service, name string) {
+	t.Helper()
+	if !slices.ContainsFunc(svc.Images().Images, func(i api.Image) bool { return i.Name == name }) {
+		t.Skipf("skipping: no %s image (crucible image build %s)", name, name)
+	}
 }
 
 // errorText returns the text of an error result, "" for a success.

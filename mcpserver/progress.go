@@ -50,7 +50,14 @@ func newProgress(ctx context.Context, req *mcp.CallToolRequest) *progress {
 
 // output is a sandbox.OutputFunc queueing each chunk; it never blocks.
 func (p *progress) output(stream sandbox.Stream, chunk []byte) {
-	msg := string(stream) + ": " + text(chunk)
+	p.send(string(stream) + ": " + text(chunk))
+}
+
+// send queues msg; it never blocks, and does nothing on a nil p.
+func (p *progress) send(msg string) {
+	if p == nil {
+		return
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {

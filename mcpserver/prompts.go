@@ -23,10 +23,10 @@ func (h *handlers) addPrompts(s *mcp.Server) {
 		Arguments: []*mcp.PromptArgument{
 			{Name: "session", Description: "the ID of an open session (session_create); omit to have the model open one in the datascience image"},
 			{Name: "question", Description: "the question to answer about the data"},
-		}}, analyst)
+		}}, dataAnalyst)
 }
 
-func analyst(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+func dataAnalyst(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 	args := req.Params.Arguments
 	setup := "Open a session first with session_create, image datascience (pandas, numpy, matplotlib)."
 	if id := args["session"]; id != "" {

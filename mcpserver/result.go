@@ -33,7 +33,7 @@ type ArtifactOutput struct {
 	Name string `json:"name" jsonschema:"path relative to the working directory"`
 	MIME string `json:"mime" jsonschema:"media type, such as image/png"`
 	Size int64  `json:"size" jsonschema:"size in bytes"`
-	URI  string `json:"uri,omitempty" jsonschema:"resource URI to read the file's bytes; absent for a session's cell, whose files stay in the session (session_files)"`
+	URI  string `json:"uri,omitempty" jsonschema:"resource URI to read the file's bytes as the run left them"`
 }
 
 // artifactURI is the resource URI of run id's artifact name.
@@ -107,7 +107,7 @@ func content(r api.RunResponse) []mcp.Content {
 			cs = append(cs, &mcp.ImageContent{MIMEType: a.MIME, Data: a.Content})
 			continue
 		}
-		if r.ID == "" { // a session's cell: the file stays in the session
+		if r.ID == "" { // no record to read it from
 			continue
 		}
 		size := a.Size

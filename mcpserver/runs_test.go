@@ -32,7 +32,7 @@ func TestToolsListed(t *testing.T) {
 		}
 	}
 	slices.Sort(names)
-	want := []string{"run_code", "run_get", "session_close", "session_create", "session_exec", "session_files"}
+	want := []string{"analysis_ask", "analysis_create", "run_code", "run_get", "session_close", "session_create", "session_exec", "session_files"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("tools %v, want %v", names, want)
 	}
@@ -122,9 +122,7 @@ func TestRunCodeArtifacts(t *testing.T) {
 // as image content.
 func TestRunCodeChart(t *testing.T) {
 	svc := newService(t)
-	if !slices.ContainsFunc(svc.Images().Images, func(i api.Image) bool { return i.Name == "datascience" }) {
-		t.Skip("skipping: no datascience image (crucible image build datascience)")
-	}
+	requireImage(t, svc, "datascience")
 	cs, _ := connect(t, svc)
 	code := "import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\nplt.plot([1,2,3],[1,4,9])\nplt.savefig('chart.png')"
 	var out mcpserver.RunOutput
@@ -148,7 +146,7 @@ func TestRunCodeProgress(t *testing.T) {
 	cs, prog := connect(t, newService(t))
 	params := &mcp.CallToolParams{Name: "run_code", Arguments: map[string]any{"language": "bash",
 		"code": "echo first; read line; echo second $line >&2", "stdin": "x\n"}}
-	params.Meta = mcp.Meta{"progressToken": "tok"} // SetProgressToken drops a token set on nil Meta (go-sdk v1.3.1)
+	params.SetProgressToken("tok")
 	res, err := cs.CallTool(context.Background(), params)
 	if err != nil || res.IsError {
 		t.Fatalf("run_code: %v %s", err, errorText(res))
@@ -167,7 +165,7 @@ func TestRunCodeCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	params := &mcp.CallToolParams{Name: "run_code", Arguments: map[string]any{"language": "bash",
 		"code": "echo started; exec -a mcpcancelmarker sleep 600", "limits": map[string]any{"wall_time_ms": 600000, "cpu_time_ms": 600000}}}
-	params.Meta = mcp.Meta{"progressToken": "tok"} // SetProgressToken drops a token set on nil Meta (go-sdk v1.3.1)
+	params.SetProgressToken("tok")
 	done := make(chan error, 1)
 	go func() {
 		_, err := cs.CallTool(ctx, params)

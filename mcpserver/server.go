@@ -13,7 +13,9 @@ const Name = "crucible"
 const instructions = `Crucible runs code in an isolated Linux sandbox with no network.
 Use run_code for a one-off program (Python, JavaScript or Bash); files it writes come back as
 artifacts (PNG charts as images). Use a session (session_create, session_exec, session_files,
-session_close) when state must persist between steps, as in a notebook. run_get reads a past run.`
+session_close) when state must persist between steps, as in a notebook. run_get reads a past run.
+To analyse data files, analysis_create loads and profiles them, and analysis_ask has Crucible's
+analyst agent answer questions about them (when the server has a model).`
 
 // handlers holds what every tool needs: the service and the tenant the
 // calls act as.
@@ -30,6 +32,7 @@ func New(svc *service.Service, tenant, version string) *mcp.Server {
 	h := &handlers{svc: svc, tenant: tenant}
 	h.addRunTools(s)
 	h.addSessionTools(s)
+	h.addAnalysisTools(s)
 	h.addResources(s)
 	h.addPrompts(s)
 	return s

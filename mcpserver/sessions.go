@@ -95,14 +95,11 @@ func (h *handlers) sessionExec(ctx context.Context, req *mcp.CallToolRequest, in
 		return nil, RunOutput{}, err
 	}
 	p := newProgress(ctx, req)
-	res, err := ss.Exec(ctx, sandbox.Cell{Code: in.Code, TimeoutMS: in.TimeoutMS, OnOutput: p.onOutput()})
+	resp, err := ss.ExecRecorded(ctx, sandbox.Cell{Code: in.Code, TimeoutMS: in.TimeoutMS, OnOutput: p.onOutput()})
 	p.stop()
 	if err != nil {
 		return nil, RunOutput{}, err
 	}
-	// A cell's record ID is not known here: its artifacts stay in the
-	// session, readable with session_files.
-	resp := api.RunResponse{Image: ss.Info().Image, Result: res}
 	return &mcp.CallToolResult{Content: content(resp)}, runOutput(resp), nil
 }
 

@@ -1,10 +1,12 @@
 package mcpserver_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
 	"github.com/crucible-sandbox/crucible/mcpserver"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestSessionTools: a session keeps state between cells; its files can be
@@ -78,5 +80,29 @@ func TestRunGet(t *testing.T) {
 				t.Fatalf("run_get: %s %s, want %s", errorText(res), got, tc.want)
 			}
 		})
+	}
+}
+
+// TestSessionCellRecorded: a cell's result names its run record, which
+// run_get reads back, and a file the cell wrote is a resource of that
+// record.
+func TestSessionCellRecorded(t *testing.T) {
+	cs, _ := connect(t, newService(t))
+	var sess mcpserver.SessionOutput
+	call(t, cs, "session_create", map[string]any{}, &sess)
+	var cell mcpserver.RunOutput
+	call(t, cs, "session_exec", map[string]any{"session": sess.ID,
+		"code": "open('cell.txt', 'w').write('from a cell')\nprint('wrote')"}, &cell)
+	if cell.ID == "" || len(cell.Artifacts) != 1 || cell.Artifacts[0].URI == "" {
+		t.Fatalf("session_exec: %+v, want a run ID and the file as an artifact with its URI", cell)
+	}
+	var rec mcpserver.RunOutput
+	call(t, cs, "run_get", map[string]any{"id": cell.ID}, &rec)
+	if rec.Stdout != "wrote\n" {
+		t.Errorf("run_get %s: stdout %q", cell.ID, rec.Stdout)
+	}
+	res, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: cell.Artifacts[0].URI})
+	if err != nil || len(res.Contents) != 1 || res.Contents[0].Text != "from a cell" {
+		t.Fatalf("read %s: %v %+v", cell.Artifacts[0].URI, err, res)
 	}
 }

@@ -114,7 +114,7 @@ func NewRedactor(cfg RedactConfig) (*Redactor, error) {
 	}
 	if cfg.Patterns {
 		r.keys = true
-		r.patterns = append(r.patterns, builtinPatterns...)
+		r.patterns = append(r.patterns, builtinPatterns()...)
 	}
 	for i, e := range cfg.Extra {
 		re, err := regexp.Compile(e)

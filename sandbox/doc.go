@@ -3,8 +3,9 @@
 // interface every sandbox backend implements.
 //
 // A Request names a language, the code, its standard input, the files placed
-// in its working directory, the limits, and the environment variables it may
-// see. Validate rejects a bad request before anything runs, with an
+// in its working directory, the limits, the environment variables it may
+// see, and its Network: none, or an allowlist the host's egress proxy
+// serves, whose connections the Result logs. Validate rejects a bad request before anything runs, with an
 // *InputError that names the field and the rule. A Runtime turns a valid
 // Request into a Result: a Status, the exit code or signal, the captured
 // streams, metrics, and a structured ExecError when the program failed.

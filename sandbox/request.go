@@ -34,10 +34,9 @@ type Request struct {
 	// variables (PATH, HOME, LANG, ...). Nothing of the host's environment is
 	// ever passed in.
 	Env map[string]string `json:"env,omitempty"`
-	// Network is the network policy; only "none" (the default) exists: the
-	// sandbox has its own network namespace whose only interface is its own
-	// loopback, so nothing outside the sandbox can be reached.
-	Network string `json:"network,omitempty"`
+	// Network is the network policy: "none" (the default: nothing outside
+	// the sandbox can be reached) or an allowlist; see Network.
+	Network Network `json:"network,omitzero"`
 	// Policy asks for the static code policy checked before the program
 	// runs (see Policy); nil takes the server's and the tenant's.
 	Policy *Policy `json:"policy,omitempty"`
@@ -84,9 +83,6 @@ const (
 	maxPathBytes = 1024
 )
 
-// NetworkNone is the only network policy: no network at all.
-const NetworkNone = "none"
-
 var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // Validate rejects a request that cannot be run as asked, before anything
@@ -118,10 +114,7 @@ func (r *Request) Validate() error {
 			return err
 		}
 	}
-	if r.Network != "" && r.Network != NetworkNone {
-		return inputErrorf("network", "must be %q (no other network policy exists), got %q", NetworkNone, r.Network)
-	}
-	return nil
+	return r.Network.Validate()
 }
 
 // validateCode checks a program's or a cell's source: its size, no NUL

@@ -51,7 +51,8 @@ func TestValidate(t *testing.T) {
 		}, "files", "disk_bytes"},
 		{"bad env name", func(r *Request) { r.Env = map[string]string{"A-B": "1"} }, "env", "must match"},
 		{"NUL env value", func(r *Request) { r.Env = map[string]string{"A": "\x00"} }, "env.A", "NUL"},
-		{"network", func(r *Request) { r.Network = "host" }, "network", "none"},
+		{"network", func(r *Request) { r.Network = Network{bad: "host"} }, "network", "none"},
+		{"network allow entry", func(r *Request) { r.Network.Allow = []string{"example.org", "a b"} }, "network.allow[1]", "host name"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -83,6 +83,9 @@ type Result struct {
 	ImageDigest string `json:"image_digest,omitempty"`
 	// Limits are the limits actually applied, defaults filled in.
 	Limits Limits `json:"limits"`
+	// Network logs the connections of a run with a network allowlist; nil
+	// for a run without network.
+	Network *NetworkLog `json:"network,omitempty"`
 }
 
 // ExecError is a program's failure as the language reports it.

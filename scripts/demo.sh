@@ -3,8 +3,8 @@
 # examples/ through `crucible run` on the default limits: Python, JavaScript
 # and bash programs, a fork bomb that must be stopped by its limits, one
 # run printed as the JSON Result object, piped input, output shown live, a
-# chart saved by --out, the analyst's profile of a CSV, a session, and the
-# HTTP API.
+# chart saved by --out, the analyst's profile of a CSV, a session, the
+# HTTP API, an MCP client, and the web UI.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -179,6 +179,16 @@ kill -TERM "$serve_pid"
 wait "$serve_pid"
 serve_pid=""
 rm -rf "$apidir"
+
+# MCP: the official TypeScript SDK's client starts `crucible mcp` over stdio,
+# lists its tools, runs print(6*7), gets a chart back as a PNG image, and
+# cancels a run that never ends by itself.
+header "MCP: an MCP client drives crucible mcp over stdio" "node tools/mcp-client/client.mjs stdio crucible mcp"
+mcpdir=$(mktemp -d)
+(cd tools/mcp-client && MCP_CHART=1 node client.mjs stdio "$OLDPWD/$crucible" mcp --image datascience --db "$mcpdir/runs.db") | tee "$out"
+grep -q '"stdout":"42\\n"' "$out" || { echo "demo: run_code did not print 42 over MCP" >&2; exit 1; }
+grep -q '"images":\["image/png"\]' "$out" || { echo "demo: no chart image over MCP" >&2; exit 1; }
+rm -rf "$mcpdir"
 
 # --- The web UI's analyst (issue 15): a sample dataset loaded, its URL printed.
 if "$crucible" image ls | grep -q '^datascience '; then

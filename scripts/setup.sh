@@ -17,7 +17,9 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # Packages the sandboxes and the scripts need. The sandbox runs
 # /usr/bin/python3, /usr/bin/node and /bin/bash from the host, read-only.
 # chromium is the browser the web UI's tests drive (e2e/ui_*_test.go).
-APT_PACKAGES=(python3 nodejs npm bash coreutils procps util-linux ca-certificates debootstrap postgresql gcc libc6-dev chromium curl)
+# npm (for the MCP clients) is installed below only when no npm is on PATH:
+# NodeSource's nodejs package bundles npm and conflicts with Debian's.
+APT_PACKAGES=(python3 nodejs bash coreutils procps util-linux ca-certificates debootstrap postgresql gcc libc6-dev chromium curl)
 
 step() { printf 'setup: %s\n' "$*"; }
 die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
@@ -70,6 +72,12 @@ if ((${#missing[@]})); then
 else
 	step "packages present: ${APT_PACKAGES[*]}"
 fi
+if ! command -v npm >/dev/null 2>&1; then
+	step "installing npm"
+	export DEBIAN_FRONTEND=noninteractive
+	run_quiet "$log" apt-get update || die "apt-get update failed"
+	run_quiet "$log" apt-get install -y --no-install-recommends npm || die "apt-get install npm failed"
+fi
 for bin in /usr/bin/python3 /usr/bin/node /bin/bash /usr/bin/chromium; do
 	[[ -x $bin ]] || die "$bin is missing although its package is installed"
 done
@@ -111,7 +119,6 @@ fi
 # the lock changed since the last install.
 mcpdir=tools/mcp-client
 if ! cmp -s "$mcpdir/package-lock.json" "$mcpdir/node_modules/.package-lock.json.installed"; then
-	command -v npm >/dev/null 2>&1 || die "npm not found: install Debian's npm package (apt-get install npm)"
 	step "installing the MCP client packages (npm ci in $mcpdir)"
 	run_quiet "$log" npm ci --prefix "$mcpdir" --no-audit --no-fund || die "npm ci in $mcpdir failed"
 	cp "$mcpdir/package-lock.json" "$mcpdir/node_modules/.package-lock.json.installed"

@@ -36,6 +36,7 @@ var codeOfKind = map[service.Kind]string{
 	service.KindWithheld:      api.CodeWithheld,
 	service.KindConflict:      api.CodeConflict,
 	service.KindNotConfigured: api.CodeNotConfigured,
+	service.KindForbidden:     api.CodeForbidden,
 }
 
 // answerOf returns the answer to err, an error of the service: a 400 for

@@ -42,8 +42,13 @@ func (m *mcpHandlers) of(tenant string) http.Handler {
 		return h
 	}
 	srv := mcpserver.New(m.s.svc, tenant, MCPVersion)
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
-		&mcp.StreamableHTTPOptions{SessionTimeout: mcpIdleTimeout, Logger: m.s.log})
+	// A web page must not drive a local server's tools through its
+	// visitor's browser: the SDK refuses a request that reached a loopback
+	// address under another host name (DNS rebinding), and the
+	// cross-origin check refuses a browser's cross-site request (MCP
+	// clients send no Origin).
+	h := http.NewCrossOriginProtection().Handler(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+		&mcp.StreamableHTTPOptions{SessionTimeout: mcpIdleTimeout, Logger: m.s.log}))
 	m.tenant[tenant] = h
 	return h
 }

@@ -228,7 +228,7 @@ func TestOpenAPIRefsResolve(t *testing.T) {
 }
 
 // jsonFields returns the JSON names of t's fields, and which of them are
-// always present (no omitempty), as encoding/json sees them: embedded
+// always present (no omitempty nor omitzero), as encoding/json sees them: embedded
 // structs without a name of their own are flattened.
 func jsonFields(t reflect.Type) (names []string, always []string) {
 	for i := 0; i < t.NumField(); i++ {
@@ -250,7 +250,7 @@ func jsonFields(t reflect.Type) (names []string, always []string) {
 			name = f.Name
 		}
 		names = append(names, name)
-		if !slices.Contains(strings.Split(opts, ","), "omitempty") {
+		if o := strings.Split(opts, ","); !slices.Contains(o, "omitempty") && !slices.Contains(o, "omitzero") {
 			always = append(always, name)
 		}
 	}
@@ -291,6 +291,8 @@ func TestOpenAPISchemasMatchGoTypes(t *testing.T) {
 		"ExecError":      reflect.TypeFor[sandbox.ExecError](),
 		"Artifact":       reflect.TypeFor[sandbox.Artifact](),
 		"Metrics":        reflect.TypeFor[sandbox.Metrics](),
+		"NetworkLog":     reflect.TypeFor[sandbox.NetworkLog](),
+		"Connection":     reflect.TypeFor[sandbox.Connection](),
 		"SessionRequest": reflect.TypeFor[sandbox.SessionRequest](),
 		"Cell":           reflect.TypeFor[sandbox.Cell](),
 		"FileInfo":       reflect.TypeFor[sandbox.FileInfo](),

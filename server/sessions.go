@@ -75,7 +75,7 @@ func (s *Server) execCell(w http.ResponseWriter, r *http.Request) {
 	}
 	defer payload.Release()
 	if !stream {
-		res, err := sess.Exec(r.Context(), cell)
+		res, err := sess.ExecRecorded(r.Context(), cell)
 		if err != nil {
 			s.fail(w, "session cell", err)
 			return
@@ -86,7 +86,7 @@ func (s *Server) execCell(w http.ResponseWriter, r *http.Request) {
 	es := startEventStream(w)
 	defer es.close()
 	cell.OnOutput = func(stream sandbox.Stream, chunk []byte) { es.send(string(stream), sandbox.Data(chunk)) }
-	res, err := sess.Exec(r.Context(), cell)
+	res, err := sess.ExecRecorded(r.Context(), cell)
 	if err != nil { // found once the stream started: an error event
 		e := answerOf(err)
 		if e == nil {

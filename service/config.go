@@ -114,7 +114,15 @@ type TenantLimits struct {
 	// Policy is the least static code policy mode of the tenant's runs
 	// and sessions, on top of Config.Policy's (empty: TenantDefaults').
 	Policy sandbox.PolicyMode `json:"policy,omitempty"`
+	// AllowNetwork lets the tenant's runs ask for network by allowlist
+	// (sandbox.Network); unset takes TenantDefaults', and unset there is
+	// false: no tenant may unless the config says so. A tenant's false
+	// overrides a default true.
+	AllowNetwork *bool `json:"allow_network,omitempty"`
 }
+
+// NetworkAllowed reports whether AllowNetwork is set and true.
+func (l TenantLimits) NetworkAllowed() bool { return l.AllowNetwork != nil && *l.AllowNetwork }
 
 // Defaults of Config's zero fields.
 const (
@@ -237,6 +245,9 @@ func (s *Service) LimitsFor(tenant string) TenantLimits {
 	}
 	if l.MaxAgentRuns == 0 {
 		l.MaxAgentRuns = d.MaxAgentRuns
+	}
+	if l.AllowNetwork == nil {
+		l.AllowNetwork = d.AllowNetwork
 	}
 	if l.MaxAgentRuns == 0 {
 		l.MaxAgentRuns = max(1, s.cfg.Agents.MaxRuns/2)

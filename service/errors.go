@@ -36,6 +36,10 @@ const (
 	// KindNotConfigured: the service is not set up for what was asked,
 	// such as an agent run without a model; Field names the setting.
 	KindNotConfigured
+	// KindForbidden: the request is valid but the tenant may not make it,
+	// such as a run with network when the server's config does not allow
+	// the tenant network; Field names the part refused.
+	KindForbidden
 )
 
 // Error is a request the service refused for a reason the caller can act

@@ -5,7 +5,8 @@ import "github.com/crucible-sandbox/crucible/sandbox"
 // Hinter writes the hint of a program's structured error
 // (sandbox.ExecError.Hint) from facts the host knows, or "" for none;
 // *hint.Hinter is one. l is the program's language and network the run's
-// network policy.
+// network policy as sandbox.Network.String gives it ("none", or the
+// allowlist).
 type Hinter interface {
 	Hint(l sandbox.Language, network string, e *sandbox.ExecError) string
 }

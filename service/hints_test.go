@@ -43,9 +43,9 @@ func TestHintsOnEveryPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer svc.Shutdown(ctx)
-	// A run's network policy is passed as the request gives it (none by
-	// default); a session has none.
-	const runHint, cellHint = "hint for python/: [REDACTED:secret]", "hint for python/none: [REDACTED:secret]"
+	// A run's network policy is passed as sandbox.Network.String gives it
+	// ("none" by default); a session has none.
+	const runHint, cellHint = "hint for python/none: [REDACTED:secret]", "hint for python/none: [REDACTED:secret]"
 	req := py("x")
 	paths := []struct {
 		name string

@@ -1,6 +1,7 @@
 package service
 
 import (
+	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
@@ -15,6 +16,10 @@ type metrics struct {
 	queueDepth  prometheus.Gauge
 	cacheHits   prometheus.Counter
 	cacheMisses prometheus.Counter
+	// egressConns and egressBytes count what runs with network did
+	// through the egress proxy.
+	egressConns *prometheus.CounterVec
+	egressBytes *prometheus.CounterVec
 }
 
 // namespace prefixes every metric of the server's own.
@@ -61,8 +66,16 @@ func newMetrics(activeSessions func() float64, pools func() map[string]PoolStats
 			Namespace: namespace, Name: "cache_misses_total",
 			Help: "Cache lookups that found no result.",
 		}),
+		egressConns: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "egress_connections_total",
+			Help: "Connections runs with a network allowlist opened through the egress proxy, by verdict (allowed, refused, failed).",
+		}, []string{"verdict"}),
+		egressBytes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "egress_bytes_total",
+			Help: "Bytes carried by the egress proxy's connections, by direction (sent by programs, received by them).",
+		}, []string{"direction"}),
 	}
-	m.reg.MustRegister(m.runs, m.cells, m.duration, m.queueDepth, m.cacheHits, m.cacheMisses,
+	m.reg.MustRegister(m.runs, m.cells, m.duration, m.queueDepth, m.cacheHits, m.cacheMisses, m.egressConns, m.egressBytes,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Namespace: namespace, Name: "active_sessions",
 			Help: "Sessions open in the service.",
@@ -111,4 +124,19 @@ func (c poolCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(poolMissesDesc, prometheus.CounterValue, float64(p.Misses), name)
 		ch <- prometheus.MustNewConstMetric(poolHitRatioDesc, prometheus.GaugeValue, ratio, name)
 	}
+}
+
+// countNetwork adds a run's network log to the egress metrics.
+func (m *metrics) countNetwork(log *sandbox.NetworkLog) {
+	if log == nil {
+		return
+	}
+	for _, c := range log.Connections {
+		m.egressConns.WithLabelValues(c.Verdict).Inc()
+	}
+	if log.Unlisted > 0 {
+		m.egressConns.WithLabelValues(sandbox.VerdictRefused).Add(float64(log.Unlisted))
+	}
+	m.egressBytes.WithLabelValues("sent").Add(float64(log.BytesSent))
+	m.egressBytes.WithLabelValues("received").Add(float64(log.BytesReceived))
 }

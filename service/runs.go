@@ -17,7 +17,8 @@ type RunOptions struct {
 	// unless asked for: caching must never change what a program means,
 	// and a program that reads the clock or draws random numbers means
 	// something new at every run. It takes effect only when the service
-	// has a Store and a CacheTTL.
+	// has a Store and a CacheTTL, and never for a run with network (what
+	// it reaches may answer differently each time).
 	Cache bool
 	// AgentRun links the run's record to the agent run that asked for it.
 	AgentRun string
@@ -152,6 +153,9 @@ func (s *Service) prepare(ctx context.Context, tenant string, req *sandbox.Reque
 	if err := s.validLimits(&req.Limits); err != nil {
 		return nil, nil, err
 	}
+	if err := s.checkNetwork(tenant, req.Network); err != nil {
+		return nil, nil, err
+	}
 	pol, err := s.policyFor(tenant, req.Policy, opts.AgentRun != "")
 	if err != nil {
 		return nil, nil, err
@@ -159,7 +163,7 @@ func (s *Service) prepare(ctx context.Context, tenant string, req *sandbox.Reque
 	var key string
 	// A run under a code policy is not cached: the policy in force may
 	// change, and a hit must never answer code the policy now refuses.
-	if opts.Cache && s.caching() && !pol.on() {
+	if opts.Cache && s.caching() && req.Network.IsZero() && !pol.on() {
 		// The key hashes the whole request (stdin may be 64 MiB): only when
 		// the cache is used.
 		key = store.CacheKey(*req, img.Digest)
@@ -255,8 +259,9 @@ func (s *Service) execute(ctx context.Context, p *pending, req sandbox.Request) 
 		s.met.duration.Observe(time.Since(started).Seconds())
 		s.met.runs.WithLabelValues(string(res.Status), string(req.Language)).Inc()
 	}
-	redactions := s.cfg.Redactor.RedactResult(&res).Total()
-	addHint(&res, p.img, req.Language, req.Network)
+	redactions := s.cfg.Redactor.RedactResult(&res).Total() + redactNetworkLog(s.cfg.Redactor, res.Network)
+	s.met.countNetwork(res.Network)
+	addHint(&res, p.img, req.Language, req.Network.String())
 	s.finish(rec, &res, redactions, p.writes)
 	// Only results the code determines are cached, and only those without
 	// artifacts: a hit answers from the record, which holds no contents.
@@ -310,6 +315,7 @@ func recordResult(rec *api.Run, res sandbox.Result, redactions int) {
 	rec.Error = res.Error
 	rec.Policy, rec.Findings = res.Policy, res.Findings
 	rec.Artifacts = api.ArtifactMetas(res.Artifacts)
+	rec.Network = res.Network
 	rec.Redactions = redactions
 	if res.ImageDigest != "" {
 		rec.ImageDigest = res.ImageDigest
@@ -333,6 +339,7 @@ func resultOf(rec *api.Run) sandbox.Result {
 		Error:  rec.Error,
 		Policy: rec.Policy, Findings: rec.Findings,
 		Artifacts: as,
+		Network:   rec.Network,
 		Metrics:   rec.Metrics,
 		Language:  rec.Language, CodeHash: rec.CodeHash,
 		ImageDigest: rec.ImageDigest, Limits: rec.Limits,

@@ -337,17 +337,25 @@ func (ss *Session) check(err error) error {
 	return err
 }
 
-// Exec runs cell in the session. Its result is redacted, recorded as a run
-// of the session (linked to the agent run, if any) and counted. A cell
-// that fails is a result, not an error. A cell timeout above the server's
-// maximum wall time is an input error naming timeout_ms.
+// Exec runs cell in the session, as ExecRecorded does, and returns its
+// result.
 func (ss *Session) Exec(ctx context.Context, cell sandbox.Cell) (sandbox.Result, error) {
+	r, err := ss.ExecRecorded(ctx, cell)
+	return r.Result, err
+}
+
+// ExecRecorded runs cell in the session. Its result is redacted, recorded
+// as a run of the session (linked to the agent run, if any) and counted;
+// the answer names the record and the session's image. A cell that fails
+// is a result, not an error. A cell timeout above the server's maximum
+// wall time is an input error naming timeout_ms.
+func (ss *Session) ExecRecorded(ctx context.Context, cell sandbox.Cell) (api.RunResponse, error) {
 	if err := cell.Validate(); err != nil {
-		return sandbox.Result{}, err
+		return api.RunResponse{}, err
 	}
 	s := ss.s
 	if hi := s.cfg.Maxima.WallTimeMS; cell.TimeoutMS > hi {
-		return sandbox.Result{}, invalid("timeout_ms", "must be at most %d ms on this server, got %d", hi, cell.TimeoutMS)
+		return api.RunResponse{}, invalid("timeout_ms", "must be at most %d ms on this server, got %d", hi, cell.TimeoutMS)
 	}
 	lim := ss.limits
 	if cell.TimeoutMS > 0 {
@@ -382,7 +390,7 @@ func (ss *Session) Exec(ctx context.Context, cell sandbox.Cell) (sandbox.Result,
 		}
 		redactions := s.cfg.Redactor.RedactResult(&res).Total() // the reason quotes err
 		s.finish(rec, &res, redactions, writes)
-		return sandbox.Result{}, ss.check(err)
+		return api.RunResponse{}, ss.check(err)
 	}
 	if err != nil { // a platform failure that still has a Result
 		s.log.Error("session cell failed", "session", ss.id, "err", err)
@@ -391,7 +399,7 @@ func (ss *Session) Exec(ctx context.Context, cell sandbox.Cell) (sandbox.Result,
 	redactions := s.cfg.Redactor.RedactResult(&res).Total()
 	addHint(&res, ss.img, sandbox.Python, sandbox.NetworkNone) // a session has no network
 	s.finish(rec, &res, redactions, writes)
-	return res, nil
+	return api.RunResponse{ID: rec.ID, Image: ss.img.Name, Result: res}, nil
 }
 
 // WriteFile creates or replaces a file in the session's working directory.

@@ -25,7 +25,7 @@ const cacheKeyVersion = "crucible-cache-key-v2"
 // (sorted by name; each its name, content and executable bit), stdin, the
 // image's name and digest, the limits with defaults filled in (so an explicit default
 // equals an omitted one), the environment (sorted by name) and the network
-// policy ("" counts as "none"). Every variable-length field is preceded by
+// policy ("none", or the allowlist's JSON). Every variable-length field is preceded by
 // its length and every list by its count, so no two different requests can
 // produce the same byte stream by moving bytes from one field to the next.
 func CacheKey(req sandbox.Request, imageDigest string) string {
@@ -62,9 +62,10 @@ func CacheKey(req sandbox.Request, imageDigest string) string {
 		h.str(req.Env[k])
 	}
 
-	network := req.Network
-	if network == "" {
-		network = sandbox.NetworkNone
+	network := sandbox.NetworkNone
+	if !req.Network.IsZero() {
+		b, _ := json.Marshal(req.Network) // strings and numbers: it cannot fail
+		network = string(b)
 	}
 	h.str(network)
 	return hex.EncodeToString(h.h.Sum(nil))

@@ -101,6 +101,13 @@ var migrations = []migration{
 	},
 	{
 		version: 5,
+		name:    "runs log their network connections",
+		statements: []string{
+			`ALTER TABLE runs ADD COLUMN network TEXT`,
+		},
+	},
+	{
+		version: 6,
 		name:    "runs keep their code policy and findings",
 		statements: []string{
 			`ALTER TABLE runs ADD COLUMN code_policy TEXT`,

@@ -126,14 +126,14 @@ func (s *sqlStore) q(query string) string {
 
 const runColumns = `id, tenant, language, code_hash, code, image_digest, limits, status,
 	exit_code, signal, reason, metrics, stdout, stderr, stdout_truncated, stderr_truncated,
-	error, artifacts, cache_hit, redactions, session_id, agent_run, image, code_policy, created_at, started_at, finished_at`
+	error, artifacts, cache_hit, redactions, session_id, agent_run, image, network, code_policy, created_at, started_at, finished_at`
 
 // updateColumns are the columns Update sets, in runArgs order after the
 // first two (id, tenant) and before the last three (timestamps).
 const updateColumns = `language = ?, code_hash = ?, code = ?, image_digest = ?, limits = ?, status = ?,
 	exit_code = ?, signal = ?, reason = ?, metrics = ?, stdout = ?, stderr = ?, stdout_truncated = ?,
 	stderr_truncated = ?, error = ?, artifacts = ?, cache_hit = ?, redactions = ?,
-	session_id = ?, agent_run = ?, image = ?, code_policy = ?, started_at = ?, finished_at = ?`
+	session_id = ?, agent_run = ?, image = ?, network = ?, code_policy = ?, started_at = ?, finished_at = ?`
 
 func (s *sqlStore) Create(ctx context.Context, r *api.Run) error {
 	if r.ID == "" {
@@ -378,6 +378,14 @@ func runArgs(r *api.Run) ([]any, error) {
 		}
 		artifacts = string(b)
 	}
+	var network any // NULL for a run without network
+	if r.Network != nil {
+		b, err := json.Marshal(r.Network)
+		if err != nil {
+			return nil, fmt.Errorf("store: run %s: network: %w", r.ID, err)
+		}
+		network = string(b)
+	}
 	var codePolicy any // NULL when no policy applied
 	if r.Policy != nil || len(r.Findings) > 0 {
 		b, err := json.Marshal(codePolicyColumn{Policy: r.Policy, Findings: r.Findings})
@@ -389,7 +397,7 @@ func runArgs(r *api.Run) ([]any, error) {
 	return []any{
 		r.ID, r.Tenant, string(r.Language), r.CodeHash, r.Code, r.ImageDigest, string(limits), string(r.Status),
 		r.ExitCode, r.Signal, r.Reason, string(metrics), nonNil(r.Stdout), nonNil(r.Stderr), r.StdoutTruncated, r.StderrTruncated,
-		execErr, artifacts, r.CacheHit, r.Redactions, r.SessionID, r.AgentRun, r.Image, codePolicy, r.CreatedAt.UnixMicro(), micros(r.StartedAt), micros(r.FinishedAt),
+		execErr, artifacts, r.CacheHit, r.Redactions, r.SessionID, r.AgentRun, r.Image, network, codePolicy, r.CreatedAt.UnixMicro(), micros(r.StartedAt), micros(r.FinishedAt),
 	}, nil
 }
 
@@ -434,6 +442,7 @@ func scanRun(row interface{ Scan(...any) error }) (*api.Run, error) {
 		language, status   string
 		limits, metrics    string
 		execErr, artifacts sql.NullString
+		network            sql.NullString
 		codePolicy         sql.NullString
 		created            int64
 		started, finished  sql.NullInt64
@@ -441,7 +450,7 @@ func scanRun(row interface{ Scan(...any) error }) (*api.Run, error) {
 	)
 	err := row.Scan(&r.ID, &r.Tenant, &language, &r.CodeHash, &r.Code, &r.ImageDigest, &limits, &status,
 		&r.ExitCode, &r.Signal, &r.Reason, &metrics, &stdout, &stderr, &r.StdoutTruncated, &r.StderrTruncated,
-		&execErr, &artifacts, &r.CacheHit, &r.Redactions, &r.SessionID, &r.AgentRun, &r.Image, &codePolicy, &created, &started, &finished)
+		&execErr, &artifacts, &r.CacheHit, &r.Redactions, &r.SessionID, &r.AgentRun, &r.Image, &network, &codePolicy, &created, &started, &finished)
 	if err != nil {
 		return nil, err
 	}
@@ -468,6 +477,12 @@ func scanRun(row interface{ Scan(...any) error }) (*api.Run, error) {
 	if artifacts.Valid {
 		if err := json.Unmarshal([]byte(artifacts.String), &r.Artifacts); err != nil {
 			return nil, fmt.Errorf("run %s: artifacts: %w", r.ID, err)
+		}
+	}
+	if network.Valid {
+		r.Network = new(sandbox.NetworkLog)
+		if err := json.Unmarshal([]byte(network.String), r.Network); err != nil {
+			return nil, fmt.Errorf("run %s: network: %w", r.ID, err)
 		}
 	}
 	if codePolicy.Valid {

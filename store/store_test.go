@@ -143,6 +143,10 @@ func fullRun(id, tenant string) *api.Run {
 			{Name: "a.png", MIME: "image/png", Size: 10, SHA256: "aa"},
 			{Name: "dir/b.csv", MIME: "text/csv", Size: 0, SHA256: "bb"},
 		},
+		Network: &sandbox.NetworkLog{Connections: []sandbox.Connection{
+			{Time: time.Date(2024, 3, 1, 11, 0, 1, 5, time.UTC), Kind: "http", Host: "web.test", IP: "198.51.100.2", Port: 80, BytesSent: 80, BytesReceived: 200, Verdict: sandbox.VerdictAllowed},
+			{Time: time.Date(2024, 3, 1, 11, 0, 1, 7, time.UTC), Kind: "connect", Host: "10.0.0.1", IP: "10.0.0.1", Port: 443, BytesSent: 40, BytesReceived: 90, Verdict: sandbox.VerdictRefused, Reason: "private"},
+		}, Unlisted: 3, BytesSent: 120, BytesReceived: 290},
 		CacheHit:   true,
 		Redactions: 2,
 		SessionID:  "ses_1",
@@ -193,7 +197,7 @@ func testRoundTrip(t *testing.T, s Store) {
 
 		// Back to nil: the update clears what it does not set.
 		full := mustGet(t, s, "t", "full")
-		full.Error, full.Artifacts, full.StartedAt, full.FinishedAt, full.Stdout = nil, nil, nil, nil, nil
+		full.Error, full.Artifacts, full.StartedAt, full.FinishedAt, full.Stdout, full.Network = nil, nil, nil, nil, nil, nil
 		if err := s.Update(ctx, full); err != nil {
 			t.Fatal(err)
 		}
@@ -674,7 +678,13 @@ func TestCacheKey(t *testing.T) {
 			r.Limits.FileSizeBytes = sandbox.DefaultLimits.DiskBytes
 			return digest
 		}, true},
-		{"network none explicit", func(r *sandbox.Request) string { r.Network = sandbox.NetworkNone; return digest }, true},
+		{"network none explicit", func(r *sandbox.Request) string {
+			if err := json.Unmarshal([]byte(`"none"`), &r.Network); err != nil {
+				t.Fatal(err)
+			}
+			return digest
+		}, true},
+		{"network allowlist", func(r *sandbox.Request) string { r.Network.Allow = []string{"example.org"}; return digest }, false},
 		{"other image", func(r *sandbox.Request) string { return "sha256:other" }, false},
 		{"other image name", func(r *sandbox.Request) string { r.Image = "host"; return digest }, false},
 		{"byte moved from image name to digest", func(r *sandbox.Request) string { r.Image = "s"; return "ha256:img" }, false},

@@ -54,14 +54,18 @@ func startRuntime(rootfs, imageName, store string, adjust func(*linux.Options)) 
 // localService is the pipeline a one-shot command (run, session) sends
 // its code through, as the API does: validation, this host's maxima,
 // admission, the errors' hints (errorHints). It keeps no record, and the
-// output, shown to the person who ran the command, is not redacted.
+// output, shown to the person who ran the command, is not redacted. Its
+// one tenant may ask for network: the person at the command asks for it
+// by name (crucible run --allow).
 func localService(rt service.Runtime, hints service.Hinter) (*service.Service, error) {
 	noRedaction, err := policy.NewRedactor(policy.RedactConfig{})
 	if err != nil {
 		return nil, platformError(err)
 	}
+	allowNetwork := true
 	svc, err := service.New(service.Config{Runtime: rt, Redactor: noRedaction, Hints: hints,
-		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+		TenantDefaults: service.TenantLimits{AllowNetwork: &allowNetwork},
+		Logger:         slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if err != nil {
 		return nil, platformError(err)
 	}

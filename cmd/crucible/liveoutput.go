@@ -7,9 +7,10 @@ import (
 	"github.com/crucible-sandbox/crucible/sandbox"
 )
 
-// liveOutput shows a program's output on a display while the program runs:
-// stdout on the display's stdout, stderr on its stderr, in the order the
-// runtime delivered it, each chunk written out as soon as it arrives.
+// liveOutput passes a program's output on while the program runs, to a
+// display (stdout on its stdout, stderr on its stderr) or to another sink,
+// in the order the runtime delivered it, each chunk written out as soon as
+// it arrives.
 //
 // Security: the runtime must never wait on the host's terminal or pipe (a
 // reader that stops reading, a terminal paused with Ctrl-S): a blocked
@@ -19,7 +20,7 @@ import (
 // output limit bounds (the runtime delivers nothing past it), as the Result
 // does anyway.
 type liveOutput struct {
-	d    *display
+	sink func(stderr bool, data []byte)
 	wake chan struct{} // holds a token when the queue or closed changed
 	done chan struct{} // closed when everything queued is written
 
@@ -38,7 +39,19 @@ type liveChunk struct {
 // the OutputFunc of a Request or a Cell, and call its close method once the
 // run (or the cell) has returned, before d prints anything else.
 func (d *display) live() *liveOutput {
-	o := &liveOutput{d: d, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	return newLiveOutput(func(stderr bool, data []byte) {
+		s := d.stdout
+		if stderr {
+			s = d.stderr
+		}
+		_, _ = s.Write(data)
+	})
+}
+
+// newLiveOutput starts passing a program's output to sink, which one
+// goroutine calls with each chunk in order; it may block.
+func newLiveOutput(sink func(stderr bool, data []byte)) *liveOutput {
+	o := &liveOutput{sink: sink, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	go o.write()
 	return o
 }
@@ -79,11 +92,7 @@ func (o *liveOutput) write() {
 		o.pending = nil
 		o.mu.Unlock()
 		for _, c := range batch {
-			s := o.d.stdout
-			if c.stderr {
-				s = o.d.stderr
-			}
-			_, _ = s.Write(c.data)
+			o.sink(c.stderr, c.data)
 		}
 		if closed {
 			return

@@ -47,17 +47,22 @@ tenant "` + server.DefaultTenant + `":
   session_files   list, read or write its files
   session_close   close it
   run_get         read a past run's record
+  analysis_create load data files into DataFrames in a session and profile
+                  them
+  analysis_ask    have the analyst agent answer a question about them
+                  (needs a model: --config "model", or CRUCIBLE_MODEL and
+                  its key, as for crucible serve)
 
 A program's output streams as progress notifications when the client asks
 for progress; cancelling a call kills its run. Resources: a run's record at
 crucible://runs/{id} and its files at crucible://runs/{id}/artifacts/{name}.
-Prompt: data_analyst, a model set up as a data analyst over a session. --image, --rootfs, --store,
---db and --config are those of crucible serve.`,
+Prompt: data_analyst, a model set up as a data analyst over a session.
+--image, --rootfs, --store, --db and --config are those of crucible serve.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return serveMCP(cmd.Context(), &f) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.config, "config", "", "JSON file of limits and redaction, as for crucible serve")
+	fl.StringVar(&f.config, "config", "", "JSON file of limits, redaction and the analyst's model, as for crucible serve")
 	fl.StringVar(&f.db, "db", "", "run store: SQLite file path or postgres:// URL (default "+store.DefaultSQLitePath+")")
 	fl.StringVar(&f.rootfs, "rootfs", "", "root filesystem directory (default: the host's system directories, read-only)")
 	fl.StringArrayVar(&f.images, "image", nil, "offer the built image `NAME`, or \"host\"; repeatable, the first is the default")
@@ -95,6 +100,9 @@ func serveMCP(ctx context.Context, f *serveFlags) error {
 		cfg.Images = append(cfg.Images, img.Image)
 	}
 	conf.apply(&cfg)
+	if cfg.Agents.Model, err = agentModel(conf.Model, log); err != nil {
+		return err
+	}
 	svc, err := service.New(cfg)
 	if err != nil {
 		return usageError(err)

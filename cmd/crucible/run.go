@@ -16,8 +16,6 @@ import (
 
 	"github.com/crucible-sandbox/crucible/image"
 	"github.com/crucible-sandbox/crucible/sandbox"
-	"github.com/crucible-sandbox/crucible/server"
-	"github.com/crucible-sandbox/crucible/service"
 )
 
 // runFlags are the flags of `crucible run`.
@@ -26,6 +24,7 @@ type runFlags struct {
 	code     string
 	files    []string
 	env      []string
+	allow    []string
 	stdin    string
 	timeout  time.Duration
 	cpuTime  time.Duration
@@ -38,6 +37,7 @@ type runFlags struct {
 	store    string
 	out      string
 	jsonOut  bool
+	local    bool
 	codeSeen bool
 	policy   policyFlag
 }
@@ -55,6 +55,9 @@ func newRunCommand() *cobra.Command {
 
   # A chart, saved in ./out (the summary lists out/chart.png)
   crucible run --image datascience --out out plot.py
+
+  # Network to one host only (HTTP and HTTPS), every connection logged
+  crucible run --allow pypi.org --allow files.pythonhosted.org fetch.py
 
   # The static code policy: nothing runs, the finding is printed, exit 120
   crucible run --policy block -c 'import socket'
@@ -82,6 +85,17 @@ own; --raw-output passes them through. Output to a pipe or a file is
 byte-exact. With --json only the Result object is printed, when the run
 ends (artifacts in it base64-encoded; --out saves them as well).
 
+The program has no network unless --allow HOST[:PORT] (repeatable) names
+a destination: it then reaches those, and nothing else, through a proxy
+the host runs on the sandbox's own loopback (HTTP_PROXY, HTTPS_PROXY and
+ALL_PROXY are set; Python's urllib and requests, curl and pip use them,
+Node does not). HOST is a name, *.DOMAIN (the names under it), an
+address, or a prefix such as 203.0.113.0/24; without a port, 80 and 443
+are allowed. Loopback, private, link-local (the metadata address among
+them) and multicast addresses are refused whatever is allowed. The summary
+counts the connections and names the refused ones; --json lists each
+(its "network" member).
+
 Files the program creates or changes in its working directory (artifacts,
 such as a chart) are saved in --out DIR, created if missing; the summary
 lists their paths. Saved names are cleaned (one name in DIR: no "/",
@@ -101,6 +115,14 @@ child_process, fs, net...) and bash (curl, wget, nc...) here. It is a
 seatbelt, never the boundary: what is computed at run time passes it, and
 the sandbox holds whatever runs.
 
+When a crucible serve of this user runs on this host with the root
+filesystem, image and store asked for, the run is sent to it over its
+local socket (` + defaultSocket + `, or $` + socketEnv + `) and takes
+one of its ready sandboxes: faster, and the same output, exit code and
+files. It is a local run all the same: not recorded, not redacted, the
+same limits. Without such a server, or with --local, the command builds
+its own sandbox.
+
 Exit code: the program's own when it ran to its end; 124 timeout, 123 CPU
 limit, 122 memory limit, 121 output limit, 120 blocked by --policy,
 128+N killed by signal N, 2 invalid request, 70 platform failure or an
@@ -116,6 +138,7 @@ artifact --out could not save.`,
 	fl.StringVarP(&f.code, "code", "c", "", "program text")
 	fl.StringArrayVar(&f.files, "file", nil, "input file NAME=PATH placed in the working directory (repeatable)")
 	fl.StringArrayVar(&f.env, "env", nil, "environment variable NAME=VALUE for the program (repeatable)")
+	fl.StringArrayVar(&f.allow, "allow", nil, "let the program reach `HOST[:PORT]` through the host's proxy: a name, *.DOMAIN, an address or a prefix; no port means 80 and 443 (repeatable; default: no network)")
 	fl.StringVar(&f.stdin, "stdin", "", "`FILE` fed to the program's standard input, - for standard input (default: standard input when it is not a terminal and the program is not read from it)")
 	durationVar(fl, &f.timeout, "timeout", sandbox.DefaultLimits.WallTime(), "wall-time limit")
 	durationVar(fl, &f.cpuTime, "cpu-time", sandbox.DefaultLimits.CPUTime(), "CPU-time limit")
@@ -128,6 +151,7 @@ artifact --out could not save.`,
 	fl.StringVar(&f.store, "store", image.DefaultStore, "image store directory")
 	fl.StringVar(&f.out, "out", "", "save the files the program creates in `DIR` (default: none saved; the summary names them)")
 	fl.BoolVar(&f.jsonOut, "json", false, "print the Result as JSON and nothing else")
+	fl.BoolVar(&f.local, "local", false, "build a sandbox here even when a local crucible serve could run the program (also: "+localEnv+"=1)")
 	addPolicyFlag(fl, &f.policy, "static code policy `MODE`: off, warn (run, and print what it finds) or block (run nothing of code with findings); the strict preset, see above")
 	addRawOutputFlag(fl)
 	return cmd
@@ -141,14 +165,6 @@ func runCommand(ctx context.Context, f *runFlags, args []string, d *display) err
 	if err := req.Validate(); err != nil {
 		return usageError(err)
 	}
-	rt, err := startRuntime(f.rootfs, f.image, f.store, nil)
-	if err != nil {
-		return err
-	}
-	svc, err := localService(rt, errorHints(f.rootfs, f.image, f.store))
-	if err != nil {
-		return err
-	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	var live *liveOutput
@@ -156,14 +172,17 @@ func runCommand(ctx context.Context, f *runFlags, args []string, d *display) err
 		live = d.live()
 		req.OnOutput = live.output
 	}
-	answer, err := svc.Run(ctx, server.DefaultTenant, req, service.RunOptions{})
+	res, err := f.execute(ctx, req)
 	if live != nil {
 		live.close()
+	}
+	var reported exitCodeError
+	if asExitCode(err, &reported) {
+		return err
 	}
 	if sandbox.IsInputError(err) {
 		return usageError(err)
 	}
-	res := answer.Result
 	if err != nil && res.Status == "" {
 		res = sandbox.Result{Status: sandbox.StatusInternal, Reason: err.Error(), ExitCode: -1, Language: req.Language}
 	}
@@ -229,6 +248,7 @@ func (f *runFlags) request(args []string) (sandbox.Request, error) {
 		}
 		req.Env[k] = v
 	}
+	req.Network.Allow = f.allow
 	if req.Stdin, err = programStdin(f.stdin, !f.codeSeen && len(args) > 0 && args[0] == stdinName); err != nil {
 		return req, err
 	}
@@ -304,6 +324,9 @@ func summary(res sandbox.Result, err error) string {
 	}
 	if res.Reason != "" {
 		fmt.Fprintf(&b, " · %s", res.Reason)
+	}
+	if res.Network != nil {
+		b.WriteString(" · " + networkSummary(res.Network))
 	}
 	if err != nil && res.Reason == "" {
 		fmt.Fprintf(&b, " · %v", err)

@@ -38,7 +38,9 @@ type serveFlags struct {
 	images       []string
 	store        string
 	config       string
-	policy       policyFlag
+	// socket is --socket: the local socket of crucible run.
+	socket string
+	policy policyFlag
 }
 
 // shutdownGrace is how long a stopping server waits for runs in progress
@@ -108,7 +110,7 @@ refused:
               "host_paths": ["/srv/data"], "extra": ["token=(\\w+)"]},
    "tenant_defaults": {"max_concurrent_runs": 4, "max_sessions": 2,
                        "max_request_bytes": 1048576, "max_agent_runs": 2},
-   "tenants": {"acme": {"max_concurrent_runs": 16, "policy": "block"}},
+   "tenants": {"acme": {"max_concurrent_runs": 16, "allow_network": true, "policy": "block"}},
    "policy": {"mode": "warn", "preset": "strict"},
    "uid_base": 2000000000, "uid_count": 65536,
    "model": {"provider": "openai", "model": "qwen2.5-coder",
@@ -131,6 +133,14 @@ request may ask for (the values above are the defaults), the runs going on
 default), how long a program waits for approval before the run ends denied,
 and how many ended runs, with their traces, are kept in memory and how long.
 
+No tenant may ask for network (a run's "network": {"allow": [...]}, which
+the server's proxy serves, resolving names with this host's resolver)
+unless "allow_network" is true for it in "tenants" or "tenant_defaults"; a
+tenant's false overrides a default true. A refused run is answered 403,
+naming the field network. /metrics counts the proxy's connections by
+verdict (crucible_egress_connections_total) and their bytes
+(crucible_egress_bytes_total); each run's record lists its connections.
+
 The static code policy checks code before it runs (off, warn: run and
 record the findings, block: run nothing of code with findings; the
 "strict" preset: blocked modules, builtins and evasions in Python,
@@ -144,6 +154,14 @@ It is a seatbelt, never the boundary: the sandbox is.
 Each sandbox runs as a host uid of its own, from [uid_base, uid_base +
 uid_count): reserve the range for Crucible (no user or subordinate-uid
 range may overlap it). uid_count bounds the sandboxes alive at once.
+
+crucible run, run by this user on this host, sends its runs here when
+this server offers the root filesystem or image it asks for, over a unix
+socket (--socket, mode 0600; a caller of another user is refused). Those
+runs take the sandboxes of --prestart and --warm and are otherwise local
+runs: not recorded, not redacted, not held to the limits of --config, not
+in the run counts of /metrics. A socket another live server holds is left
+to it.
 
 SIGINT or SIGTERM stops it: no new runs are admitted, those in progress
 get ` + shutdownGrace.String() + ` to finish, and agent runs are cancelled.`,
@@ -161,6 +179,7 @@ get ` + shutdownGrace.String() + ` to finish, and agent runs are cancelled.`,
 	fl.StringVar(&f.rootfs, "rootfs", "", "root filesystem directory (default: the host's system directories, read-only)")
 	fl.StringArrayVar(&f.images, "image", nil, "offer the built image `NAME` (crucible image ls), or \"host\" for the host's directories; repeatable, the first is the default")
 	fl.StringVar(&f.store, "store", image.DefaultStore, "image store directory")
+	fl.StringVar(&f.socket, "socket", socketPath(), "unix socket `PATH` where crucible run, by this user on this host, sends its runs (\"\" for none; $"+socketEnv+" sets the default)")
 	return cmd
 }
 
@@ -254,8 +273,11 @@ func serve(ctx context.Context, f *serveFlags) error {
 		log.Info("serving the Crucible API; API keys are required", "addr", ln.Addr().String(), "active_keys", keys, "images", strings.Join(names, ","))
 	}
 
+	local := startLocalServer(f.socket, images, f, log)
+
 	select {
 	case err := <-served:
+		local.close(context.Background())
 		return platformError(err)
 	case <-ctx.Done():
 	}
@@ -265,6 +287,7 @@ func serve(ctx context.Context, f *serveFlags) error {
 	if err := hs.Shutdown(sctx); err != nil {
 		log.Warn("HTTP connections still open at shutdown", "err", err)
 	}
+	local.close(sctx)
 	if err := svc.Shutdown(sctx); err != nil {
 		log.Warn("runs killed at shutdown", "err", err)
 	}

@@ -84,6 +84,15 @@ func (x *execution) run(ctx context.Context) (err error) {
 		}
 	}()
 
+	if !x.req.Network.IsZero() {
+		proxy, env, err := x.startEgress()
+		if err != nil {
+			return &sandbox.PlatformError{Op: "start network proxy", Err: err}
+		}
+		defer func() { x.res.Network = proxy.Close() }() // the program has ended: its connections go with it
+		x.req.Env = env
+	}
+
 	var workers sync.WaitGroup
 	var started time.Time
 	if warm {

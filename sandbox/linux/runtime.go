@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/crucible-sandbox/crucible/policy/egress"
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/sandbox/lang"
 	"github.com/crucible-sandbox/crucible/sandbox/linux/initexe"
@@ -61,6 +62,10 @@ type Options struct {
 	// closes a session unused for that long (default 15 minutes).
 	MaxSessions        int
 	SessionIdleTimeout time.Duration
+	// Egress configures the proxy through which a run with a network
+	// allowlist reaches what it allows (see egress.go); the zero value
+	// resolves names with the host's resolver.
+	Egress egress.Config
 	// Prestart is how many sandboxes to keep built ahead of time, waiting
 	// for a request; 0 builds each sandbox when its run starts. A server
 	// wants a few; a one-shot command wants none. Close releases them.
@@ -77,6 +82,7 @@ type Runtime struct {
 	uids                *uidAllocator
 	imageDigest         string
 	env                 []string
+	egress              egress.Config
 	defaultCgroupLimits cgroupLimits
 	pool                *prestartPool
 	warm                *prestartPool
@@ -127,6 +133,7 @@ func New(opts Options) (*Runtime, error) {
 		defaultCgroupLimits: cgroupLimitsFor(sandbox.DefaultLimits),
 		imageDigest:         opts.ImageDigest,
 		env:                 opts.Env,
+		egress:              opts.Egress,
 		sessions:            newSessionTable(opts.MaxSessions, opts.SessionIdleTimeout),
 	}
 	if opts.RootFS == "" {

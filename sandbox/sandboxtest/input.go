@@ -45,7 +45,7 @@ func testInputRejected(t *testing.T, s *suite) {
 		{"negative limit", sleeper(func(r *sandbox.Request) { r.Limits.WallTimeMS = -1 }), "limits.wall_time_ms"},
 		{"absurd memory limit", sleeper(func(r *sandbox.Request) { r.Limits.MemoryBytes = 1 << 40 }), "limits.memory_bytes"},
 		{"bad env name", sleeper(func(r *sandbox.Request) { r.Env["1BAD"] = "x" }), "env"},
-		{"network policy", sleeper(func(r *sandbox.Request) { r.Network = "host" }), "network"},
+		{"network allowlist entry", sleeper(func(r *sandbox.Request) { r.Network.Allow = []string{"example.org", "bad host"} }), "network.allow[1]"},
 	}
 
 	watcher := watchCgroupCreation(t, s)
