@@ -46,6 +46,7 @@ func TestCheckJavaScript(t *testing.T) {
 		{"require returned", "function f() {\n  return require;\n}", "dynamic-import@2:10"},
 		{"line and column in characters", "const é = 1; require('net');", "blocked-import@1:22"},
 		{"syntax error", "function (", "uncheckable@1:10"},
+		{"too large to check", strings.Repeat("x = 1;\n", codecheck.MaxJavaScriptBytes/7+1), "uncheckable@0:0"},
 		{"too deep for the parser", strings.Repeat("(", 5000) + "1" + strings.Repeat(")", 5000), "uncheckable@1:1001"},
 	}
 	for _, tc := range cases {
