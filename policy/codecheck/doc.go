@@ -24,8 +24,12 @@
 //     A syntax error is not a finding: the program then fails with the
 //     SyntaxError it has, as without a policy.
 //   - JavaScript is parsed on the host by a real ECMAScript parser
-//     (github.com/tdewolff/parse/v2/js), after a bounded scan of its
-//     nesting (MaxNesting); CheckJavaScript.
-//   - Bash is checked on the host for a small list of network tools used
-//     as command words; CheckBash says what it can and cannot see.
+//     (github.com/tdewolff/parse/v2/js), which bounds its own nesting;
+//     code over MaxJavaScriptBytes is not parsed. CheckJavaScript.
+//   - Bash is parsed on the host (mvdan.cc/sh) for a small list of network
+//     tools used as command words, within MaxBashBytes and MaxNesting;
+//     CheckBash says what it can and cannot see.
+//
+// Code a parser cannot read (too large, too deep, or not its syntax) is
+// one "uncheckable" finding: block mode runs none of it.
 package codecheck
