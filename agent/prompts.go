@@ -60,4 +60,9 @@ operations, sampling, or processing the data in chunks.`
 
 	memoryAdvice = `The code ran out of memory. Stream or chunk the data (for example
 pandas.read_csv with chunksize), use smaller dtypes, and drop what is not needed.`
+
+	policyAdvice = `The code policy blocked this program before any of it ran. Rewrite it without
+what the findings name: the sandbox has no network, so leave out sockets and HTTP; read and
+write files with open() or pandas instead of os, shutil or subprocess; do not use eval, exec
+or dunder attributes.`
 )

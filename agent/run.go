@@ -270,6 +270,8 @@ func (r *run) failureFeedback(code string, res sandbox.Result) string {
 		b.WriteString(timeoutAdvice)
 	case sandbox.StatusMemoryLimit:
 		b.WriteString(memoryAdvice)
+	case sandbox.StatusBlocked:
+		b.WriteString(policyAdvice)
 	default:
 		b.WriteString(fixAdvice)
 	}
@@ -308,6 +310,12 @@ func describe(res sandbox.Result) string {
 	}
 	for _, a := range res.Artifacts {
 		fmt.Fprintf(&b, "\nartifact: %s (%s, %d bytes)", a.Name, a.MIME, a.Size)
+	}
+	if p := res.Policy; p != nil && len(res.Findings) > 0 {
+		fmt.Fprintf(&b, "\ncode policy (%s, %s) findings:", p.Mode, p.Preset)
+		for _, f := range res.Findings {
+			b.WriteString("\n- " + f.String())
+		}
 	}
 	return b.String()
 }

@@ -171,7 +171,7 @@ func (q *questionSession) Exec(ctx context.Context, cell sandbox.Cell) (sandbox.
 		return res, err
 	}
 	if res.Status == sandbox.StatusOK && res.ValueHTML != "" {
-		if v, verr := q.Session.Exec(ctx, sandbox.Cell{Code: valueTableCell}); verr == nil && v.Status == sandbox.StatusOK {
+		if v, verr := q.Session.Exec(ctx, sandbox.Cell{Code: valueTableCell, Unchecked: true}); verr == nil && v.Status == sandbox.StatusOK {
 			res.Artifacts = append(res.Artifacts, v.Artifacts...)
 		}
 	}

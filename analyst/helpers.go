@@ -80,7 +80,7 @@ func (a *Analysis) loadHelpers(ctx context.Context) error {
 	if err != nil {
 		return &sandbox.PlatformError{Op: "build the helpers cell", Err: err}
 	}
-	res, err := a.Session.Exec(ctx, sandbox.Cell{Code: code})
+	res, err := a.Session.Exec(ctx, sandbox.Cell{Code: code, Unchecked: true})
 	if err != nil {
 		return err
 	}

@@ -78,6 +78,12 @@ type Run struct {
 	StderrTruncated bool `json:"stderr_truncated,omitempty"`
 	// Error is the program's structured error, if it failed with one.
 	Error *sandbox.ExecError `json:"error,omitempty"`
+	// Policy is the static code policy the code was checked under; nil
+	// when none was.
+	Policy *sandbox.Policy `json:"policy,omitempty"`
+	// Findings are what the policy found (see sandbox.Result.Findings),
+	// redacted like the code.
+	Findings []sandbox.Finding `json:"findings,omitempty"`
 	// Artifacts describe the files the run produced; their contents are not
 	// stored.
 	Artifacts []ArtifactMeta `json:"artifacts,omitempty"`

@@ -5,12 +5,25 @@
 // cell from the kernel, after a Ready message when the kernel starts.
 package kernel
 
-import _ "embed"
+import (
+	_ "embed"
 
-// PythonSource is the Python kernel's program text.
+	"github.com/crucible-sandbox/crucible/sandbox"
+)
+
+// PolicySource is the static code policy's Python checker: its entry
+// point, check_policy(code, rules), returns the findings (see package
+// codecheck). The kernel calls it before a program or a cell runs.
 //
+//go:embed python_policy.py
+var PolicySource string
+
 //go:embed python_kernel.py
-var PythonSource string
+var kernelSource string
+
+// PythonSource is the Python kernel's program text: the policy checker,
+// then the kernel, one file.
+var PythonSource = PolicySource + "\n\n" + kernelSource
 
 // PythonPath is where a session's sandbox holds the Python kernel.
 const PythonPath = "/code/kernel.py"
@@ -28,6 +41,9 @@ type Request struct {
 	// request (for a later cell, by a guess of its ID) cannot pass for
 	// that cell's.
 	Token string `json:"token"`
+	// Policy, when set, is checked against the cell before it runs (a
+	// "blocked" Reply runs nothing).
+	Policy *sandbox.CodeRules `json:"policy,omitempty"`
 }
 
 // Run asks the kernel to run a stateless program as __main__ and exit with
@@ -42,6 +58,11 @@ type Run struct {
 	// Limits are applied by the kernel to itself before the program
 	// starts.
 	Limits RunLimits `json:"limits"`
+	// Policy, when set, is checked against the program before it runs:
+	// the kernel then sends one Reply, status "checked" or "blocked", with
+	// the findings, before it closes the channel; a blocked program never
+	// runs and the kernel exits.
+	Policy *sandbox.CodeRules `json:"policy,omitempty"`
 }
 
 // RunLimits are the rlimits of a stateless program in a warm kernel. They
@@ -90,8 +111,11 @@ type Reply struct {
 	// ID and Token are the Request's.
 	ID    int    `json:"id"`
 	Token string `json:"token"`
-	// Status is "ok" or "error".
+	// Status is "ok" or "error"; "blocked" when the policy refused the
+	// code (nothing ran), "checked" for a program the policy let run.
 	Status string `json:"status"`
+	// Findings are what the policy found in the code.
+	Findings []sandbox.Finding `json:"findings,omitempty"`
 	// Value is the repr of the cell's last expression, if not None.
 	Value string `json:"value,omitempty"`
 	// HTML is the last expression's _repr_html_(), such as a DataFrame's

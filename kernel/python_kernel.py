@@ -199,10 +199,18 @@ def on_interrupt(signum, frame):
 
 
 def run_cell(request):
-    """Run one cell and return its reply."""
+    """Run one cell and return its reply; none of it when the policy blocks it."""
     global CELL_RUNNING
     filename = "<cell-%d>" % request["id"]
     reply = {"id": request["id"], "token": request["token"], "status": "ok"}
+    rules = request.get("policy")
+    if rules:
+        findings = check_policy(request["code"], rules)
+        if findings:
+            reply["findings"] = findings
+            if rules.get("mode") == "block":
+                reply["status"] = "blocked"
+                return reply
     try:
         CELL_RUNNING = True
         tree = ast.parse(request["code"], filename, "exec")
@@ -294,6 +302,15 @@ def run_main(request):
     buffer_stdio_as(bool(os.environ.get("PYTHONUNBUFFERED")))
     code = request["code"]
     filename = request.get("filename") or "/code/main.py"
+    rules = request.get("policy")
+    if rules:
+        # Checked before anything of the program runs, and answered on the
+        # channel while the kernel alone holds it.
+        findings = check_policy(code, rules)
+        blocked = bool(findings) and rules.get("mode") == "block"
+        send({"id": 0, "token": "", "status": "blocked" if blocked else "checked", "findings": findings})
+        if blocked:
+            os._exit(0)
     main = types.ModuleType("__main__")
     main.__dict__.update({
         "__file__": filename, "__cached__": None, "__annotations__": {},

@@ -14,7 +14,7 @@ import (
 // RunOutput is a run's result as a tool returns it.
 type RunOutput struct {
 	ID              string             `json:"id" jsonschema:"the run's record; read it again with run_get"`
-	Status          string             `json:"status" jsonschema:"how the run ended: ok, error (the program failed), timeout, memory_limit, output_limit, killed or internal"`
+	Status          string             `json:"status" jsonschema:"how the run ended: ok, error (the program failed), timeout, cpu_limit, memory_limit, output_limit, killed, blocked (the code policy refused the code: nothing ran, see findings) or internal"`
 	Reason          string             `json:"reason,omitempty" jsonschema:"a sentence explaining a status other than ok or error"`
 	ExitCode        int                `json:"exit_code" jsonschema:"the program's exit code, -1 when killed by a signal or never started"`
 	Stdout          string             `json:"stdout" jsonschema:"standard output (invalid UTF-8 replaced)"`
@@ -25,6 +25,7 @@ type RunOutput struct {
 	Value           string             `json:"value,omitempty" jsonschema:"in a session, the repr of the cell's last expression"`
 	Artifacts       []ArtifactOutput   `json:"artifacts,omitempty" jsonschema:"files the run created or changed in the working directory"`
 	Image           string             `json:"image,omitempty" jsonschema:"the image the code ran in"`
+	Findings        []sandbox.Finding  `json:"findings,omitempty" jsonschema:"what the static code policy found: why the code was blocked, or what code that ran does that the policy forbids (rule, line, column, snippet, message)"`
 }
 
 // ArtifactOutput describes a file a run produced; its bytes are a resource.
@@ -56,7 +57,7 @@ func text(b []byte) string { return strings.ToValidUTF8(string(b), "\uFFFD") }
 func runOutput(r api.RunResponse) RunOutput {
 	out := RunOutput{ID: r.ID, Status: string(r.Status), Reason: r.Reason, ExitCode: r.ExitCode,
 		Stdout: text(r.Stdout), Stderr: text(r.Stderr), StdoutTruncated: r.StdoutTruncated,
-		StderrTruncated: r.StderrTruncated, Error: r.Error, Value: r.Value, Image: r.Image}
+		StderrTruncated: r.StderrTruncated, Error: r.Error, Value: r.Value, Image: r.Image, Findings: r.Findings}
 	for _, a := range r.Artifacts {
 		o := ArtifactOutput{Name: a.Name, MIME: a.MIME, Size: a.Size}
 		if r.ID != "" {
@@ -97,6 +98,9 @@ func content(r api.RunResponse) []mcp.Content {
 	for _, a := range r.Artifacts {
 		fmt.Fprintf(&b, "artifact: %s (%s, %d bytes)\n", a.Name, a.MIME, a.Size)
 	}
+	for _, f := range r.Findings {
+		fmt.Fprintf(&b, "code policy: %s\n", f)
+	}
 	cs := []mcp.Content{&mcp.TextContent{Text: b.String()}}
 	for _, a := range r.Artifacts {
 		if a.MIME == "image/png" && !a.ContentOmitted && len(a.Content) > 0 {
@@ -136,5 +140,6 @@ func recordResponse(rec *api.Run) api.RunResponse {
 	return api.RunResponse{ID: rec.ID, Image: rec.Image, Result: sandbox.Result{
 		Status: rec.Status, Reason: rec.Reason, ExitCode: rec.ExitCode, Signal: rec.Signal,
 		Stdout: rec.Stdout, Stderr: rec.Stderr, StdoutTruncated: rec.StdoutTruncated,
-		StderrTruncated: rec.StderrTruncated, Error: rec.Error, Artifacts: as, Language: rec.Language}}
+		StderrTruncated: rec.StderrTruncated, Error: rec.Error, Artifacts: as, Language: rec.Language,
+		Policy: rec.Policy, Findings: rec.Findings}}
 }

@@ -17,6 +17,7 @@ type RunCodeInput struct {
 	Stdin    string       `json:"stdin,omitempty" jsonschema:"text fed to standard input"`
 	Limits   *LimitsInput `json:"limits,omitempty" jsonschema:"resource limits; omit for the defaults"`
 	Image    string       `json:"image,omitempty" jsonschema:"the image to run in, such as datascience (pandas, numpy, matplotlib); omit for the server's default"`
+	Policy   string       `json:"policy,omitempty" jsonschema:"static code policy: off, warn or block (nothing runs of code with findings); it can only tighten the server's"`
 }
 
 // RunGetInput is run_get's input.
@@ -47,6 +48,9 @@ func (h *handlers) runCode(ctx context.Context, req *mcp.CallToolRequest, in Run
 	p := newProgress(ctx, req)
 	r := sandbox.Request{Language: sandbox.Language(in.Language), Image: in.Image, Code: in.Code,
 		Stdin: sandbox.Data(in.Stdin), Files: fs, Limits: in.Limits.sandbox(), OnOutput: p.onOutput()}
+	if in.Policy != "" {
+		r.Policy = &sandbox.Policy{Mode: sandbox.PolicyMode(in.Policy)}
+	}
 	resp, err := h.svc.Run(ctx, h.tenant, r, service.RunOptions{})
 	p.stop()
 	if err != nil {

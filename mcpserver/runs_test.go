@@ -61,6 +61,8 @@ func TestRunCode(t *testing.T) {
 		{"both contents", map[string]any{"code": "1", "files": []map[string]any{{"name": "a", "content": "x", "content_base64": "eA=="}}}, "", "", "", "files[0]"},
 		{"an unknown image", map[string]any{"code": "1", "image": "nosuch"}, "", "", "", "image"},
 		{"an unknown language", map[string]any{"code": "1", "language": "cobol"}, "", "", "", "language"},
+		{"blocked by the code policy", map[string]any{"code": "print('ran')\nimport socket", "policy": "block"}, "blocked", "", "", ""},
+		{"an unknown policy", map[string]any{"code": "1", "policy": "strictest"}, "", "", "", "policy.mode"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out mcpserver.RunOutput

@@ -375,6 +375,10 @@ func (r *Redactor) RedactResult(res *sandbox.Result) Counts {
 	}
 	redactString(&res.Value)
 	redactString(&res.ValueHTML)
+	for i := range res.Findings { // they quote the code
+		redactString(&res.Findings[i].Snippet)
+		redactString(&res.Findings[i].Message)
+	}
 	names := make(map[string]bool, len(res.Artifacts))
 	for i := range res.Artifacts {
 		a := &res.Artifacts[i]

@@ -37,6 +37,13 @@ type Request struct {
 	// Network is the network policy: "none" (the default: nothing outside
 	// the sandbox can be reached) or an allowlist; see Network.
 	Network Network `json:"network,omitzero"`
+	// Policy asks for the static code policy checked before the program
+	// runs (see Policy); nil takes the server's and the tenant's.
+	Policy *Policy `json:"policy,omitempty"`
+	// Rules, set by the service from the policy in force, are what a
+	// runtime checks Python code against in the sandbox before any of it
+	// runs; nil checks nothing.
+	Rules *CodeRules `json:"-"`
 	// OnOutput, when set, receives the output while the program runs. It is
 	// not part of the request's identity: results are the same with or
 	// without it.
@@ -101,6 +108,11 @@ func (r *Request) Validate() error {
 	}
 	if err := validateEnv(r.Env); err != nil {
 		return err
+	}
+	if r.Policy != nil {
+		if err := r.Policy.Validate(); err != nil {
+			return err
+		}
 	}
 	return r.Network.Validate()
 }

@@ -57,6 +57,12 @@ type Result struct {
 	// Error is the structured error of a Python or JavaScript program that
 	// failed with an uncaught exception or a syntax error.
 	Error *ExecError `json:"error,omitempty"`
+	// Policy is the static code policy the code was checked under; nil
+	// when none was (mode off).
+	Policy *Policy `json:"policy,omitempty"`
+	// Findings are what the policy found: why a run was blocked, or, in
+	// warn mode, what the code that ran does that the policy forbids.
+	Findings []Finding `json:"findings,omitempty"`
 	// Value is the repr of a session cell's last expression, as a notebook
 	// shows it; empty when it was None or the cell ended in a statement.
 	Value string `json:"value,omitempty"`

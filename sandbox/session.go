@@ -23,6 +23,9 @@ type SessionRequest struct {
 	Limits Limits `json:"limits,omitempty"`
 	// Env is added to the kernel's environment.
 	Env map[string]string `json:"env,omitempty"`
+	// Policy asks for the static code policy every cell is checked
+	// against, as Request.Policy does for a run.
+	Policy *Policy `json:"policy,omitempty"`
 }
 
 // Validate checks the request like Request.Validate does.
@@ -31,7 +34,7 @@ func (r *SessionRequest) Validate() error {
 		return inputErrorf("language", "must be python (or %s): sessions exist for python only, got %q",
 			strings.Join(languageAliases[Python], ", "), r.Language)
 	}
-	run := Request{Language: r.Language, Image: r.Image, Files: r.Files, Limits: r.Limits, Env: r.Env}
+	run := Request{Language: r.Language, Image: r.Image, Files: r.Files, Limits: r.Limits, Env: r.Env, Policy: r.Policy}
 	return run.Validate()
 }
 
@@ -43,6 +46,13 @@ type Cell struct {
 	TimeoutMS int64 `json:"timeout_ms,omitempty"`
 	// OnOutput, when set, receives the cell's output while it runs.
 	OnOutput OutputFunc `json:"-"`
+	// Rules, set by the service from the session's policy, are checked
+	// against the cell in the kernel before it runs (see Request.Rules).
+	Rules *CodeRules `json:"-"`
+	// Unchecked marks the platform's own code, such as an analyst's
+	// helpers, which no code policy checks: the policy is for the code of
+	// users and models. Only a Go caller can set it.
+	Unchecked bool `json:"-"`
 }
 
 // Validate checks a cell like Request.Validate checks a run's code (size,

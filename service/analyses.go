@@ -79,7 +79,7 @@ func (s *Service) CreateAnalysis(ctx context.Context, tenant string, spec Analys
 	if err != nil {
 		return api.Analysis{}, err
 	}
-	an, err := analyst.Open(ctx, s.SessionRuntime(tenant, ""), sandbox.SessionRequest{Image: img.Name, Limits: lim}, datasets)
+	an, err := analyst.Open(ctx, tenantSessions{s: s, tenant: tenant, agent: true}, sandbox.SessionRequest{Image: img.Name, Limits: lim}, datasets)
 	if err != nil {
 		return api.Analysis{}, err
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/crucible-sandbox/crucible/policy"
+	"github.com/crucible-sandbox/crucible/policy/codecheck"
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/store"
 )
@@ -90,6 +91,11 @@ type Config struct {
 	// Agents configures the code-agent runs (StartAgentRun): the model,
 	// the budgets' maxima, approvals; without a Model there are none.
 	Agents AgentConfig
+	// Policy is the server's static code policy: the least mode of every
+	// run and session (zero: off; agents' code at least AgentMode), and
+	// the preset of a request that names none (zero: the built-in
+	// "strict"). A tenant's Policy and a request's can only tighten it.
+	Policy sandbox.Policy
 }
 
 // TenantLimits bound what one tenant may hold at once, on top of the
@@ -105,6 +111,9 @@ type TenantLimits struct {
 	MaxRequestBytes int64 `json:"max_request_bytes,omitempty"`
 	// MaxAgentRuns bounds the tenant's agent runs going on.
 	MaxAgentRuns int `json:"max_agent_runs,omitempty"`
+	// Policy is the least static code policy mode of the tenant's runs
+	// and sessions, on top of Config.Policy's (empty: TenantDefaults').
+	Policy sandbox.PolicyMode `json:"policy,omitempty"`
 	// AllowNetwork lets the tenant's runs ask for network by allowlist
 	// (sandbox.Network); unset takes TenantDefaults', and unset there is
 	// false: no tenant may unless the config says so. A tenant's false
@@ -178,6 +187,15 @@ func (c Config) withDefaults() (Config, error) {
 	if c.PayloadWait == 0 {
 		c.PayloadWait = DefaultPayloadWait
 	}
+	if c.Policy.Mode == "" {
+		c.Policy.Mode = sandbox.PolicyOff
+	}
+	if c.Policy.Mode.Rank() < 0 {
+		return c, fmt.Errorf("service: Config.Policy.Mode must be off, warn or block, got %q", c.Policy.Mode)
+	}
+	if _, err := codecheck.Lookup("policy.preset", c.Policy.Preset); err != nil {
+		return c, fmt.Errorf("service: Config.Policy.Preset: %w", err)
+	}
 	maxima, err := maximaWithDefaults(c.Maxima)
 	if err != nil {
 		return c, err
@@ -203,6 +221,8 @@ func checkTenantLimits(field string, l TenantLimits) error {
 		return fmt.Errorf("service: Config.%s.MaxRequestBytes must not be negative, got %d", field, l.MaxRequestBytes)
 	case l.MaxAgentRuns < 0:
 		return fmt.Errorf("service: Config.%s.MaxAgentRuns must not be negative, got %d", field, l.MaxAgentRuns)
+	case l.Policy != "" && l.Policy.Rank() < 0:
+		return fmt.Errorf("service: Config.%s.Policy must be off, warn or block, got %q", field, l.Policy)
 	}
 	return nil
 }

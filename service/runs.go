@@ -132,6 +132,7 @@ type pending struct {
 	writes  *recordWrites
 	key     string // the cache key, "" when not cached
 	payload *Payload
+	policy  codePolicy
 }
 
 // prepare resolves req's language and image names (an alias to its
@@ -155,8 +156,14 @@ func (s *Service) prepare(ctx context.Context, tenant string, req *sandbox.Reque
 	if err := s.checkNetwork(tenant, req.Network); err != nil {
 		return nil, nil, err
 	}
+	pol, err := s.policyFor(tenant, req.Policy, opts.AgentRun != "")
+	if err != nil {
+		return nil, nil, err
+	}
 	var key string
-	if opts.Cache && s.caching() && req.Network.IsZero() {
+	// A run under a code policy is not cached: the policy in force may
+	// change, and a hit must never answer code the policy now refuses.
+	if opts.Cache && s.caching() && req.Network.IsZero() && !pol.on() {
 		// The key hashes the whole request (stdin may be 64 MiB): only when
 		// the cache is used.
 		key = store.CacheKey(*req, img.Digest)
@@ -175,7 +182,7 @@ func (s *Service) prepare(ctx context.Context, tenant string, req *sandbox.Reque
 	}
 	rec := s.newRecord(tenant, *req, img)
 	rec.AgentRun = opts.AgentRun
-	return &pending{tenant: tenant, img: img, rec: rec, ticket: t, writes: &recordWrites{s: s}, key: key, payload: opts.Payload}, nil, nil
+	return &pending{tenant: tenant, img: img, rec: rec, ticket: t, writes: &recordWrites{s: s}, key: key, payload: opts.Payload, policy: pol}, nil, nil
 }
 
 // caching reports whether the service has a cache at all.
@@ -242,7 +249,7 @@ func (s *Service) execute(ctx context.Context, p *pending, req sandbox.Request) 
 		p.writes.update(*rec) // while the run goes on
 		var err error
 		req.Image = "" // the runtime is the image's: it runs in no other
-		res, err = p.img.Runtime.Run(ctx, req)
+		res, err = runChecked(ctx, p.img.Runtime, req, p.policy)
 		if err != nil {
 			s.log.Error("run failed", "run", rec.ID, "err", err)
 			if res.Status == "" { // not a Result at all
@@ -306,6 +313,7 @@ func recordResult(rec *api.Run, res sandbox.Result, redactions int) {
 	rec.Stdout, rec.Stderr = res.Stdout, res.Stderr
 	rec.StdoutTruncated, rec.StderrTruncated = res.StdoutTruncated, res.StderrTruncated
 	rec.Error = res.Error
+	rec.Policy, rec.Findings = res.Policy, res.Findings
 	rec.Artifacts = api.ArtifactMetas(res.Artifacts)
 	rec.Network = res.Network
 	rec.Redactions = redactions
@@ -328,7 +336,8 @@ func resultOf(rec *api.Run) sandbox.Result {
 		ExitCode: rec.ExitCode, Signal: rec.Signal,
 		Stdout: rec.Stdout, Stderr: rec.Stderr,
 		StdoutTruncated: rec.StdoutTruncated, StderrTruncated: rec.StderrTruncated,
-		Error:     rec.Error,
+		Error:  rec.Error,
+		Policy: rec.Policy, Findings: rec.Findings,
 		Artifacts: as,
 		Network:   rec.Network,
 		Metrics:   rec.Metrics,

@@ -154,6 +154,10 @@ type SessionOptions struct {
 	// AgentRun links the records of the session's cells to the agent run
 	// that opened it.
 	AgentRun string
+	// Agent says the session runs a model's code, as one with an
+	// AgentRun does, before any agent run is linked (an analysis's): its
+	// code policy is at least AgentMode.
+	Agent bool
 }
 
 // Session is a session the service opened for a tenant: a live
@@ -168,6 +172,7 @@ type Session struct {
 	limits  sandbox.Limits
 	created time.Time
 	seq     uint64 // its place in the order sessions were opened
+	policy  codePolicy
 
 	mu       sync.Mutex
 	lastUsed time.Time
@@ -197,9 +202,14 @@ func (s *Service) OpenSession(ctx context.Context, tenant string, req sandbox.Se
 	if err := s.validLimits(&req.Limits); err != nil {
 		return nil, err
 	}
+	pol, err := s.policyFor(tenant, req.Policy, opts.AgentRun != "" || opts.Agent)
+	if err != nil {
+		return nil, err
+	}
 	if err := s.sessions.reserve(tenant, s.LimitsFor(tenant).MaxSessions); err != nil {
 		return nil, err
 	}
+	req.Policy = pol.applied() // for a remote runtime, the policy in force
 	sess, err := img.Runtime.NewSession(ctx, req)
 	if err != nil {
 		s.sessions.unreserve(tenant, nil)
@@ -210,7 +220,7 @@ func (s *Service) OpenSession(ctx context.Context, tenant string, req sandbox.Se
 	}
 	now := time.Now()
 	ss := &Session{s: s, id: sess.ID(), tenant: tenant, sess: sess, img: img, limits: req.Limits.WithDefaults(),
-		agentRun: opts.AgentRun, created: now, lastUsed: now}
+		agentRun: opts.AgentRun, created: now, lastUsed: now, policy: pol}
 	s.sessions.unreserve(tenant, ss)
 	if e, ok := sess.(ender); ok {
 		go func() {
@@ -254,10 +264,11 @@ type tenantSessions struct {
 	s        *Service
 	tenant   string
 	agentRun string
+	agent    bool // the sessions run a model's code (SessionOptions.Agent)
 }
 
 func (t tenantSessions) NewSession(ctx context.Context, req sandbox.SessionRequest) (sandbox.Session, error) {
-	ss, err := t.s.OpenSession(ctx, t.tenant, req, SessionOptions{AgentRun: t.agentRun})
+	ss, err := t.s.OpenSession(ctx, t.tenant, req, SessionOptions{AgentRun: t.agentRun, Agent: t.agent})
 	if err != nil {
 		return nil, err
 	}
@@ -362,7 +373,16 @@ func (ss *Session) ExecRecorded(ctx context.Context, cell sandbox.Cell) (api.Run
 		cell.OnOutput = out.output
 		defer out.flush()
 	}
+	pol := ss.policy
+	if cell.Unchecked {
+		pol = codePolicy{}
+	}
+	cell.Rules = pol.rules()
 	res, err := ss.sess.Exec(ctx, cell)
+	res.Policy = pol.applied()
+	if res.Status == sandbox.StatusBlocked && pol.on() {
+		res.Reason = blockedReason(pol, len(res.Findings))
+	}
 	if err != nil && res.Status == "" {
 		res = s.failed(rec, sandbox.StatusInternal, err.Error())
 		if errors.Is(err, sandbox.ErrSessionClosed) {

@@ -106,6 +106,13 @@ var migrations = []migration{
 			`ALTER TABLE runs ADD COLUMN network TEXT`,
 		},
 	},
+	{
+		version: 6,
+		name:    "runs keep their code policy and findings",
+		statements: []string{
+			`ALTER TABLE runs ADD COLUMN code_policy TEXT`,
+		},
+	},
 }
 
 // migrate applies the migrations the database lacks, in one transaction.

@@ -126,14 +126,14 @@ func (s *sqlStore) q(query string) string {
 
 const runColumns = `id, tenant, language, code_hash, code, image_digest, limits, status,
 	exit_code, signal, reason, metrics, stdout, stderr, stdout_truncated, stderr_truncated,
-	error, artifacts, cache_hit, redactions, session_id, agent_run, image, network, created_at, started_at, finished_at`
+	error, artifacts, cache_hit, redactions, session_id, agent_run, image, network, code_policy, created_at, started_at, finished_at`
 
 // updateColumns are the columns Update sets, in runArgs order after the
 // first two (id, tenant) and before the last three (timestamps).
 const updateColumns = `language = ?, code_hash = ?, code = ?, image_digest = ?, limits = ?, status = ?,
 	exit_code = ?, signal = ?, reason = ?, metrics = ?, stdout = ?, stderr = ?, stdout_truncated = ?,
 	stderr_truncated = ?, error = ?, artifacts = ?, cache_hit = ?, redactions = ?,
-	session_id = ?, agent_run = ?, image = ?, network = ?, started_at = ?, finished_at = ?`
+	session_id = ?, agent_run = ?, image = ?, network = ?, code_policy = ?, started_at = ?, finished_at = ?`
 
 func (s *sqlStore) Create(ctx context.Context, r *api.Run) error {
 	if r.ID == "" {
@@ -386,11 +386,26 @@ func runArgs(r *api.Run) ([]any, error) {
 		}
 		network = string(b)
 	}
+	var codePolicy any // NULL when no policy applied
+	if r.Policy != nil || len(r.Findings) > 0 {
+		b, err := json.Marshal(codePolicyColumn{Policy: r.Policy, Findings: r.Findings})
+		if err != nil {
+			return nil, fmt.Errorf("store: run %s: code policy: %w", r.ID, err)
+		}
+		codePolicy = string(b)
+	}
 	return []any{
 		r.ID, r.Tenant, string(r.Language), r.CodeHash, r.Code, r.ImageDigest, string(limits), string(r.Status),
 		r.ExitCode, r.Signal, r.Reason, string(metrics), nonNil(r.Stdout), nonNil(r.Stderr), r.StdoutTruncated, r.StderrTruncated,
-		execErr, artifacts, r.CacheHit, r.Redactions, r.SessionID, r.AgentRun, r.Image, network, r.CreatedAt.UnixMicro(), micros(r.StartedAt), micros(r.FinishedAt),
+		execErr, artifacts, r.CacheHit, r.Redactions, r.SessionID, r.AgentRun, r.Image, network, codePolicy, r.CreatedAt.UnixMicro(), micros(r.StartedAt), micros(r.FinishedAt),
 	}, nil
+}
+
+// codePolicyColumn is what the code_policy column holds, as JSON: the
+// static code policy a run was checked under and its findings.
+type codePolicyColumn struct {
+	Policy   *sandbox.Policy   `json:"policy,omitempty"`
+	Findings []sandbox.Finding `json:"findings,omitempty"`
 }
 
 // normalizeTime returns a new pointer to t in UTC truncated to the
@@ -428,13 +443,14 @@ func scanRun(row interface{ Scan(...any) error }) (*api.Run, error) {
 		limits, metrics    string
 		execErr, artifacts sql.NullString
 		network            sql.NullString
+		codePolicy         sql.NullString
 		created            int64
 		started, finished  sql.NullInt64
 		stdout, stderr     []byte
 	)
 	err := row.Scan(&r.ID, &r.Tenant, &language, &r.CodeHash, &r.Code, &r.ImageDigest, &limits, &status,
 		&r.ExitCode, &r.Signal, &r.Reason, &metrics, &stdout, &stderr, &r.StdoutTruncated, &r.StderrTruncated,
-		&execErr, &artifacts, &r.CacheHit, &r.Redactions, &r.SessionID, &r.AgentRun, &r.Image, &network, &created, &started, &finished)
+		&execErr, &artifacts, &r.CacheHit, &r.Redactions, &r.SessionID, &r.AgentRun, &r.Image, &network, &codePolicy, &created, &started, &finished)
 	if err != nil {
 		return nil, err
 	}
@@ -468,6 +484,13 @@ func scanRun(row interface{ Scan(...any) error }) (*api.Run, error) {
 		if err := json.Unmarshal([]byte(network.String), r.Network); err != nil {
 			return nil, fmt.Errorf("run %s: network: %w", r.ID, err)
 		}
+	}
+	if codePolicy.Valid {
+		var cp codePolicyColumn
+		if err := json.Unmarshal([]byte(codePolicy.String), &cp); err != nil {
+			return nil, fmt.Errorf("run %s: code policy: %w", r.ID, err)
+		}
+		r.Policy, r.Findings = cp.Policy, cp.Findings
 	}
 	r.CreatedAt = time.UnixMicro(created).UTC()
 	r.StartedAt = fromMicros(started)

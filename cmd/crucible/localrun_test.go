@@ -82,6 +82,8 @@ func TestRunThroughServeSameAsLocal(t *testing.T) {
 		{"bash", "", []string{"--lang", "bash", "-c", "echo $((6*7)); echo oops >&2; exit 4"}, nil},
 		{"javascript", "", []string{"--lang", "javascript", "-c", "console.log(6*7)"}, nil},
 		{"--json", "", []string{"--json", "-c", "print(1)"}, nil},
+		{"--policy block: nothing runs", "", []string{"--policy", "block", "-c", "print('ran')\nimport socket"}, nil},
+		{"--policy warn: runs, the finding printed", "", []string{"--policy", "warn", "-c", "print('ran')\nimport socket"}, nil},
 		{"invalid request", "", []string{"--memory", "1KiB", "-c", "print(1)"}, nil},
 		{"an image the server lacks", "", []string{"--rootfs", "/", "-c", "print(1)"}, nil},
 		{"another store, whose images a hint names", "", []string{"--store", t.TempDir(), "-c", "import pandas"}, nil},

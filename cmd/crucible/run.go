@@ -39,6 +39,7 @@ type runFlags struct {
 	jsonOut  bool
 	local    bool
 	codeSeen bool
+	policy   policyFlag
 }
 
 func newRunCommand() *cobra.Command {
@@ -57,6 +58,9 @@ func newRunCommand() *cobra.Command {
 
   # Network to one host only (HTTP and HTTPS), every connection logged
   crucible run --allow pypi.org --allow files.pythonhosted.org fetch.py
+
+  # The static code policy: nothing runs, the finding is printed, exit 120
+  crucible run --policy block -c 'import socket'
 
   # Limits, an input file, and the full Result as JSON
   crucible run --timeout 2s --memory 128MiB --file data.csv=./data.csv --json analyse.py`,
@@ -101,6 +105,16 @@ extension. Without --out nothing is saved and the summary says what was
 left. Artifacts over the artifact limit (no content) or withheld are
 named, never saved.
 
+--policy checks the program before it runs against the strict preset
+(blocked modules such as os, subprocess and socket, blocked builtins such
+as eval and exec, and evasions such as getattr(x, "__...")): warn runs it
+and prints each finding (rule, line, column, the line of code); block runs
+nothing of a program with findings and ends "blocked". Python is checked
+by the sandbox's own interpreter, JavaScript (require, import of
+child_process, fs, net...) and bash (curl, wget, nc...) here. It is a
+seatbelt, never the boundary: what is computed at run time passes it, and
+the sandbox holds whatever runs.
+
 When a crucible serve of this user runs on this host with the root
 filesystem, image and store asked for, the run is sent to it over its
 local socket (` + defaultSocket + `, or $` + socketEnv + `) and takes
@@ -110,8 +124,9 @@ same limits. Without such a server, or with --local, the command builds
 its own sandbox.
 
 Exit code: the program's own when it ran to its end; 124 timeout, 123 CPU
-limit, 122 memory limit, 121 output limit, 128+N killed by signal N,
-2 invalid request, 70 platform failure or an artifact --out could not save.`,
+limit, 122 memory limit, 121 output limit, 120 blocked by --policy,
+128+N killed by signal N, 2 invalid request, 70 platform failure or an
+artifact --out could not save.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.codeSeen = cmd.Flags().Changed("code")
@@ -137,6 +152,7 @@ limit, 122 memory limit, 121 output limit, 128+N killed by signal N,
 	fl.StringVar(&f.out, "out", "", "save the files the program creates in `DIR` (default: none saved; the summary names them)")
 	fl.BoolVar(&f.jsonOut, "json", false, "print the Result as JSON and nothing else")
 	fl.BoolVar(&f.local, "local", false, "build a sandbox here even when a local crucible serve could run the program (also: "+localEnv+"=1)")
+	addPolicyFlag(fl, &f.policy, "static code policy `MODE`: off, warn (run, and print what it finds) or block (run nothing of code with findings); the strict preset, see above")
 	addRawOutputFlag(fl)
 	return cmd
 }
@@ -189,6 +205,7 @@ func runCommand(ctx context.Context, f *runFlags, args []string, d *display) err
 			errorLine(fmt.Errorf("--out: %w", err))
 		}
 	} else {
+		printFindings(d, res)
 		d.status("%s%s", summary(res, err), arts.note())
 	}
 	return exitCodeError(code)
@@ -235,6 +252,7 @@ func (f *runFlags) request(args []string) (sandbox.Request, error) {
 	if req.Stdin, err = programStdin(f.stdin, !f.codeSeen && len(args) > 0 && args[0] == stdinName); err != nil {
 		return req, err
 	}
+	req.Policy = f.policy.policy()
 	req.Limits = sandbox.Limits{
 		WallTimeMS:  f.timeout.Milliseconds(),
 		CPUTimeMS:   f.cpuTime.Milliseconds(),

@@ -40,6 +40,7 @@ type serveFlags struct {
 	config       string
 	// socket is --socket: the local socket of crucible run.
 	socket string
+	policy policyFlag
 }
 
 // shutdownGrace is how long a stopping server waits for runs in progress
@@ -109,7 +110,8 @@ refused:
               "host_paths": ["/srv/data"], "extra": ["token=(\\w+)"]},
    "tenant_defaults": {"max_concurrent_runs": 4, "max_sessions": 2,
                        "max_request_bytes": 1048576, "max_agent_runs": 2},
-   "tenants": {"acme": {"max_concurrent_runs": 16, "allow_network": true}},
+   "tenants": {"acme": {"max_concurrent_runs": 16, "allow_network": true, "policy": "block"}},
+   "policy": {"mode": "warn", "preset": "strict"},
    "uid_base": 2000000000, "uid_count": 65536,
    "model": {"provider": "openai", "model": "qwen2.5-coder",
              "base_url": "http://localhost:11434/v1", "api_key_env": "MY_KEY"},
@@ -139,6 +141,16 @@ naming the field network. /metrics counts the proxy's connections by
 verdict (crucible_egress_connections_total) and their bytes
 (crucible_egress_bytes_total); each run's record lists its connections.
 
+The static code policy checks code before it runs (off, warn: run and
+record the findings, block: run nothing of code with findings; the
+"strict" preset: blocked modules, builtins and evasions in Python,
+require/import of child_process, fs, net... in JavaScript, network tools
+in bash). The server's mode ("policy" in --config, or --policy, the
+stricter of the two) is the least of every run and session; a tenant's
+"policy" and a request's "policy" field can only tighten it, and agents'
+code is checked at least in warn mode, the findings fed back to the model.
+It is a seatbelt, never the boundary: the sandbox is.
+
 Each sandbox runs as a host uid of its own, from [uid_base, uid_base +
 uid_count): reserve the range for Crucible (no user or subordinate-uid
 range may overlap it). uid_count bounds the sandboxes alive at once.
@@ -159,6 +171,7 @@ get ` + shutdownGrace.String() + ` to finish, and agent runs are cancelled.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.addr, "addr", "127.0.0.1:8080", "listen address; beyond loopback only once an API key exists")
 	fl.StringVar(&f.config, "config", "", "JSON file of server, redaction and tenant limits (see above)")
+	addPolicyFlag(fl, &f.policy, "the server's least static code policy `MODE`: off, warn or block (the stricter of this and --config's; see above)")
 	fl.StringVar(&f.db, "db", "", "run store: SQLite file path or postgres:// URL (default "+store.DefaultSQLitePath+")")
 	fl.IntVar(&f.warm, "warm", 0, "Python sandboxes kept running with the interpreter started")
 	fl.IntVar(&f.warmSessions, "warm-sessions", 0, "Python sessions kept started with pandas imported, per image (~85 MiB each)")
@@ -232,6 +245,7 @@ func serve(ctx context.Context, f *serveFlags) error {
 		cfg.Images = append(cfg.Images, img.Image)
 	}
 	conf.apply(&cfg)
+	cfg.Policy.Mode = cfg.Policy.Mode.Stricter(f.policy.mode)
 	if cfg.Agents.Model, err = agentModel(conf.Model, log); err != nil {
 		return err
 	}

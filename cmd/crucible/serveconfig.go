@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/crucible-sandbox/crucible/policy"
+	"github.com/crucible-sandbox/crucible/policy/codecheck"
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/sandbox/linux"
 	"github.com/crucible-sandbox/crucible/service"
@@ -66,6 +67,10 @@ type serveConfig struct {
 	Agents *agentsConfig `json:"agents"`
 	// agents is Agents parsed.
 	agents service.AgentConfig
+	// Policy is the server's static code policy: a mode ("warn") or
+	// {"mode": ..., "preset": ...} (default off; agents' code at least
+	// warn). Tenants tighten it with "policy" in their entry.
+	Policy *sandbox.Policy `json:"policy"`
 }
 
 // redactConfig is policy.RedactConfig in the file's snake_case.
@@ -121,6 +126,9 @@ func loadServeConfig(path string) (*serveConfig, error) {
 	if err := c.Maxima.Validate(); err != nil {
 		return nil, fmt.Errorf("--config %s: maxima: %w", path, err)
 	}
+	if err := checkPolicies(c); err != nil {
+		return nil, fmt.Errorf("--config %s: %w", path, err)
+	}
 	if c.CacheTTL != nil {
 		d, err := time.ParseDuration(*c.CacheTTL) // "0" too: it is a duration
 		if err != nil || d < 0 {
@@ -154,6 +162,9 @@ func (c *serveConfig) apply(cfg *service.Config) {
 	cfg.CacheTTL, cfg.Maxima = c.cacheTTL, c.Maxima
 	cfg.TenantDefaults, cfg.Tenants = c.TenantDefaults, c.Tenants
 	cfg.Agents = c.agents
+	if c.Policy != nil {
+		cfg.Policy = *c.Policy
+	}
 }
 
 // redactor builds the redaction policy: the file's, plus hostPaths, the
@@ -191,4 +202,26 @@ func loadConfigAndRedactor(path, db, imageStore string) (*serveConfig, *policy.R
 		return nil, nil, usageError(err)
 	}
 	return conf, redactor, nil
+}
+
+// checkPolicies checks the policies of a --config file: the server's
+// (its mode and preset) and the tenants', naming the field.
+func checkPolicies(c *serveConfig) error {
+	if c.Policy != nil {
+		if err := c.Policy.Validate(); err != nil {
+			return err
+		}
+		if _, err := codecheck.Lookup("policy.preset", c.Policy.Preset); err != nil {
+			return err
+		}
+	}
+	if m := c.TenantDefaults.Policy; m != "" && m.Rank() < 0 {
+		return fmt.Errorf("tenant_defaults.policy must be off, warn or block, got %q", m)
+	}
+	for name, t := range c.Tenants {
+		if t.Policy != "" && t.Policy.Rank() < 0 {
+			return fmt.Errorf("tenants.%s.policy must be off, warn or block, got %q", name, t.Policy)
+		}
+	}
+	return nil
 }

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/crucible-sandbox/crucible/service"
 )
 
 func TestServeConfigUIDRange(t *testing.T) {
@@ -32,6 +34,41 @@ func TestServeConfigUIDRange(t *testing.T) {
 			t.Errorf("%s: uid_base %d, uid_count %d; want %d, %d", tc.json, c.UIDBase, c.UIDCount, tc.base, tc.count)
 		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
 			t.Errorf("%s: error %v, want one saying %q", tc.json, err, tc.err)
+		}
+	}
+}
+
+func TestServeConfigPolicy(t *testing.T) {
+	for _, tc := range []struct {
+		json, mode, tenant string
+		err                string // a part of the error; "" for none
+	}{
+		{`{}`, "", "", ""},
+		{`{"policy": "warn"}`, "warn", "", ""},
+		{`{"policy": {"mode": "block", "preset": "strict"}, "tenants": {"acme": {"policy": "block"}}}`, "block", "block", ""},
+		{`{"policy": "strictest"}`, "", "", "policy.mode: must be one of off, warn, block"},
+		{`{"policy": {"mode": "warn", "preset": "lax"}}`, "", "", "policy.preset: must name a preset"},
+		{`{"tenants": {"acme": {"policy": "paranoid"}}}`, "", "", `tenants.acme.policy must be off, warn or block, got "paranoid"`},
+	} {
+		path := filepath.Join(t.TempDir(), "config.json")
+		if err := os.WriteFile(path, []byte(tc.json), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		c, err := loadServeConfig(path)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%s: error %v, want one saying %q", tc.json, err, tc.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", tc.json, err)
+			continue
+		}
+		var cfg service.Config
+		c.apply(&cfg)
+		if string(cfg.Policy.Mode) != tc.mode || string(cfg.Tenants["acme"].Policy) != tc.tenant {
+			t.Errorf("%s: policy %q, tenant policy %q; want %q, %q", tc.json, cfg.Policy.Mode, cfg.Tenants["acme"].Policy, tc.mode, tc.tenant)
 		}
 	}
 }

@@ -33,6 +33,7 @@ type sessionFlags struct {
 	rootfs  string
 	image   string
 	store   string
+	policy  policyFlag
 }
 
 func newSessionCommand() *cobra.Command {
@@ -69,6 +70,10 @@ nor written through a symlink: a name taken gets -2, -3... before its
 extension. On a terminal, escape sequences in the output are shown as
 visible escapes (\x1b) unless --raw-output.
 
+--policy checks every cell before it runs, as for crucible run: warn runs
+it and prints the findings, block runs nothing of a cell with findings
+(status blocked, exit code 120) and keeps the session.
+
 A cell that outlives --timeout is interrupted and the session kept; one that
 ignores the interrupt ends the session, as does an interpreter that exits or
 is killed (os._exit, the memory limit): nothing runs after that cell.
@@ -76,8 +81,8 @@ is killed (os._exit, the memory limit): nothing runs after that cell.
 Exit code, piped input: 0 when every cell and command succeeded; else that of
 the cell that ended the session, or else of the first that failed: 1 an
 exception or a failed command, N the interpreter exited with N (os._exit),
-124 timeout, 123 CPU limit, 122 memory limit, 121 output limit, 128+N killed
-by signal N, 2 an invalid cell or command (nothing ran). On a terminal, as in
+124 timeout, 123 CPU limit, 122 memory limit, 121 output limit, 120 blocked
+by --policy, 128+N killed by signal N, 2 an invalid cell or command (nothing ran). On a terminal, as in
 Python's REPL, you see each error as it comes and they do not count: 0 when
 you end the session (:quit, Ctrl-D), else the code of the cell that ended it.
 Both: 2 invalid flags, 70 platform failure (or the session closed between
@@ -94,6 +99,7 @@ cells, as after 15 idle minutes).`,
 	fl.StringVar(&f.rootfs, "rootfs", "", "root filesystem directory (default: the host's system directories)")
 	fl.StringVar(&f.image, "image", "", "run in the built image `NAME` (list them with: crucible image ls)")
 	fl.StringVar(&f.store, "store", image.DefaultStore, "image store directory")
+	addPolicyFlag(fl, &f.policy, "static code policy `MODE` of every cell: off, warn or block (see above)")
 	addRawOutputFlag(fl)
 	return cmd
 }
@@ -103,7 +109,7 @@ func runSession(ctx context.Context, f *sessionFlags, d *display) error {
 	if err != nil {
 		return usageError(err)
 	}
-	req := sandbox.SessionRequest{Language: sandbox.Python, Files: files}
+	req := sandbox.SessionRequest{Language: sandbox.Python, Files: files, Policy: f.policy.policy()}
 	req.Limits = sandbox.Limits{WallTimeMS: f.timeout.Milliseconds(), CPUTimeMS: f.timeout.Milliseconds(), MemoryBytes: f.memory, DiskBytes: f.disk}
 	if err := req.Validate(); err != nil {
 		return usageError(err)
@@ -327,6 +333,7 @@ func (r *sessionREPL) show(res sandbox.Result) {
 		fmt.Fprintln(d.stderr, res.Error.Traceback)
 	}
 	showHint(d, res.Error)
+	printFindings(d, res)
 	if res.Value != "" {
 		fmt.Fprintf(d.stdout, "Out[%d]: %s\n", r.n, res.Value)
 	}

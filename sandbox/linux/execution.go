@@ -68,6 +68,13 @@ func (x *execution) run(ctx context.Context) (err error) {
 		if p, err = x.rt.acquire(cgroupLimitsFor(x.lim)); err != nil {
 			return &sandbox.PlatformError{Op: "prepare sandbox", Err: err}
 		}
+		if x.checkedInSandbox() {
+			if err := x.bootForPolicy(ctx, p); err != nil {
+				_ = x.rt.retire(p)
+				return err
+			}
+			warm = true
+		}
 	}
 	x.p = p
 	acquired := time.Now()
@@ -148,7 +155,13 @@ func (x *execution) run(ctx context.Context) (err error) {
 		res.Metrics.StartMS = ms(started.Sub(acquired))
 		res.Metrics.WallMS = ms(ended.Sub(started))
 	}
-	return x.finish(last, outs)
+	if err := x.finish(last, outs); err != nil {
+		return err
+	}
+	if x.checkedInSandbox() {
+		x.applyPolicyReply()
+	}
+	return nil
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
@@ -261,7 +274,7 @@ func (x *execution) startWarm() error {
 	}
 	msg, err := json.Marshal(kernel.Run{Op: "run", Code: x.req.Code, Env: x.req.Env, Limits: kernel.RunLimits{
 		CPUSeconds: (x.lim.CPUTimeMS + 999) / 1000, FileSizeBytes: x.lim.FileSizeBytes, OpenFiles: x.lim.OpenFiles,
-	}})
+	}, Policy: x.req.Rules})
 	if err != nil {
 		return err
 	}

@@ -411,7 +411,7 @@ func (s *Session) runCell(ctx context.Context, cell sandbox.Cell, n int) (sandbo
 	s.stdout.begin(s.lim.OutputBytes, outputOver, out)
 	s.stderr.begin(s.lim.OutputBytes, outputOver, out)
 	token := newSessionID()
-	req, _ := json.Marshal(kernel.Request{ID: n, Code: cell.Code, Token: token})
+	req, _ := json.Marshal(kernel.Request{ID: n, Code: cell.Code, Token: token, Policy: cell.Rules})
 	start := time.Now()
 	timer := time.NewTimer(wall)
 	defer timer.Stop()
@@ -550,7 +550,12 @@ func (s *Session) finishCell(ctx context.Context, res sandbox.Result, reply kern
 	res.Metrics.PeakMemoryBytes = usage.PeakBytes
 	res.Value, res.ValueHTML = reply.Value, reply.HTML
 	res.Status, res.ExitCode = sandbox.StatusOK, 0
-	if reply.Status != "ok" {
+	res.Findings = sandbox.BoundFindings(reply.Findings)
+	switch {
+	case reply.Status == "blocked":
+		res.Status, res.ExitCode = sandbox.StatusBlocked, -1
+		res.Reason = "the code policy blocked the cell; nothing of it ran"
+	case reply.Status != "ok":
 		res.Status, res.ExitCode = sandbox.StatusError, 1
 		if e := reply.Error; e != nil {
 			res.Error = &sandbox.ExecError{Type: e.Type, Message: e.Message, Line: e.Line, Column: e.Column, Traceback: e.Traceback}
