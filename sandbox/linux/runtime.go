@@ -44,8 +44,17 @@ type Options struct {
 	Env []string
 	// Warm is how many Python sandboxes to keep running with the
 	// interpreter started and Preload imported, waiting for a stateless
-	// Python run (one with the default disk size). Each serves one run.
+	// Python run (one with the default disk size). Each serves one run,
+	// unless Zygote is set.
 	Warm int
+	// Zygote makes each Warm sandbox a zygote slot (zygote.go): its
+	// interpreter forks a child per run, which runs as the slot's run user
+	// in a cgroup of its own, and the slot is reset after each run and
+	// serves the next, up to a bound. Runs of a slot share the
+	// interpreter's str hash seed (PYTHONHASHSEED) and address-space
+	// layout; every other random generator the preload made is reseeded.
+	// Each slot holds two uids.
+	Zygote bool
 	// WarmSessions is how many sessions to keep started, with the session
 	// kernel running and Preload imported, waiting for NewSession (see
 	// warmsession.go for the requests one serves). Each holds its memory
@@ -87,6 +96,8 @@ type Runtime struct {
 	// warmSessionTasks is the same for warm sessions, and
 	// warmSessionMemory the memory the last one built had used: a
 	// session allowed no more is not served warm.
+	// zygote says the warm sandboxes are zygote slots (Options.Zygote).
+	zygote            bool
 	warmTasks         atomic.Int64
 	warmSessionTasks  atomic.Int64
 	warmSessionMemory atomic.Int64
@@ -114,7 +125,11 @@ func New(opts Options) (*Runtime, error) {
 	if err := CheckUIDRange(uidBase, uidCount); err != nil {
 		return nil, fmt.Errorf("linux.Options: UIDBase and UIDCount: %w", err)
 	}
-	if kept := opts.Prestart + opts.Warm + opts.WarmSessions; uidCount <= kept {
+	kept := opts.Prestart + opts.Warm + opts.WarmSessions
+	if opts.Zygote {
+		kept += opts.Warm // a zygote slot holds a second uid, its zygote's
+	}
+	if uidCount <= kept {
 		return nil, fmt.Errorf("linux.Options: UIDCount (%d) must exceed Prestart+Warm+WarmSessions (%d): every sandbox kept ready holds a uid", uidCount, kept)
 	}
 	uids, err := newUIDAllocator(uidBase, uidCount, uidLockPath)
@@ -158,7 +173,11 @@ func New(opts Options) (*Runtime, error) {
 	if opts.Prestart > 0 {
 		r.pool = newPool(opts.Prestart, func() (*sandboxProc, error) { return r.launch(r.defaultCgroupLimits) }, nil)
 	}
-	if opts.Warm > 0 {
+	switch {
+	case opts.Warm > 0 && opts.Zygote:
+		r.zygote = true
+		r.warm = newPool(opts.Warm, func() (*sandboxProc, error) { return r.launchZygote(preload) }, nil)
+	case opts.Warm > 0:
 		r.warm = newPool(opts.Warm, func() (*sandboxProc, error) { return r.launchWarm(preload) }, nil)
 	}
 	if opts.WarmSessions > 0 {

@@ -56,7 +56,7 @@ func (r *Runtime) launchWarm(preload []string) (*sandboxProc, error) {
 // sandbox's init seals them (see placeFiles).
 func (r *Runtime) takeWarm(req *sandbox.Request, lim sandbox.Limits) *sandboxProc {
 	def := sandbox.DefaultLimits.WithDefaults()
-	if r.warm == nil || req.Language != sandbox.Python || lim.DiskBytes != def.DiskBytes || startupEnv(req.Env) ||
+	if r.warm == nil || r.zygote || req.Language != sandbox.Python || lim.DiskBytes != def.DiskBytes || startupEnv(req.Env) ||
 		lim.FileSizeBytes > def.FileSizeBytes || lim.OpenFiles > def.OpenFiles ||
 		lim.Processes < r.warmTasks.Load() {
 		return nil
