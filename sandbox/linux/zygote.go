@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -86,7 +85,7 @@ type zygoteState struct {
 	pid   int       // the zygote's pid, seen from the host
 	runs  int       // runs served
 	born  time.Time // when the slot was built
-	sched string    // the zygote's scheduling state when it was ready (schedState)
+	sched map[int]string // the scheduling state of each of the zygote's threads when it was ready (schedState)
 }
 
 // launchZygote builds a zygote slot: a sandbox, then a zygote in it that
@@ -221,8 +220,8 @@ func (r *Runtime) resetZygote(p *sandboxProc, cg runCgroup) error {
 	if err := p.resetSandbox(); err != nil {
 		return err
 	}
-	if st, err := schedState(z.pid); err != nil || st != z.sched {
-		return fmt.Errorf("the zygote's scheduling changed during a run (%v): from %q to %q", err, z.sched, st)
+	if err := z.checkSched(); err != nil {
+		return err
 	}
 	z.runs++
 	if z.runs >= zygoteMaxRuns || time.Since(z.born) >= zygoteMaxAge {
@@ -271,17 +270,34 @@ func removeRunCgroup(cg runCgroup) error {
 	return fmt.Errorf("remove a run's cgroup: %w", err)
 }
 
+// checkSched checks that no thread of the zygote has another scheduling
+// state than it had when the zygote was ready. A thread may have ended
+// (numpy's math library ends its threads before a fork, and starts them
+// again when next used): no run can end one, as it cannot signal it.
+func (z *zygoteState) checkSched() error {
+	now, err := schedState(z.pid)
+	if err != nil {
+		return fmt.Errorf("the zygote's scheduling: %w", err)
+	}
+	for tid, st := range now {
+		if was, ok := z.sched[tid]; ok && st != was {
+			return fmt.Errorf("the scheduling of the zygote's thread %d changed during a run: from %s to %s", tid, was, st)
+		}
+	}
+	return nil
+}
+
 // schedState describes what a process whose effective uid matches the
 // zygote's may change of the zygote's threads: nice value, scheduling
 // policy and priority (from stat), CPU affinity (from status) and I/O
 // priority, thread by thread.
-func schedState(pid int) (string, error) {
+func schedState(pid int) (map[int]string, error) {
 	dir := fmt.Sprintf("/proc/%d/task", pid)
 	ents, err := os.ReadDir(dir)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	var parts []string
+	threads := map[int]string{}
 	for _, e := range ents {
 		tid, err := strconv.Atoi(e.Name())
 		if err != nil {
@@ -289,19 +305,19 @@ func schedState(pid int) (string, error) {
 		}
 		stat, err := os.ReadFile(filepath.Join(dir, e.Name(), "stat"))
 		if err != nil {
-			return "", err
+			return nil, err
 		}
 		i := strings.LastIndexByte(string(stat), ')')
 		if i < 0 {
-			return "", fmt.Errorf("task %d: no command in stat", tid)
+			return nil, fmt.Errorf("task %d: no command in stat", tid)
 		}
 		f := strings.Fields(string(stat)[i+1:]) // f[n-3] is field n, from 3, the state
 		if len(f) < 39 {
-			return "", fmt.Errorf("task %d: short stat", tid)
+			return nil, fmt.Errorf("task %d: short stat", tid)
 		}
 		status, err := os.ReadFile(filepath.Join(dir, e.Name(), "status"))
 		if err != nil {
-			return "", err
+			return nil, err
 		}
 		affinity := ""
 		for _, l := range strings.Split(string(status), "\n") {
@@ -311,13 +327,12 @@ func schedState(pid int) (string, error) {
 		}
 		ioprio, _, errno := unix.Syscall(unix.SYS_IOPRIO_GET, 1 /* IOPRIO_WHO_PROCESS */, uintptr(tid), 0)
 		if errno != 0 {
-			return "", fmt.Errorf("task %d: ioprio_get: %w", tid, errno)
+			return nil, fmt.Errorf("task %d: ioprio_get: %w", tid, errno)
 		}
 		// Fields 18 (priority), 19 (nice), 40 (rt_priority), 41 (policy).
-		parts = append(parts, fmt.Sprintf("%d:prio=%s,nice=%s,rt=%s,policy=%s,cpus=%s,io=%d", tid, f[15], f[16], f[37], f[38], affinity, ioprio))
+		threads[tid] = fmt.Sprintf("prio=%s,nice=%s,rt=%s,policy=%s,cpus=%s,io=%d", f[15], f[16], f[37], f[38], affinity, ioprio)
 	}
-	sort.Strings(parts)
-	return strings.Join(parts, " "), nil
+	return threads, nil
 }
 
 // zygoteChild returns the host pid of the zygote's one child, which has
