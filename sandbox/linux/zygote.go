@@ -81,10 +81,10 @@ var errZygoteRetired = errors.New("the slot served its runs or its time")
 
 // zygoteState is what a zygote slot keeps between runs.
 type zygoteState struct {
-	uid   int       // the zygote user; the run user is the sandbox's uid
-	pid   int       // the zygote's pid, seen from the host
-	runs  int       // runs served
-	born  time.Time // when the slot was built
+	uid   int            // the zygote user; the run user is the sandbox's uid
+	pid   int            // the zygote's pid, seen from the host
+	runs  int            // runs served
+	born  time.Time      // when the slot was built
 	sched map[int]string // the scheduling state of each of the zygote's threads when it was ready (schedState)
 }
 
