@@ -471,11 +471,10 @@ def become_zygote(ids):
 def zygote(preloaded, libc):
     """Serve runs until the host closes the request socket.
 
-    A request is one datagram: the run (as run_main takes it, without its
-    code, which the host put at /code/main.py) and the run's file
-    descriptors. The zygote forks, reports the child's pid, waits for it
-    and reports its wait status; the child makes itself the run
-    (zygote_child).
+    A request is one datagram carrying the file descriptors of a run to
+    come: its stdin, stdout, stderr and gate. The zygote forks, reports
+    the child's pid, waits for it and reports its wait status; the child
+    makes itself the run (zygote_child).
     """
     import socket
     requests = socket.socket(fileno=REQUESTS.fileno())
@@ -496,7 +495,7 @@ def zygote(preloaded, libc):
             continue
         pid = os.fork()
         if pid == 0:
-            zygote_child(json_loads(message.decode()), fds, requests, libc)
+            zygote_child(fds, requests, libc)
         for fd in fds:
             os.close(fd)
         send({"fork": {"pid": pid}})
@@ -509,16 +508,18 @@ def zygote(preloaded, libc):
         send({"fork": {"exited": True, "wait_status": status}})
 
 
-def zygote_child(request, fds, requests, libc):
+def zygote_child(fds, requests, libc):
     """Become the run, then run it as run_main does a stateless program.
 
-    Before any line of the program: the ids become the run user's for good
-    (real, effective and saved: nothing of the zygote user is left), the
-    process leads a session of its own, the run's descriptors replace the
-    standard streams, the zygote's channel is closed, the process is
-    dumpable again as any program is, and every random generator the
-    preload seeded is reseeded. The program starts only once the host has
-    moved this process into the run's cgroup and says so on the gate.
+    At once: the ids become the run user's for good (real, effective and
+    saved: nothing of the zygote user is left), the process leads a
+    session of its own, the run's descriptors replace the standard
+    streams, the zygote's channel is closed. The host moves the process
+    into the run's cgroup, and when the run comes, writes it on the gate
+    (as run_main takes it, without its code, which the host put at
+    /code/main.py) and closes it. Then, before the program's first line,
+    the process is made dumpable again as any program is, and every random
+    generator the preload seeded is reseeded.
     """
     try:
         stdin, stdout, stderr, gate = fds
@@ -529,11 +530,20 @@ def zygote_child(request, fds, requests, libc):
         for target, fd in ((0, stdin), (1, stdout), (2, stderr)):
             os.dup2(fd, target)
             os.close(fd)
-        requests.detach()  # run_main closes the descriptor, as REQUESTS
+        requests.detach()  # the descriptor is REQUESTS'
+        REQUESTS.close()
+        REPLIES.close()
         os.chdir("/work")
-        if os.read(gate, 1) != b"1":
-            os._exit(126)
+        chunks = []
+        while True:
+            chunk = os.read(gate, 1 << 16)
+            if not chunk:
+                break
+            chunks.append(chunk)
         os.close(gate)
+        if not chunks:
+            os._exit(126)  # the slot is closing
+        request = json_loads(b"".join(chunks).decode())
         libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
         reseed()
         with open(request.get("filename") or "/code/main.py", encoding="utf-8") as f:

@@ -245,6 +245,11 @@ func (p *sandboxProc) release() error {
 	if err := p.removeCgroup(); err != nil {
 		return err
 	}
+	if p.zygote != nil {
+		if err := p.zygote.close(); err != nil {
+			return err
+		}
+	}
 	if p.uids != nil { // once: a second release must not give back a uid taken again since
 		p.uids.give(p.uid)
 		if p.zygote != nil {

@@ -86,6 +86,19 @@ type zygoteState struct {
 	runs  int            // runs served
 	born  time.Time      // when the slot was built
 	sched map[int]string // the scheduling state of each of the zygote's threads when it was ready (schedState)
+	next  *forked        // the fork made for the next run
+}
+
+// close ends the fork made for the next run, if any, and removes its
+// cgroup; the sandbox is gone.
+func (z *zygoteState) close() error {
+	if z.next == nil {
+		return nil
+	}
+	z.next.close()
+	err := removeRunCgroup(z.next.cg)
+	z.next = nil
+	return err
 }
 
 // launchZygote builds a zygote slot: a sandbox, then a zygote in it that
@@ -131,8 +144,10 @@ func (r *Runtime) bootZygote(p *sandboxProc, preload []string) error {
 	if err := checkZygoteIDs(p.zygote.pid, p.zygote.uid, p.uid); err != nil {
 		return err
 	}
-	p.zygote.sched, err = schedState(p.zygote.pid)
-	return err
+	if p.zygote.sched, err = schedState(p.zygote.pid); err != nil {
+		return err
+	}
+	return r.prefork(p, r.defaultCgroupLimits)
 }
 
 // checkZygoteIDs checks that the zygote, process pid, has real and saved
@@ -210,8 +225,9 @@ func (r *Runtime) recycleZygote(p *sandboxProc, cg runCgroup, anomaly error) {
 	r.warm.recycle(p)
 }
 
-// resetZygote removes the run's cgroup, has init reset the sandbox, and
-// checks that the zygote is as it was and may serve again.
+// resetZygote removes the run's cgroup, has init reset the sandbox,
+// checks that the zygote is as it was and may serve again, and forks the
+// next run.
 func (r *Runtime) resetZygote(p *sandboxProc, cg runCgroup) error {
 	z := p.zygote
 	if err := removeRunCgroup(cg); err != nil {
@@ -227,7 +243,7 @@ func (r *Runtime) resetZygote(p *sandboxProc, cg runCgroup) error {
 	if z.runs >= zygoteMaxRuns || time.Since(z.born) >= zygoteMaxAge {
 		return errZygoteRetired
 	}
-	return nil
+	return r.prefork(p, r.defaultCgroupLimits)
 }
 
 // resetSandbox asks init to reset the sandbox (sandboxinit.Reset) and

@@ -4,29 +4,25 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"sync"
 	"syscall"
 	"time"
 
 	units "github.com/docker/go-units"
-	"golang.org/x/sys/unix"
 
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/sandbox/linux/sandboxinit"
 )
 
-// runZygote serves x's request with a fork of the zygote of slot p (see
-// zygote.go), taken at t0, and fills x.res. An error is a platform
-// failure. The slot is reset and given back to its pool (or retired)
-// after the result is known, off the caller's path.
+// runZygote serves x's request with the fork of the zygote of slot p (see
+// zygote.go) made for it, taken at t0, and fills x.res. An error is a
+// platform failure. The slot is reset, and the next run forked, after the
+// result is known, off the caller's path (recycleZygote).
 func (x *execution) runZygote(ctx context.Context, p *sandboxProc, t0 time.Time) (err error) {
 	x.p = p
-	cg, err := newRunCgroup(runCgroupName(), cgroupLimits{MemoryBytes: x.lim.MemoryBytes, Pids: x.lim.Processes})
-	if err != nil {
-		_ = x.rt.warm.discard(p)
-		return &sandbox.PlatformError{Op: "prepare the run's cgroup", Err: err}
-	}
+	f := p.zygote.next
+	p.zygote.next = nil
+	cg := f.cg
 	x.runCg = cg
 	x.killRun = func() { _ = cg.kill() }
 	var anomaly error // the slot must not serve another run
@@ -37,13 +33,11 @@ func (x *execution) runZygote(ctx context.Context, p *sandboxProc, t0 time.Time)
 		go x.rt.recycleZygote(p, cg, anomaly)
 	}()
 	acquired := time.Now()
-	if err := x.placeProgram(); err != nil {
+	if err := x.startFork(f); err != nil {
+		f.close()
 		return &sandbox.PlatformError{Op: "start program in zygote slot", Err: err}
 	}
-	stdio, err := x.forkRun()
-	if err != nil {
-		return &sandbox.PlatformError{Op: "start program in zygote slot", Err: err}
-	}
+	stdio := f.stdio
 	started := time.Now()
 
 	var workers sync.WaitGroup
@@ -62,10 +56,13 @@ func (x *execution) runZygote(ctx context.Context, p *sandboxProc, t0 time.Time)
 	ws, serr := x.superviseFork(ctx)
 	ended := time.Now()
 	// Whatever the program left running ends now, before its files are
-	// read; that anything was left retires the slot.
+	// read and the result returned, as in a cold run; that anything was
+	// left retires the slot.
 	if n, err := cg.pidsCurrent(); err != nil || n > 0 {
 		anomaly = fmt.Errorf("%d processes left running after the program ended (%v)", n, err)
-		_ = cg.kill()
+		if err := killAll(cg); err != nil {
+			serr = errors.Join(serr, err)
+		}
 	}
 	workers.Wait()
 	if serr != nil {
@@ -93,73 +90,49 @@ func (x *execution) runZygote(ctx context.Context, p *sandboxProc, t0 time.Time)
 	return nil
 }
 
-// forkRun has the zygote fork the run, moves the child into the run's
-// cgroup and lets it start. It returns the host's ends of the run's
-// stdin, stdout and stderr.
-func (x *execution) forkRun() ([3]*os.File, error) {
-	var host [3]*os.File
-	pipes, err := newPipes(4) // stdin, stdout, stderr, gate
-	if err != nil {
-		return host, err
-	}
-	theirs := []*os.File{pipes[0].r, pipes[1].w, pipes[2].w, pipes[3].r}
-	mine := []*os.File{pipes[0].w, pipes[1].r, pipes[2].r, pipes[3].w}
-	fail := func(err error) ([3]*os.File, error) {
-		for _, f := range mine {
-			f.Close()
+// killAll kills every process of cg and waits until they are gone.
+func killAll(cg runCgroup) error {
+	deadline := time.Now().Add(setupTimeout)
+	for {
+		if err := cg.kill(); err != nil {
+			return err
 		}
-		return host, err
+		n, err := cg.pidsCurrent()
+		switch {
+		case err != nil:
+			return err
+		case n == 0:
+			return nil
+		case time.Now().After(deadline):
+			return fmt.Errorf("%d processes of the run still there %s after they were killed", n, setupTimeout)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// startFork gives the request to f, the slot's fork made for it: the
+// run's limits on its cgroup, the program and input files in the sandbox
+// (placeProgram), then the rest of the request on its gate.
+func (x *execution) startFork(f *forked) error {
+	if err := f.cg.setLimits(cgroupLimits{MemoryBytes: x.lim.MemoryBytes, Pids: x.lim.Processes}); err != nil {
+		return err
+	}
+	cpu, err := f.cg.cpuTime()
+	if err != nil {
+		return err
+	}
+	x.cpuBase = cpu
+	f.cg.resetPeak()
+	if err := x.placeProgram(); err != nil {
+		return err
 	}
 	msg, err := x.kernelRun("")
 	if err != nil {
-		return fail(err)
+		return err
 	}
-	fds := make([]int, len(theirs))
-	for i, f := range theirs {
-		fds[i] = int(f.Fd())
-	}
-	err = unix.Sendmsg(int(x.p.toKernel.Fd()), msg, unix.UnixRights(fds...), nil, 0)
-	for _, f := range theirs {
-		f.Close()
-	}
-	if err != nil {
-		return fail(fmt.Errorf("send the run to the zygote: %w", err))
-	}
-	pid, err := x.awaitFork()
-	if err != nil {
-		return fail(err)
-	}
-	child, err := zygoteChild(x.p.zygote.pid, pid)
-	if err != nil {
-		return fail(err)
-	}
-	if err := x.runCg.add(child); err != nil {
-		return fail(fmt.Errorf("move the run into its cgroup: %w", err))
-	}
-	if _, err := pipes[3].w.Write([]byte("1")); err != nil {
-		return fail(fmt.Errorf("start the run: %w", err))
-	}
-	pipes[3].w.Close()
-	return [3]*os.File{pipes[0].w, pipes[1].r, pipes[2].r}, nil
-}
-
-// awaitFork waits for the zygote to report the fork, returning the
-// child's pid in the sandbox.
-func (x *execution) awaitFork() (int, error) {
-	timer := time.NewTimer(setupTimeout)
-	defer timer.Stop()
-	select {
-	case rep, ok := <-x.p.kernel.replies.replies:
-		switch {
-		case !ok:
-			return 0, fmt.Errorf("the zygote's channel broke: %v", x.p.kernel.replies.err)
-		case rep.Fork == nil || rep.Fork.Pid <= 0:
-			return 0, fmt.Errorf("the zygote did not fork: %+v", rep.Error)
-		}
-		return rep.Fork.Pid, nil
-	case <-timer.C:
-		return 0, fmt.Errorf("the zygote did not fork within %s", setupTimeout)
-	}
+	_, err = f.gate.Write(msg)
+	f.gate.Close()
+	return err
 }
 
 // superviseFork enforces the wall-time and CPU-time limits and
@@ -194,7 +167,7 @@ func (x *execution) superviseFork(ctx context.Context) (syscall.WaitStatus, erro
 		case <-deadline.C:
 			stop(sandbox.StatusTimeout, "wall-time limit of "+x.lim.WallTime().String()+" reached")
 		case <-ticker.C:
-			if cpu, err := x.runCg.cpuTime(); err == nil && cpu >= x.lim.CPUTime() {
+			if cpu, err := x.runCg.cpuTime(); err == nil && cpu-x.cpuBase >= x.lim.CPUTime() {
 				stop(sandbox.StatusCPULimit, cpuReason(x.lim))
 			}
 		case <-done:
