@@ -447,10 +447,12 @@ def become_zygote(ids):
 
     Init started the interpreter as root with only the capabilities this
     needs. It drops them all from its bounding set, its supplementary
-    groups, then takes real and saved ids the zygote user's, effective ids
-    the run user's: leaving uid 0 clears every capability it had left.
-    Then no process may trace or read it (not dumpable). Returns the C
-    library, for the forks' prctl.
+    groups, then takes real and effective ids the run user's, saved ids
+    the zygote user's: leaving uid 0 clears every capability it had left.
+    No process may trace or read it (not dumpable). No run exists yet: the
+    preload runs as the run user would, access(2) included, and
+    set_zygote_ids makes the real ids the zygote user's once it is done.
+    Returns the C library, for the forks' prctl.
     """
     import ctypes
     import errno
@@ -462,10 +464,18 @@ def become_zygote(ids):
                 break  # past the last capability the kernel knows
             raise OSError(ctypes.get_errno(), "drop capability %d from the bounding set" % cap)
     os.setgroups([])
-    os.setresgid(zygote_id, run_id, zygote_id)
-    os.setresuid(zygote_id, run_id, zygote_id)
+    os.setresgid(run_id, run_id, zygote_id)
+    os.setresuid(run_id, run_id, zygote_id)
     libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     return libc
+
+
+def set_zygote_ids():
+    """Make the real ids the zygote user's (the saved ones are): from
+    here on no process of the run user may signal the zygote."""
+    uid, gid = os.getresuid()[2], os.getresgid()[2]
+    os.setresgid(gid, -1, -1)
+    os.setresuid(uid, -1, -1)
 
 
 def zygote(preloaded, libc):
@@ -589,6 +599,7 @@ def main():
     import gc
     gc.freeze()
     if zygote_ids:
+        set_zygote_ids()
         zygote(loaded, libc)
         return
     send({"ready": True, "python": sys.version.split()[0], "preloaded": loaded})

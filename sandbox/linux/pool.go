@@ -46,7 +46,7 @@ type PoolStats struct {
 	// found none and built their own.
 	Hits   uint64 `json:"hits"`
 	Misses uint64 `json:"misses"`
-	// Retired counts the zygote slots (Options.Zygote) that were taken
+	// Retired counts the zygote slots (Options.Warm) that were taken
 	// for a run and then destroyed rather than given back: after an
 	// anomaly, or at the end of their service.
 	Retired uint64 `json:"retired,omitempty"`

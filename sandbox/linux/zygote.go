@@ -16,9 +16,10 @@ import (
 	"github.com/crucible-sandbox/crucible/sandbox/linux/sandboxinit"
 )
 
-// Zygote slots (Options.Zygote): a warm Python sandbox that serves many
-// stateless runs, each a fork of one interpreter that imported the
-// preload set once, instead of one run per sandbox and interpreter.
+// Zygote slots (what Options.Warm keeps, unless Options.SingleRunWarm):
+// a warm Python sandbox that serves many stateless runs, each a fork of
+// one interpreter that imported the preload set once, instead of one run
+// per sandbox and interpreter.
 //
 // The objection to a zygote in warm.go holds for one that sits outside
 // the sandboxes, privileged to build each child's. This one sits inside a
@@ -145,6 +146,11 @@ func (r *Runtime) bootZygote(p *sandboxProc, preload []string) error {
 		return err
 	}
 	if p.zygote.sched, err = schedState(p.zygote.pid); err != nil {
+		return err
+	}
+	// What the preload wrote (as the run user: a cache in /tmp, say)
+	// goes, as every run's will.
+	if err := p.resetSandbox(); err != nil {
 		return err
 	}
 	return r.prefork(p, r.defaultCgroupLimits)

@@ -10,7 +10,7 @@ import (
 	"github.com/crucible-sandbox/crucible/sandbox/linux"
 )
 
-// The benchmarks in this file measure zygote slots (linux.Options.Zygote)
+// The benchmarks in this file measure zygote slots (linux.Options.Warm, the default)
 // against bare interpreters measured in the same run, as bench5_test.go
 // does for warm sandboxes; each reports its ratio to bare as x_bare.
 
@@ -26,7 +26,7 @@ func median(ds []time.Duration) time.Duration {
 // `python3 -c 'print(1)'` on the host, alternating the two: the medians
 // and their ratio, x_bare (target: at most 0.15).
 func BenchmarkZygotePrint1(b *testing.B) {
-	rt := newRuntime(b, linux.Options{Warm: 1, Zygote: true})
+	rt := newRuntime(b, linux.Options{Warm: 1})
 	base := bare{code: "print(1)", want: "1\n"}
 	awaitWarm(b, rt)
 	for range 3 { // untimed: the page cache, the first forks
@@ -98,7 +98,7 @@ func compareThroughput(b *testing.B, rt *linux.Runtime, base bare, clients int) 
 func BenchmarkZygoteThroughput(b *testing.B) {
 	for _, clients := range []int{2, 8} {
 		b.Run(map[int]string{2: "2_clients", 8: "8_clients"}[clients], func(b *testing.B) {
-			rt := newRuntime(b, linux.Options{Warm: clients, Zygote: true})
+			rt := newRuntime(b, linux.Options{Warm: clients})
 			compareThroughput(b, rt, bare{code: "print(1)", want: "1\n"}, clients)
 		})
 	}
@@ -112,7 +112,7 @@ func BenchmarkZygoteThroughput(b *testing.B) {
 func BenchmarkZygotePandas(b *testing.B) {
 	img := openImage(b)
 	opts := imageOptions(img)
-	opts.Warm, opts.Zygote = 2, true
+	opts.Warm = 2
 	rt := newRuntime(b, opts)
 	compareThroughput(b, rt, bare{
 		root: img.RootFS,
@@ -127,7 +127,7 @@ func BenchmarkZygotePandas(b *testing.B) {
 // interpreter idling in time.sleep: RSS and PSS, and their differences
 // (target: pss_delta_mib at most +2).
 func BenchmarkIdleZygoteMemory(b *testing.B) {
-	rt := newRuntime(b, linux.Options{Warm: 1, Zygote: true, Preload: []string{}})
+	rt := newRuntime(b, linux.Options{Warm: 1, Preload: []string{}})
 	awaitWarm(b, rt)
 	boxed(b, rt, "print(1)", "1\n")
 	awaitWarm(b, rt)

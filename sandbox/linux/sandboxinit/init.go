@@ -145,6 +145,8 @@ func start(base *BaseConfig, config *os.File) (int, *RunConfig, error) {
 	}
 	if run.ZygoteUID == 0 {
 		config.Close()
+	} else if err := hideOtherUsers(); err != nil {
+		return 0, nil, err
 	}
 	if err := setRlimits(&run); err != nil {
 		return 0, nil, err

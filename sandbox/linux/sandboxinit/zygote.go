@@ -74,6 +74,17 @@ func boundsKept(cfg *RunConfig) []int {
 // root, and the zygote's ids are users').
 func seccompAllThreads(cfg *RunConfig) bool { return cfg.ZygoteUID == 0 }
 
+// hideOtherUsers remounts the sandbox's /proc so that a process sees
+// there only the processes it may trace (hidepid=invisible): a run sees
+// its own, not the zygote nor init, as a cold run's program sees no
+// interpreter but its own.
+func hideOtherUsers() error {
+	if err := syscall.Mount("proc", "/proc", "proc", syscall.MS_REMOUNT|syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, "hidepid=invisible"); err != nil {
+		return fmt.Errorf("remount /proc with hidepid: %w", err)
+	}
+	return nil
+}
+
 // programCommand returns the executable and argv that start cfg's
 // program, and the credential to fork it with: the sandbox user's, or
 // root's for a zygote, which takes its own ids (see above).
