@@ -28,7 +28,9 @@ import (
 // as a user no run has. It never runs user code. Who does what:
 //
 //   - The zygote forks on the host's request (a datagram on its request
-//     socket carrying the run's stdin, stdout, stderr and a gate pipe).
+//     socket carrying the run's stdin, stdout, stderr and a gate pipe),
+//     made as soon as the slot is ready for its next run (zygotefork.go):
+//     the fork and the move into a cgroup are not on the run's path.
 //     It holds two identities (sandboxinit's zygote.go): real and saved
 //     uid and gid the slot's zygote user, effective the slot's run user.
 //     The child makes all three the run user's with a plain setresuid,
@@ -41,14 +43,19 @@ import (
 //     What the kernel does allow on a match of effective uids (nice,
 //     CPU affinity, scheduling policy, I/O priority of the zygote's
 //     threads) is checked after every run: a change retires the slot.
-//   - The child becomes the run: session of its own, the run's streams,
-//     the zygote's channel closed, /work as working directory, dumpable
-//     again as any program, random generators reseeded (Python's random
-//     and numpy's global state; the str hash seed, PYTHONHASHSEED's, is
-//     the zygote's and so shared by every run of a slot). It then waits on
-//     the gate until the host (root, outside) has moved it into the run's
-//     own cgroup, with the run's memory, process and CPU accounting; only
-//     then is the program read and started, as a warm run's is.
+//     The slot's /proc shows a process only those it may trace
+//     (hidepid=invisible): a run sees neither the zygote nor init.
+//   - The child becomes the run user for good at once, leads a session of
+//     its own, takes the run's streams, closes the zygote's channel and
+//     enters /work; the host (root, outside) moves it into the run's own
+//     cgroup (the run's memory, process and CPU accounting), and it waits
+//     on the gate. When the request comes, the host sets the run's limits
+//     on the cgroup, places the program and files, and writes the rest of
+//     the request on the gate; the child makes itself dumpable again, as
+//     any program is, reseeds the random generators (Python's random and
+//     numpy's global state; the str hash seed, PYTHONHASHSEED's, is the
+//     zygote's and so shared by every run of a slot), and runs the
+//     program as a warm run's is run.
 //   - After the run the host kills what is left in the run's cgroup and
 //     removes it, and the slot's init (root inside the sandbox) kills any
 //     process of the run user, removes System V IPC objects and POSIX
