@@ -544,6 +544,7 @@ def zygote_child(fds, requests, libc):
         REQUESTS.close()
         REPLIES.close()
         os.chdir("/work")
+        warm_up()
         chunks = []
         while True:
             chunk = os.read(gate, 1 << 16)
@@ -561,6 +562,21 @@ def zygote_child(fds, requests, libc):
     except BaseException:
         os._exit(126)
     run_main(request)
+
+
+WARM_UP = compile("import sys\nx = [str(i) for i in range(8)]\nsys.stdout.write('')\n", "<warm-up>", "exec")
+
+
+def warm_up():
+    """Touch, while the fork waits for its run, the pages a run touches
+    first (the compiler's, the evaluation loop's, the streams'): a fork
+    copies a page the first time it writes to it, and this moves those
+    copies off the run's path. It runs the kernel's own code, in a
+    namespace thrown away."""
+    exec(compile("print(end='')", "<warm-up>", "exec"), {"__builtins__": builtins})
+    exec(WARM_UP, {"__builtins__": builtins})
+    import gc
+    gc.collect()
 
 
 def reseed():
