@@ -56,12 +56,13 @@ import (
 //     numpy's global state; the str hash seed, PYTHONHASHSEED's, is the
 //     zygote's and so shared by every run of a slot), and runs the
 //     program as a warm run's is run.
-//   - After the run the host kills what is left in the run's cgroup and
-//     removes it, and the slot's init (root inside the sandbox) kills any
-//     process of the run user, removes System V IPC objects and POSIX
-//     message queues, and replaces the tmpfs behind /work, /tmp and
-//     /dev/shm with an empty one. Abstract unix sockets and everything
-//     else a process holds end with the process.
+//   - After the run the host kills what is left in the run's cgroup (the
+//     slot's next run gets it, emptied, with its limits and counters
+//     afresh: see resetZygote), and the slot's init (root inside the
+//     sandbox) kills any process of the run user, removes System V IPC
+//     objects and POSIX message queues, and replaces the tmpfs behind
+//     /work, /tmp and /dev/shm with an empty one. Abstract unix sockets
+//     and everything else a process holds end with the process.
 //   - A slot is retired after zygoteMaxRuns runs or zygoteMaxAge, and at
 //     once after any anomaly: processes left running after the program
 //     ended, an OOM kill, a change to the zygote, a reset that failed, a
@@ -160,7 +161,14 @@ func (r *Runtime) bootZygote(p *sandboxProc, preload []string) error {
 	if err := p.resetSandbox(); err != nil {
 		return err
 	}
-	return r.prefork(p, r.defaultCgroupLimits)
+	cg, err := newRunCgroup(runCgroupName(), r.defaultCgroupLimits)
+	if err != nil {
+		return err
+	}
+	if err := p.prefork(cg); err != nil {
+		return errors.Join(err, removeRunCgroup(cg))
+	}
+	return nil
 }
 
 // checkZygoteIDs checks that the zygote, process pid, has real and saved
@@ -238,12 +246,19 @@ func (r *Runtime) recycleZygote(p *sandboxProc, cg runCgroup, anomaly error) {
 	r.warm.recycle(p)
 }
 
-// resetZygote removes the run's cgroup, has init reset the sandbox,
-// checks that the zygote is as it was and may serve again, and forks the
-// next run.
+// resetZygote checks that the run's cgroup is empty, has init reset the
+// sandbox, checks that the zygote is as it was and may serve again, and
+// forks the next run into the same cgroup, its limits the defaults again
+// (and the run's once it comes). A cgroup holds nothing of a run once
+// empty but counters, which no run can read and each run starts from
+// (execution.cpuBase, resetPeak); making and removing one per run would
+// cost each run a millisecond of kernel work.
 func (r *Runtime) resetZygote(p *sandboxProc, cg runCgroup) error {
 	z := p.zygote
-	if err := removeRunCgroup(cg); err != nil {
+	if n, err := cg.pidsCurrent(); err != nil || n != 0 {
+		return fmt.Errorf("the run's cgroup holds %d tasks after the run (%v)", n, err)
+	}
+	if err := cg.setLimits(r.defaultCgroupLimits); err != nil {
 		return err
 	}
 	if err := p.resetSandbox(); err != nil {
@@ -256,7 +271,7 @@ func (r *Runtime) resetZygote(p *sandboxProc, cg runCgroup) error {
 	if z.runs >= zygoteMaxRuns || time.Since(z.born) >= zygoteMaxAge {
 		return errZygoteRetired
 	}
-	return r.prefork(p, r.defaultCgroupLimits)
+	return p.prefork(cg)
 }
 
 // resetSandbox asks init to reset the sandbox (sandboxinit.Reset) and

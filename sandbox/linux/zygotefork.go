@@ -1,7 +1,6 @@
 package linux
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -28,18 +27,12 @@ func (f *forked) close() {
 	}
 }
 
-// prefork has slot p's zygote fork the next run, in a new cgroup with the
-// limits lim (changed to the run's when it comes), and keeps the fork as
-// p.zygote.next. Failing, it leaves nothing behind but p, which must then
-// be retired.
-func (r *Runtime) prefork(p *sandboxProc, lim cgroupLimits) error {
-	cg, err := newRunCgroup(runCgroupName(), lim)
-	if err != nil {
-		return err
-	}
+// prefork has slot p's zygote fork the next run into cgroup cg, and keeps
+// the fork as p.zygote.next. Failing, p must be retired and cg removed.
+func (p *sandboxProc) prefork(cg runCgroup) error {
 	f, err := p.fork(cg)
 	if err != nil {
-		return errors.Join(err, removeRunCgroup(cg))
+		return err
 	}
 	p.zygote.next = f
 	return nil
