@@ -47,6 +47,7 @@ type sandboxProc struct {
 	kernel     *kernelProc     // the kernel running in it, for a warm sandbox
 	evicted    bool            // init has left the run's cgroup
 	zygote     *zygoteState    // for a zygote slot: what it keeps between runs
+	cgName     string          // the name of cg, under cgroupParent
 	// uid is the sandbox's own user and group id, held from launch until
 	// release has seen every process of the sandbox gone (see uids.go).
 	uid  int
@@ -78,6 +79,7 @@ func (r *Runtime) launchWith(lim cgroupLimits, requestSocket bool) (*sandboxProc
 	if err != nil {
 		return nil, err
 	}
+	p.cgName = name
 	if err := p.awaitReady(); err != nil {
 		return nil, errors.Join(err, p.release())
 	}
@@ -242,13 +244,17 @@ func (p *sandboxProc) kill() { _ = p.cmd.Process.Kill() }
 // process of this sandbox can then share the uid with the next sandbox to
 // take it. If the cgroup cannot be removed, the uid is kept for good.
 func (p *sandboxProc) release() error {
-	if err := p.removeCgroup(); err != nil {
-		return err
-	}
 	if p.zygote != nil {
+		// A zygote slot's cgroup holds its runs': that goes first, once
+		// the sandbox is dead.
+		p.kill()
+		<-p.waited
 		if err := p.zygote.close(); err != nil {
 			return err
 		}
+	}
+	if err := p.removeCgroup(); err != nil {
+		return err
 	}
 	if p.uids != nil { // once: a second release must not give back a uid taken again since
 		p.uids.give(p.uid)

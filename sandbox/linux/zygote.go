@@ -141,13 +141,20 @@ func (r *Runtime) bootZygote(p *sandboxProc, preload []string) error {
 	p.stdin.Close()
 	go discardAll(p.stdout)
 	go discardAll(p.stderr)
-	// The slot's cgroup holds the zygote alone, and a child for the moment
-	// it waits to be moved into its run's cgroup.
+	// The slot's cgroup holds the zygote, a child for the moment it waits
+	// to be moved into the run's cgroup, and that cgroup: its child, named
+	// "run", so that a run sees itself at /run in /proc/self/cgroup (the
+	// sandbox's cgroup namespace is rooted at the slot's), learning nothing
+	// of the host's names. The run's own limits are exact; the slot's make
+	// room for the largest a run may have beside the zygote.
 	n, err := p.cg.pidsCurrent()
 	if err != nil {
 		return err
 	}
-	if err := p.cg.setPidsMax(n + 1); err != nil {
+	if err := p.cg.setLimits(cgroupLimits{
+		MemoryBytes: sandbox.MaxLimits.MemoryBytes + r.defaultCgroupLimits.MemoryBytes,
+		Pids:        n + 1 + sandbox.MaxLimits.Processes,
+	}); err != nil {
 		return err
 	}
 	if err := checkZygoteIDs(p.zygote.pid, p.zygote.uid, p.uid); err != nil {
@@ -161,7 +168,7 @@ func (r *Runtime) bootZygote(p *sandboxProc, preload []string) error {
 	if err := p.resetSandbox(); err != nil {
 		return err
 	}
-	cg, err := newRunCgroup(runCgroupName(), r.defaultCgroupLimits)
+	cg, err := newRunCgroup(p.cgName+"/run", r.defaultCgroupLimits)
 	if err != nil {
 		return err
 	}
@@ -208,9 +215,6 @@ func discardAll(f *os.File) {
 		}
 	}
 }
-
-// runCgroupName names a new cgroup as launch names a sandbox's.
-func runCgroupName() string { return fmt.Sprintf("%d.%d", os.Getpid(), sandboxSeq.Add(1)) }
 
 // takeZygote returns a zygote slot for req if the runtime keeps them and
 // req fits one: Python, the default disk size, rlimits no higher than the

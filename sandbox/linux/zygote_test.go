@@ -188,3 +188,19 @@ func TestZygoteRetiresAttacked(t *testing.T) {
 		})
 	}
 }
+
+// TestZygoteCgroupView proves that a run in a zygote slot learns nothing
+// of the host's cgroups from /proc/self/cgroup: every line names the
+// slot's cgroup namespace root or its "run" child, never a path above it.
+func TestZygoteCgroupView(t *testing.T) {
+	rt := newZygoteRuntime(t)
+	res := slotRun(t, rt, "print(open('/proc/self/cgroup').read(), end='')")
+	if res.Status != sandbox.StatusOK || len(res.Stdout) == 0 {
+		t.Fatalf("want /proc/self/cgroup, got %s", describe(res))
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(res.Stdout)), "\n") {
+		if _, path, _ := strings.Cut(line[strings.Index(line, ":")+1:], ":"); path != "/" && path != "/run" {
+			t.Errorf("a run sees cgroup %q (line %q), want / or /run", path, line)
+		}
+	}
+}
