@@ -234,9 +234,9 @@ func dropCapabilityBounds(keep ...int) error {
 }
 
 // startProgram forks the program as the sandbox user (a zygote: see
-// programCommand), in a session of its
-// own (no controlling terminal to inject keystrokes into), in the working
-// directory, with exactly the configured environment.
+// programCommand), in a session of its own (no controlling terminal to
+// inject keystrokes into), in the working directory, with exactly the
+// configured environment.
 func startProgram(base *BaseConfig, cfg *RunConfig) (int, error) {
 	if _, err := os.Stat(cfg.Argv[0]); err != nil {
 		return 0, &missingInterpreterError{path: cfg.Argv[0]}
