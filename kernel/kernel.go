@@ -126,6 +126,18 @@ type Reply struct {
 	// Figures are the open matplotlib figures, as base64 PNG, each with
 	// its labels in a text chunk (see ReadFigureLabels).
 	Figures []string `json:"figures,omitempty"`
+	// Fork is a zygote's report on the run it forked (a zygote's only
+	// replies, beside an error).
+	Fork *Fork `json:"fork,omitempty"`
+}
+
+// Fork is what a zygote (python_kernel.py's zygote) reports on a run: the
+// child's pid, in the sandbox's PID namespace, once forked; then, once the
+// child has ended, Exited and its wait status.
+type Fork struct {
+	Pid        int  `json:"pid,omitempty"`
+	Exited     bool `json:"exited,omitempty"`
+	WaitStatus int  `json:"wait_status,omitempty"`
 }
 
 // Error is an exception raised by a cell.

@@ -448,16 +448,179 @@ def exit_like_interpreter(status, main, interrupted):
     os._exit(status)
 
 
+# A zygote serves the stateless runs of one sandbox slot, each in a fork
+# of itself (the host side's zygote.go says why it is safe). It runs with
+# real and saved ids the slot's zygote user and effective ids the run
+# user, so that a child can become the run user for good without any
+# privilege, and a process of the run user can neither signal, trace nor
+# read it. It never runs user code.
+ZYGOTE_FDS = 4  # a run's stdin, stdout, stderr and gate, in order
+PR_SET_DUMPABLE = 4
+PR_CAPBSET_DROP = 24
+
+
+def become_zygote(ids):
+    """Take the zygote's ids, "zygote-uid:run-uid" (gids alike).
+
+    Init started the interpreter as root with only the capabilities this
+    needs. It drops them all from its bounding set, its supplementary
+    groups, then takes real and effective ids the run user's, saved ids
+    the zygote user's: leaving uid 0 clears every capability it had left.
+    No process may trace or read it (not dumpable). No run exists yet: the
+    preload runs as the run user would, access(2) included, and
+    set_zygote_ids makes the real ids the zygote user's once it is done.
+    Returns the C library, for the forks' prctl.
+    """
+    import ctypes
+    import errno
+    zygote_id, run_id = (int(n) for n in ids.split(":"))
+    libc = ctypes.CDLL(None, use_errno=True)
+    for cap in range(64):
+        if libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
+            if ctypes.get_errno() == errno.EINVAL:
+                break  # past the last capability the kernel knows
+            raise OSError(ctypes.get_errno(), "drop capability %d from the bounding set" % cap)
+    os.setgroups([])
+    os.setresgid(run_id, run_id, zygote_id)
+    os.setresuid(run_id, run_id, zygote_id)
+    libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    return libc
+
+
+def set_zygote_ids():
+    """Make the real ids the zygote user's (the saved ones are): from
+    here on no process of the run user may signal the zygote."""
+    uid, gid = os.getresuid()[2], os.getresgid()[2]
+    os.setresgid(gid, -1, -1)
+    os.setresuid(uid, -1, -1)
+
+
+def zygote(preloaded, libc):
+    """Serve runs until the host closes the request socket.
+
+    A request is one datagram carrying the file descriptors of a run to
+    come: its stdin, stdout, stderr and gate. The zygote forks, reports
+    the child's pid, waits for it and reports its wait status; the child
+    makes itself the run (zygote_child).
+    """
+    import socket
+    requests = socket.socket(fileno=REQUESTS.fileno())
+    os.chdir("/")  # the working directory is the runs': replaced after each
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    os.close(null)
+    send({"ready": True, "python": sys.version.split()[0], "preloaded": preloaded})
+    while True:
+        message, fds, _, _ = socket.recv_fds(requests, 1 << 20, ZYGOTE_FDS)
+        if not message:
+            return
+        if len(fds) != ZYGOTE_FDS:
+            for fd in fds:
+                os.close(fd)
+            send({"status": "error", "error": {"type": "ValueError", "message": "a run needs %d file descriptors, got %d" % (ZYGOTE_FDS, len(fds))}})
+            continue
+        pid = os.fork()
+        if pid == 0:
+            zygote_child(fds, requests, libc)
+        for fd in fds:
+            os.close(fd)
+        send({"fork": {"pid": pid}})
+        while True:
+            try:
+                _, status = os.waitpid(pid, 0)
+                break
+            except InterruptedError:
+                continue
+        send({"fork": {"exited": True, "wait_status": status}})
+
+
+def zygote_child(fds, requests, libc):
+    """Become the run, then run it as run_main does a stateless program.
+
+    At once: the ids become the run user's for good (real, effective and
+    saved: nothing of the zygote user is left), the process leads a
+    session of its own, the run's descriptors replace the standard
+    streams, the zygote's channel is closed. The host moves the process
+    into the run's cgroup, and when the run comes, writes it on the gate
+    (as run_main takes it, without its code, which the host put at
+    /code/main.py) and closes it. Then, before the program's first line,
+    the process is made dumpable again as any program is, and every random
+    generator the preload seeded is reseeded.
+    """
+    try:
+        stdin, stdout, stderr, gate = fds
+        gid, uid = os.getegid(), os.geteuid()
+        os.setresgid(gid, gid, gid)
+        os.setresuid(uid, uid, uid)
+        os.setsid()
+        for target, fd in ((0, stdin), (1, stdout), (2, stderr)):
+            os.dup2(fd, target)
+            os.close(fd)
+        requests.detach()  # the descriptor is REQUESTS'
+        REQUESTS.close()
+        REPLIES.close()
+        os.chdir("/work")
+        warm_up()
+        chunks = []
+        while True:
+            chunk = os.read(gate, 1 << 16)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        os.close(gate)
+        if not chunks:
+            os._exit(126)  # the slot is closing
+        request = json_loads(b"".join(chunks).decode())
+        libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
+        reseed()
+        with open(request.get("filename") or "/code/main.py", encoding="utf-8") as f:
+            request["code"] = f.read()
+    except BaseException:
+        os._exit(126)
+    run_main(request)
+
+
+WARM_UP = compile("import sys\nx = [str(i) for i in range(8)]\nsys.stdout.write('')\n", "<warm-up>", "exec")
+
+
+def warm_up():
+    """Touch, while the fork waits for its run, the pages a run touches
+    first (the compiler's, the evaluation loop's, the streams'): a fork
+    copies a page the first time it writes to it, and this moves those
+    copies off the run's path. It runs the kernel's own code, in a
+    namespace thrown away."""
+    exec(compile("print(end='')", "<warm-up>", "exec"), {"__builtins__": builtins})
+    exec(WARM_UP, {"__builtins__": builtins})
+    import gc
+    gc.collect()
+
+
+def reseed():
+    """Give the fork random generators of its own: the stdlib's shared
+    one (which reseeds itself at fork too) and numpy's global state."""
+    rand = sys.modules.get("random")
+    if rand is not None:
+        rand.seed()
+    nprand = sys.modules.get("numpy.random")
+    if nprand is not None:
+        nprand.seed()
+
+
 def main():
-    names, stateless = [], False
+    names, stateless, zygote_ids = [], False, None
     args = sys.argv[1:]
     while args:
         if args[0] == "--stateless":
             stateless, args = True, args[1:]
+        elif args[0] == "--zygote" and len(args) > 1:
+            stateless, zygote_ids, args = True, args[1], args[2:]
         elif args[0] == "--preload" and len(args) > 1:
             names, args = [n for n in args[1].split(",") if n], args[2:]
         else:
             args = args[1:]
+    if zygote_ids:
+        libc = become_zygote(zygote_ids)
     if not stateless:
         import_cell_modules()
         signal.signal(signal.SIGINT, on_interrupt)
@@ -468,6 +631,10 @@ def main():
     # objects, not pandas' hundreds of thousands.
     import gc
     gc.freeze()
+    if zygote_ids:
+        set_zygote_ids()
+        zygote(loaded, libc)
+        return
     send({"ready": True, "python": sys.version.split()[0], "preloaded": loaded})
     while True:
         try:

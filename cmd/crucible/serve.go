@@ -173,7 +173,7 @@ get ` + shutdownGrace.String() + ` to finish, and agent runs are cancelled.`,
 	fl.StringVar(&f.config, "config", "", "JSON file of server, redaction and tenant limits (see above)")
 	addPolicyFlag(fl, &f.policy, "the server's least static code policy `MODE`: off, warn or block (the stricter of this and --config's; see above)")
 	fl.StringVar(&f.db, "db", "", "run store: SQLite file path or postgres:// URL (default "+store.DefaultSQLitePath+")")
-	fl.IntVar(&f.warm, "warm", 0, "Python sandboxes kept running with the interpreter started")
+	fl.IntVar(&f.warm, "warm", 0, "Python zygote slots kept running, the interpreter started, each serving stateless runs by forking (two uids each)")
 	fl.IntVar(&f.warmSessions, "warm-sessions", 0, "Python sessions kept started with pandas imported, per image (~85 MiB each)")
 	fl.IntVar(&f.prestart, "prestart", 2, "sandboxes kept built ahead of requests")
 	fl.StringVar(&f.rootfs, "rootfs", "", "root filesystem directory (default: the host's system directories, read-only)")
@@ -209,8 +209,8 @@ func serve(ctx context.Context, f *serveFlags) error {
 	if err != nil {
 		return usageError(err)
 	}
-	if uids, ready := cmp.Or(conf.UIDCount, linux.DefaultUIDCount), (f.warm+f.warmSessions+f.prestart)*len(names); uids <= ready {
-		return usageError(fmt.Errorf("--config: uid_count (%d) must exceed --warm plus --warm-sessions plus --prestart times the images offered (%d): every sandbox kept ready holds a uid", uids, ready))
+	if uids, ready := cmp.Or(conf.UIDCount, linux.DefaultUIDCount), (2*f.warm+f.warmSessions+f.prestart)*len(names); uids <= ready {
+		return usageError(fmt.Errorf("--config: uid_count (%d) must exceed twice --warm plus --warm-sessions plus --prestart, times the images offered (%d): every sandbox kept ready holds a uid, a zygote slot of --warm two", uids, ready))
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)

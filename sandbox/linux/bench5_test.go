@@ -249,13 +249,14 @@ func warmSandboxMemory(b *testing.B) memory {
 	return m
 }
 
-// BenchmarkIdleWarmMemory is the memory an idle warm Python sandbox (host
-// root filesystem, nothing preloaded) holds, init and kernel together,
+// BenchmarkIdleWarmMemory is the memory an idle single-run warm Python
+// sandbox (Options.SingleRunWarm; host root filesystem, nothing
+// preloaded) holds, init and kernel together,
 // against a bare interpreter idling in time.sleep: RSS, and PSS, which
 // divides shared pages (init is this test binary, whose pages the host
 // process shares) among their users (target: delta_mib at most +2).
 func BenchmarkIdleWarmMemory(b *testing.B) {
-	rt := newRuntime(b, linux.Options{Warm: 1, Preload: []string{}})
+	rt := newRuntime(b, linux.Options{Warm: 1, SingleRunWarm: true, Preload: []string{}})
 	awaitWarm(b, rt)
 	idle := exec.Command("/usr/bin/python3", "-c", "import time; time.sleep(5)")
 	idle.Env = []string{}

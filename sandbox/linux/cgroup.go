@@ -141,6 +141,14 @@ func removeStaleCgroups() {
 		for _, dir := range dirs {
 			// rmdir fails on a cgroup that still holds processes (one
 			// that did not die in time): it is left for the next start.
+			// A zygote slot's cgroup holds its runs' ("run"), removed
+			// first.
+			subs, _ := os.ReadDir(filepath.Join(dir, name))
+			for _, s := range subs {
+				if s.IsDir() {
+					_ = syscall.Rmdir(filepath.Join(dir, name, s.Name()))
+				}
+			}
 			_ = syscall.Rmdir(filepath.Join(dir, name))
 		}
 	}

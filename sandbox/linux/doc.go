@@ -16,8 +16,16 @@
 // init then waits with the sandbox built but empty, and the request only
 // adds the code and files, locks the sandbox down and starts the program.
 // A Python sandbox can be kept further along, locked down with its
-// interpreter running and Preload imported: for a run (Options.Warm,
-// warm.go) or a session (Options.WarmSessions, warmsession.go).
+// interpreter running and Preload imported: for stateless runs
+// (Options.Warm) or a session (Options.WarmSessions, warmsession.go). A
+// warm sandbox for runs is a zygote slot (zygote.go): its interpreter
+// forks once per run, the fork becomes the run (another user than the
+// interpreter's, a cgroup of its own, fresh /work, /tmp and /dev/shm,
+// random generators reseeded), and the slot is reset after each run and
+// serves the next. The runs of one slot share the interpreter's str hash
+// seed (hash() of a str is the same in each; a run that sets
+// PYTHONHASHSEED is not served by a slot) and its address-space layout. With Options.SingleRunWarm a
+// warm sandbox serves one run instead (warm.go).
 //
 // Any binary that imports this package can serve as a sandbox's init:
 // sandboxinit's init function takes the process over when it is started

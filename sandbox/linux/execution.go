@@ -44,6 +44,11 @@ type execution struct {
 
 	p       *sandboxProc
 	cpuBase time.Duration // the cgroup's CPU time when the program started
+	// runCg and killRun are set for a run in a zygote slot: the run's own
+	// cgroup (the sandbox's is the zygote's), and how to end the run,
+	// which leaves the sandbox.
+	runCg   runCgroup
+	killRun func()
 	stop    struct {
 		once   sync.Once
 		status sandbox.Status
@@ -55,13 +60,28 @@ type execution struct {
 func (x *execution) stopWith(status sandbox.Status, reason string) {
 	x.stop.once.Do(func() {
 		x.stop.status, x.stop.reason = status, reason
+		if x.killRun != nil {
+			x.killRun()
+			return
+		}
 		x.p.kill()
 	})
+}
+
+// cgroup is the cgroup that holds the run's processes.
+func (x *execution) cgroup() runCgroup {
+	if x.runCg != nil {
+		return x.runCg
+	}
+	return x.p.cg
 }
 
 // run executes the request and fills x.res. An error is a platform failure.
 func (x *execution) run(ctx context.Context) (err error) {
 	t0 := time.Now()
+	if p := x.rt.takeZygote(ctx, x.req, x.lim); p != nil {
+		return x.runZygote(ctx, p, t0)
+	}
 	p := x.rt.takeWarm(x.req, x.lim)
 	warm := p != nil
 	if !warm {
@@ -136,18 +156,8 @@ func (x *execution) run(ctx context.Context) (err error) {
 	res := x.res
 	if last.Phase == sandboxinit.PhaseExited && x.stop.status == "" {
 		// The sandbox is still mounted; its processes are gone.
-		work, werr := openWorkDir(p.cmd.Process.Pid)
-		if werr != nil {
-			return &sandbox.PlatformError{Op: "collect artifacts", Err: werr}
-		}
-		if testHookCollecting != nil {
-			testHookCollecting()
-		}
-		var aerr error
-		res.Artifacts, aerr = work.artifacts(ctx, inputFilter(x.req.Files), new(budgetFor(x.lim)))
-		work.close()
-		if aerr != nil {
-			x.stopWith(sandbox.StatusKilled, "run cancelled while its artifacts were collected ("+aerr.Error()+"); the artifacts are incomplete")
+		if err := x.collectArtifacts(ctx); err != nil {
+			return err
 		}
 	}
 	res.Metrics.QueueMS = ms(acquired.Sub(t0))
@@ -160,6 +170,25 @@ func (x *execution) run(ctx context.Context) (err error) {
 	}
 	if x.checkedInSandbox() {
 		x.applyPolicyReply()
+	}
+	return nil
+}
+
+// collectArtifacts reads the files the program left in the working
+// directory into the result, once its processes are gone.
+func (x *execution) collectArtifacts(ctx context.Context) error {
+	work, err := openWorkDir(x.p.cmd.Process.Pid)
+	if err != nil {
+		return &sandbox.PlatformError{Op: "collect artifacts", Err: err}
+	}
+	if testHookCollecting != nil {
+		testHookCollecting()
+	}
+	var aerr error
+	x.res.Artifacts, aerr = work.artifacts(ctx, inputFilter(x.req.Files), new(budgetFor(x.lim)))
+	work.close()
+	if aerr != nil {
+		x.stopWith(sandbox.StatusKilled, "run cancelled while its artifacts were collected ("+aerr.Error()+"); the artifacts are incomplete")
 	}
 	return nil
 }
@@ -239,9 +268,9 @@ func (x *execution) leaveCgroup() error {
 }
 
 // startWarm hands the request to a warm sandbox's interpreter: the input
-// files in the working directory and the memory limit in /proc/meminfo,
-// then the program and its rlimits on the private channel. The interpreter applies the rlimits to itself before
-// the program's first line.
+// files, the memory limit and the program's file (placeProgram), then the
+// program and its rlimits on the private channel. The interpreter applies
+// the rlimits to itself before the program's first line.
 func (x *execution) startWarm() error {
 	cpu, err := x.p.cg.cpuTime()
 	if err != nil {
@@ -249,6 +278,31 @@ func (x *execution) startWarm() error {
 	}
 	x.cpuBase = cpu
 	x.p.cg.resetPeak()
+	if err := x.placeProgram(); err != nil {
+		return err
+	}
+	msg, err := x.kernelRun(x.req.Code)
+	if err != nil {
+		return err
+	}
+	_, err = x.p.toKernel.Write(append(msg, '\n'))
+	x.p.toKernel.Close()
+	return err
+}
+
+// kernelRun is the request that has a warm interpreter run the program,
+// code (empty for a zygote, which reads the program's file).
+func (x *execution) kernelRun(code string) ([]byte, error) {
+	return json.Marshal(kernel.Run{Op: "run", Code: code, Env: x.req.Env, Limits: kernel.RunLimits{
+		CPUSeconds: (x.lim.CPUTimeMS + 999) / 1000, FileSizeBytes: x.lim.FileSizeBytes, OpenFiles: x.lim.OpenFiles,
+	}, Policy: x.req.Rules})
+}
+
+// placeProgram puts the request into a sandbox whose interpreter is
+// running already: the input files in the working directory, the memory
+// limit in /proc/meminfo and the program's file, as a cold run has it,
+// /code/main.py alone.
+func (x *execution) placeProgram() error {
 	work, err := openWorkDir(x.p.cmd.Process.Pid)
 	if err != nil {
 		return err
@@ -269,18 +323,11 @@ func (x *execution) startWarm() error {
 	if err := code.writeFile(path.Base(x.spec.MainPath()), []byte(x.req.Code), 0, 0, 0o644); err != nil {
 		return fmt.Errorf("program file: %w", err)
 	}
-	if err := unix.Unlinkat(code.fd, path.Base(kernel.PythonPath), 0); err != nil {
+	// A zygote slot's later runs find it gone.
+	if err := unix.Unlinkat(code.fd, path.Base(kernel.PythonPath), 0); err != nil && !errors.Is(err, unix.ENOENT) {
 		return fmt.Errorf("remove the kernel file: %w", err)
 	}
-	msg, err := json.Marshal(kernel.Run{Op: "run", Code: x.req.Code, Env: x.req.Env, Limits: kernel.RunLimits{
-		CPUSeconds: (x.lim.CPUTimeMS + 999) / 1000, FileSizeBytes: x.lim.FileSizeBytes, OpenFiles: x.lim.OpenFiles,
-	}, Policy: x.req.Rules})
-	if err != nil {
-		return err
-	}
-	_, err = x.p.toKernel.Write(append(msg, '\n'))
-	x.p.toKernel.Close()
-	return err
+	return nil
 }
 
 func cpuReason(lim sandbox.Limits) string {
@@ -292,7 +339,7 @@ func (x *execution) finish(last sandboxinit.Event, outs [2]capturedStream) error
 	res := x.res
 	res.Stdout, res.StdoutTruncated = outs[0].buf.Bytes(), outs[0].truncated
 	res.Stderr, res.StderrTruncated = outs[1].buf.Bytes(), outs[1].truncated
-	usage, uerr := x.p.cg.usage()
+	usage, uerr := x.cgroup().usage()
 	usage.CPU -= x.cpuBase
 	res.Metrics.CPUMS = ms(usage.CPU)
 	res.Metrics.PeakMemoryBytes = usage.PeakBytes

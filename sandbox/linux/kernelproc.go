@@ -48,6 +48,9 @@ const (
 	// from the warm pool: it starts with the largest rlimits a session may
 	// have, which the session's setup lowers (see setupKernel).
 	warmSessionKernel
+	// zygoteKernel serves the stateless runs of a zygote slot, each in a
+	// fork of itself (zygote.go).
+	zygoteKernel
 )
 
 // bootKernel turns a ready sandbox into a running Python kernel: it sends
@@ -58,7 +61,13 @@ const (
 func (r *Runtime) bootKernel(ctx context.Context, p *sandboxProc, lim sandbox.Limits, env map[string]string, files []sandbox.File, mode kernelMode, preload []string) (*kernelProc, error) {
 	argv := []string{lang.For(sandbox.Python).Interpreter, kernel.PythonPath}
 	processes, fileSize, openFiles := lim.Processes, lim.FileSizeBytes, lim.OpenFiles
+	zygoteUID := 0
 	switch mode {
+	case zygoteKernel:
+		argv = append(argv, "--zygote", fmt.Sprintf("%d:%d", p.zygote.uid, p.uid))
+		zygoteUID = p.zygote.uid
+		// As a warm interpreter's, and its forks lower them.
+		processes = sandbox.MaxLimits.Processes
 	case statelessKernel:
 		argv = append(argv, "--stateless")
 		// A warm interpreter cannot raise RLIMIT_NPROC for the run it
@@ -87,6 +96,7 @@ func (r *Runtime) bootKernel(ctx context.Context, p *sandboxProc, lim sandbox.Li
 		OpenFiles:     uint64(openFiles),
 		Processes:     uint64(processes),
 		Channel:       true,
+		ZygoteUID:     zygoteUID,
 	}
 	var contents [][]byte
 	cfg.Files, contents = inputFiles(files)
@@ -95,7 +105,9 @@ func (r *Runtime) bootKernel(ctx context.Context, p *sandboxProc, lim sandbox.Li
 	}
 	go func() {
 		_ = sandboxinit.WriteMessage(p.config, cfg, contents)
-		p.config.Close()
+		if mode != zygoteKernel { // a zygote's init takes Reset requests on it
+			p.config.Close()
+		}
 	}()
 	deadline := time.NewTimer(setupTimeout)
 	defer deadline.Stop()

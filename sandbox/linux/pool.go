@@ -27,6 +27,13 @@ type prestartPool struct {
 	closeOnce sync.Once
 	hits      atomic.Uint64
 	misses    atomic.Uint64
+	// recycling counts the sandboxes taken that will come back (zygote
+	// slots being reset after a run, see zygotepool.go); closed, under
+	// closeMu, says that none may come back any more.
+	recycling atomic.Int64
+	retired   atomic.Uint64
+	closeMu   sync.Mutex
+	closed    bool
 }
 
 // PoolStats describes the pre-started sandboxes of a Runtime.
@@ -39,6 +46,10 @@ type PoolStats struct {
 	// found none and built their own.
 	Hits   uint64 `json:"hits"`
 	Misses uint64 `json:"misses"`
+	// Retired counts the zygote slots (Options.Warm) that were taken
+	// for a run and then destroyed rather than given back: after an
+	// anomaly, or at the end of their service.
+	Retired uint64 `json:"retired,omitempty"`
 }
 
 // refillDelay is how long a replacement waits before it is built.
@@ -155,7 +166,7 @@ func (pool *prestartPool) stats() PoolStats {
 	if pool == nil {
 		return PoolStats{}
 	}
-	return PoolStats{Size: pool.size, Ready: len(pool.ready), Hits: pool.hits.Load(), Misses: pool.misses.Load()}
+	return PoolStats{Size: pool.size, Ready: len(pool.ready), Hits: pool.hits.Load(), Misses: pool.misses.Load(), Retired: pool.retired.Load()}
 }
 
 // close destroys the ready sandboxes and stops building more.
@@ -166,7 +177,11 @@ func (pool *prestartPool) close() {
 	pool.closeOnce.Do(func() {
 		close(pool.done)
 		pool.wg.Wait()
+		pool.awaitRecycled()
+		pool.closeMu.Lock()
+		pool.closed = true
 		close(pool.ready)
+		pool.closeMu.Unlock()
 		for p := range pool.ready {
 			_ = p.release()
 		}
@@ -209,7 +224,8 @@ func (r *Runtime) WarmStats() PoolStats { return r.warm.stats() }
 func (r *Runtime) WarmSessionStats() PoolStats { return r.warmSessions.stats() }
 
 // Close closes every session, destroys the sandboxes kept ready and stops
-// building more. Runs in progress are not affected; Run may still be
+// building more. Runs in progress are not affected (Close waits for those
+// in zygote slots to end, and destroys their slots); Run may still be
 // called and builds sandboxes on demand.
 func (r *Runtime) Close() error {
 	for _, s := range r.sessions.all() {

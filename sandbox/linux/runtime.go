@@ -31,8 +31,9 @@ type Options struct {
 	// number, so that the kernel's per-user quotas are per sandbox (see
 	// uids.go). Zero means DefaultUIDBase and DefaultUIDCount. The range
 	// must not hold any other user's uid; UIDCount bounds the sandboxes
-	// alive at once, so it must exceed Prestart+Warm+WarmSessions. Runtimes and
-	// processes may share a range: a uid one of them uses, the others skip.
+	// alive at once, so it must exceed Prestart+2×Warm+WarmSessions (a
+	// zygote slot holds two; see Warm). Runtimes and processes may share
+	// a range: a uid one of them uses, the others skip.
 	UIDBase, UIDCount int
 	// ImageDigest identifies RootFS's content; every Result carries it.
 	ImageDigest string
@@ -45,8 +46,18 @@ type Options struct {
 	Env []string
 	// Warm is how many Python sandboxes to keep running with the
 	// interpreter started and Preload imported, waiting for a stateless
-	// Python run (one with the default disk size). Each serves one run.
+	// Python run (one with the default disk size). Each is a zygote slot
+	// (zygote.go), unless SingleRunWarm is set: its interpreter forks a
+	// child per run, which runs as the slot's run user in a cgroup of its
+	// own, and the slot is reset after each run and serves the next, up
+	// to a bound. Runs of a slot share the interpreter's str hash seed
+	// (PYTHONHASHSEED) and address-space layout; every other random
+	// generator the preload made is reseeded. Each slot holds two uids.
 	Warm int
+	// SingleRunWarm makes each Warm sandbox serve one run and then be
+	// destroyed, with an interpreter of its own, instead of a zygote
+	// slot's many runs.
+	SingleRunWarm bool
 	// WarmSessions is how many sessions to keep started, with the session
 	// kernel running and Preload imported, waiting for NewSession (see
 	// warmsession.go for the requests one serves). Each holds its memory
@@ -93,6 +104,9 @@ type Runtime struct {
 	// warmSessionTasks is the same for warm sessions, and
 	// warmSessionMemory the memory the last one built had used: a
 	// session allowed no more is not served warm.
+	// zygote says the warm sandboxes are zygote slots (not
+	// Options.SingleRunWarm).
+	zygote            bool
 	warmTasks         atomic.Int64
 	warmSessionTasks  atomic.Int64
 	warmSessionMemory atomic.Int64
@@ -120,8 +134,12 @@ func New(opts Options) (*Runtime, error) {
 	if err := CheckUIDRange(uidBase, uidCount); err != nil {
 		return nil, fmt.Errorf("linux.Options: UIDBase and UIDCount: %w", err)
 	}
-	if kept := opts.Prestart + opts.Warm + opts.WarmSessions; uidCount <= kept {
-		return nil, fmt.Errorf("linux.Options: UIDCount (%d) must exceed Prestart+Warm+WarmSessions (%d): every sandbox kept ready holds a uid", uidCount, kept)
+	kept := opts.Prestart + opts.Warm + opts.WarmSessions
+	if !opts.SingleRunWarm {
+		kept += opts.Warm // a zygote slot holds a second uid, its zygote's
+	}
+	if uidCount <= kept {
+		return nil, fmt.Errorf("linux.Options: UIDCount (%d) must exceed Prestart+Warm+WarmSessions (%d, a zygote slot of Warm counting twice): every sandbox kept ready holds a uid", uidCount, kept)
 	}
 	uids, err := newUIDAllocator(uidBase, uidCount, uidLockPath)
 	if err != nil {
@@ -165,7 +183,11 @@ func New(opts Options) (*Runtime, error) {
 	if opts.Prestart > 0 {
 		r.pool = newPool(opts.Prestart, func() (*sandboxProc, error) { return r.launch(r.defaultCgroupLimits) }, nil)
 	}
-	if opts.Warm > 0 {
+	switch {
+	case opts.Warm > 0 && !opts.SingleRunWarm:
+		r.zygote = true
+		r.warm = newPool(opts.Warm, func() (*sandboxProc, error) { return r.launchZygote(preload) }, nil)
+	case opts.Warm > 0:
 		r.warm = newPool(opts.Warm, func() (*sandboxProc, error) { return r.launchWarm(preload) }, nil)
 	}
 	if opts.WarmSessions > 0 {

@@ -46,6 +46,8 @@ type sandboxProc struct {
 	pool       *prestartPool   // the pool that built it, if any
 	kernel     *kernelProc     // the kernel running in it, for a warm sandbox
 	evicted    bool            // init has left the run's cgroup
+	zygote     *zygoteState    // for a zygote slot: what it keeps between runs
+	cgName     string          // the name of cg, under cgroupParent
 	// uid is the sandbox's own user and group id, held from launch until
 	// release has seen every process of the sandbox gone (see uids.go).
 	uid  int
@@ -56,6 +58,13 @@ type sandboxProc struct {
 // the limits lim, with a uid of its own, and waits until it has built the
 // sandbox.
 func (r *Runtime) launch(lim cgroupLimits) (*sandboxProc, error) {
+	return r.launchWith(lim, false)
+}
+
+// launchWith is launch; requestSocket makes the channel that carries a
+// kernel's requests a socket (of SOCK_SEQPACKET), as a zygote needs to be
+// passed each run's file descriptors, not a pipe.
+func (r *Runtime) launchWith(lim cgroupLimits, requestSocket bool) (*sandboxProc, error) {
 	uid, err := r.uids.take()
 	if err != nil {
 		return nil, err
@@ -66,10 +75,11 @@ func (r *Runtime) launch(lim cgroupLimits) (*sandboxProc, error) {
 		r.uids.give(uid)
 		return nil, fmt.Errorf("create cgroup: %w", err)
 	}
-	p, err := r.startInit(cg, uid)
+	p, err := r.startInit(cg, uid, requestSocket)
 	if err != nil {
 		return nil, err
 	}
+	p.cgName = name
 	if err := p.awaitReady(); err != nil {
 		return nil, errors.Join(err, p.release())
 	}
@@ -78,8 +88,13 @@ func (r *Runtime) launch(lim cgroupLimits) (*sandboxProc, error) {
 
 // startInit starts init, moves it into cg and sends it the base config,
 // made the sandbox's with uid. Failing, it removes cg and gives uid back.
-func (r *Runtime) startInit(cg runCgroup, uid int) (*sandboxProc, error) {
+func (r *Runtime) startInit(cg runCgroup, uid int, requestSocket bool) (*sandboxProc, error) {
 	pipes, err := newPipes(7)
+	if err == nil && requestSocket {
+		pipes[5].r.Close()
+		pipes[5].w.Close()
+		pipes[5], err = newSeqpacketPair()
+	}
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("create pipes: %w", err), r.discard(cg, uid))
 	}
@@ -229,11 +244,23 @@ func (p *sandboxProc) kill() { _ = p.cmd.Process.Kill() }
 // process of this sandbox can then share the uid with the next sandbox to
 // take it. If the cgroup cannot be removed, the uid is kept for good.
 func (p *sandboxProc) release() error {
+	if p.zygote != nil {
+		// A zygote slot's cgroup holds its runs': that goes first, once
+		// the sandbox is dead.
+		p.kill()
+		<-p.waited
+		if err := p.zygote.close(); err != nil {
+			return err
+		}
+	}
 	if err := p.removeCgroup(); err != nil {
 		return err
 	}
 	if p.uids != nil { // once: a second release must not give back a uid taken again since
 		p.uids.give(p.uid)
+		if p.zygote != nil {
+			p.uids.give(p.zygote.uid)
+		}
 		p.uids = nil
 	}
 	return nil

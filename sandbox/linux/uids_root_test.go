@@ -47,8 +47,10 @@ func TestUIDOptionsRefused(t *testing.T) {
 	}{
 		{linux.Options{UIDBase: 1000}, "linux.Options: UIDBase and UIDCount: uid base must be at least 65536"},
 		{linux.Options{UIDCount: -1}, "linux.Options: UIDBase and UIDCount: uid count must be at least 1"},
-		{linux.Options{UIDCount: 2, Prestart: 1, Warm: 1}, "linux.Options: UIDCount (2) must exceed Prestart+Warm+WarmSessions (2)"},
-		{linux.Options{UIDCount: 3, Warm: 1, WarmSessions: 2}, "linux.Options: UIDCount (3) must exceed Prestart+Warm+WarmSessions (3)"},
+		// A zygote slot (Warm) holds two uids, a single-run warm sandbox one.
+		{linux.Options{UIDCount: 3, Prestart: 1, Warm: 1}, "linux.Options: UIDCount (3) must exceed Prestart+Warm+WarmSessions (3, a zygote slot of Warm counting twice)"},
+		{linux.Options{UIDCount: 2, Prestart: 1, Warm: 1, SingleRunWarm: true}, "linux.Options: UIDCount (2) must exceed Prestart+Warm+WarmSessions (2, "},
+		{linux.Options{UIDCount: 3, Warm: 1, WarmSessions: 1}, "linux.Options: UIDCount (3) must exceed Prestart+Warm+WarmSessions (3, "},
 	} {
 		if _, err := linux.New(tc.opts); err == nil || !strings.Contains(err.Error(), tc.err) {
 			t.Errorf("New(%+v): %v, want an error saying %q", tc.opts, err, tc.err)

@@ -6,21 +6,21 @@ import (
 	"github.com/crucible-sandbox/crucible/sandbox"
 )
 
-// Why one interpreter per warm sandbox, not a zygote that forks each run:
+// A warm sandbox of Options.SingleRunWarm serves one run: one interpreter
+// per sandbox and per run.
 //
-// A zygote (one pre-initialised interpreter forking every run into a new
-// sandbox) makes a run cost a fork, and would give the best throughput.
-// But the zygote must hold the privileges to build each child's sandbox
-// (namespaces, mounts, cgroup), so a long-lived root process with pandas
-// and matplotlib loaded would sit outside every sandbox; each child would
-// inherit its memory image, so runs would share address-space layout
-// (ASLR) and whatever the zygote ever held; and the sandbox set-up would
-// run inside an interpreter instead of the small init program. Here every
-// interpreter starts inside its own sandbox after the sandbox is complete,
-// as the unprivileged user, under seccomp and the cgroup: starting it
-// early changes when the work is done, never what a program can reach.
-// The cost is throughput (each run still pays an interpreter start, in
-// the background); the measured figures are in the README.
+// A zygote outside the sandboxes (one pre-initialised interpreter forking
+// every run into a new sandbox) would have to hold the privileges to
+// build each child's sandbox (namespaces, mounts, cgroup): a long-lived
+// root process with pandas and matplotlib loaded would sit outside every
+// sandbox, and the sandbox set-up would run inside an interpreter instead
+// of the small init program. So the default, zygote slots (zygote.go),
+// puts the zygote inside a sandbox instead, one per slot, started like
+// the interpreter here: after the sandbox is complete, unprivileged,
+// under seccomp and the cgroup. What the runs of a slot then share (the
+// zygote's memory image, so its address-space layout and str hash seed)
+// is said there; here every run has an interpreter of its own, at the
+// cost of an interpreter start per run, in the background.
 
 // DefaultPreload is what a warm Python interpreter imports in advance: the
 // libraries whose import costs far more than most programs sent to it.
@@ -56,7 +56,7 @@ func (r *Runtime) launchWarm(preload []string) (*sandboxProc, error) {
 // sandbox's init seals them (see placeFiles).
 func (r *Runtime) takeWarm(req *sandbox.Request, lim sandbox.Limits) *sandboxProc {
 	def := sandbox.DefaultLimits.WithDefaults()
-	if r.warm == nil || req.Language != sandbox.Python || lim.DiskBytes != def.DiskBytes || startupEnv(req.Env) ||
+	if r.warm == nil || r.zygote || req.Language != sandbox.Python || lim.DiskBytes != def.DiskBytes || startupEnv(req.Env) ||
 		lim.FileSizeBytes > def.FileSizeBytes || lim.OpenFiles > def.OpenFiles ||
 		lim.Processes < r.warmTasks.Load() {
 		return nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"syscall"
 	"time"
 )
@@ -65,11 +66,14 @@ func runInit() int {
 		return fail(err)
 	}
 	send(Event{Phase: PhaseReady})
-	child, err := start(&base, config)
+	child, run, err := start(&base, config)
 	if err != nil {
 		return fail(err)
 	}
 	send(Event{Phase: PhaseStarted})
+	if run.ZygoteUID != 0 {
+		go serveResets(&base, run, config, send)
+	}
 	// The OOM killer should pick the program, not its init: losing init
 	// would turn a memory_limit into a confusing killed status.
 	_ = os.WriteFile("/proc/self/oom_score_adj", []byte("-1000"), 0)
@@ -129,26 +133,32 @@ func prepare(base *BaseConfig) error {
 }
 
 // start waits for the request, completes the sandbox, locks it down and
-// starts the program, returning its pid.
-func start(base *BaseConfig, config *os.File) (int, error) {
+// starts the program, returning its pid and the request. The config pipe
+// stays open for a zygote, whose init serves Reset requests on it.
+func start(base *BaseConfig, config *os.File) (int, *RunConfig, error) {
 	var run RunConfig
 	if err := ReadMessage(config, &run); err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	if err := finishRoot(base, &run, config); err != nil {
-		return 0, err
+		return 0, nil, err
 	}
-	config.Close()
+	if run.ZygoteUID == 0 {
+		config.Close()
+	} else if err := hideOtherUsers(); err != nil {
+		return 0, nil, err
+	}
 	if err := setRlimits(&run); err != nil {
-		return 0, err
+		return 0, nil, err
 	}
-	if err := dropCapabilityBounds(); err != nil {
-		return 0, err
+	if err := dropCapabilityBounds(boundsKept(&run)...); err != nil {
+		return 0, nil, err
 	}
-	if err := installSeccomp(base.Seccomp); err != nil {
-		return 0, err
+	if err := installSeccomp(base.Seccomp, seccompAllThreads(&run)); err != nil {
+		return 0, nil, err
 	}
-	return startProgram(base, &run)
+	pid, err := startProgram(base, &run)
+	return pid, &run, err
 }
 
 func loopbackUp() error {
@@ -200,13 +210,18 @@ func setRlimits(cfg *RunConfig) error {
 	return nil
 }
 
-// dropCapabilityBounds empties this thread's capability bounding set and
-// inheritable set. The program is forked from this thread; when it switches
-// to the sandbox user it loses its permitted and effective capabilities,
-// and with an empty bounding set no exec (of a file with capabilities, or a
-// set-uid one) can give any back.
-func dropCapabilityBounds() error {
+// dropCapabilityBounds empties this thread's capability bounding set,
+// but for the capabilities keep, and its inheritable set. The program is
+// forked from this thread; when it switches to the sandbox user it loses
+// its permitted and effective capabilities, and with an empty bounding set
+// no exec (of a file with capabilities, or a set-uid one) can give any
+// back. (Only a zygote's start keeps any, and drops them before it
+// executes the zygote: see boundsKept.)
+func dropCapabilityBounds(keep ...int) error {
 	for c := 0; ; c++ {
+		if slices.Contains(keep, c) {
+			continue
+		}
 		err := prctl(syscall.PR_CAPBSET_DROP, uintptr(c))
 		if errors.Is(err, syscall.EINVAL) {
 			break // past the last capability this kernel knows
@@ -218,9 +233,10 @@ func dropCapabilityBounds() error {
 	return clearInheritableCaps()
 }
 
-// startProgram forks the program as the sandbox user, in a session of its
-// own (no controlling terminal to inject keystrokes into), in the working
-// directory, with exactly the configured environment.
+// startProgram forks the program as the sandbox user (a zygote: see
+// programCommand), in a session of its own (no controlling terminal to
+// inject keystrokes into), in the working directory, with exactly the
+// configured environment.
 func startProgram(base *BaseConfig, cfg *RunConfig) (int, error) {
 	if _, err := os.Stat(cfg.Argv[0]); err != nil {
 		return 0, &missingInterpreterError{path: cfg.Argv[0]}
@@ -230,16 +246,14 @@ func startProgram(base *BaseConfig, cfg *RunConfig) (int, error) {
 	if cfg.Channel {
 		files = append(files, kernelIn, kernelOut)
 	}
+	exe, argv, cred := programCommand(base, cfg)
 	attr := &os.ProcAttr{
 		Dir:   cfg.Dir,
 		Env:   cfg.Env,
 		Files: files,
-		Sys: &syscall.SysProcAttr{
-			Credential: &syscall.Credential{Uid: uint32(base.UID), Gid: uint32(base.GID), Groups: []uint32{}},
-			Setsid:     true,
-		},
+		Sys:   &syscall.SysProcAttr{Credential: cred, Setsid: true},
 	}
-	p, err := os.StartProcess(cfg.Argv[0], cfg.Argv, attr)
+	p, err := os.StartProcess(exe, argv, attr)
 	if err != nil {
 		return 0, fmt.Errorf("start %s: %w", cfg.Argv[0], err)
 	}

@@ -98,6 +98,10 @@ type RunConfig struct {
 	MemoryBytes int64 `json:"memory_bytes"`
 	// Channel gives the program the kernel channel as fds 3 and 4.
 	Channel bool `json:"channel,omitempty"`
+	// ZygoteUID, if set, makes the program a zygote (zygote.go), which
+	// takes real and saved ids ZygoteUID and effective ids the sandbox
+	// user's; init then keeps serving Reset requests on the config pipe.
+	ZygoteUID int `json:"zygote_uid,omitempty"`
 	// CPUSeconds, FileSizeBytes, OpenFiles and Processes become rlimits;
 	// CPUSeconds 0 sets no CPU rlimit (a session, whose CPU is limited per
 	// cell), Processes 0 no RLIMIT_NPROC.

@@ -23,8 +23,10 @@ type SeccompFilter []syscall.SockFilter
 // installSeccomp sets no_new_privs, without which a set-uid binary could
 // shed the filters' effect by gaining privileges, and loads the filters on
 // every thread of the process (TSYNC), so the Go runtime's threads and the
-// program forked from them are all covered.
-func installSeccomp(filters []SeccompFilter) error {
+// program forked from them are all covered; or, if allThreads is false,
+// on this thread alone, which forks the program (a zygote's init: see
+// seccompAllThreads).
+func installSeccomp(filters []SeccompFilter, allThreads bool) error {
 	// An empty list is a host bug; a program must never start unfiltered.
 	if len(filters) == 0 {
 		return errors.New("no seccomp filter in the configuration: refusing to start the program unconfined")
@@ -32,10 +34,14 @@ func installSeccomp(filters []SeccompFilter) error {
 	if err := prctl(prSetNoNewPrivs, 1); err != nil {
 		return fmt.Errorf("no_new_privs: %w", err)
 	}
+	var flags uintptr
+	if allThreads {
+		flags = seccompFilterFlagTSync
+	}
 	for _, f := range filters {
 		prog := syscall.SockFprog{Len: uint16(len(f)), Filter: &f[0]}
 		_, _, errno := syscall.RawSyscall(sysSeccomp, seccompSetModeFilter,
-			seccompFilterFlagTSync, uintptr(unsafe.Pointer(&prog)))
+			flags, uintptr(unsafe.Pointer(&prog)))
 		if errno != 0 {
 			return fmt.Errorf("load seccomp filter: %w", errno)
 		}
