@@ -60,11 +60,17 @@ func isDir(path string) bool {
 // newRuntime returns a native runtime with prestart sandboxes, closed at the
 // end of the test; it skips the test when not running as root.
 func newRuntime(tb testing.TB, prestart int) *linux.Runtime {
+	return newRuntimeWith(tb, linux.Options{Prestart: prestart})
+}
+
+// newRuntimeWith returns a native runtime of opts, closed at the end of
+// the test; it skips the test when not running as root.
+func newRuntimeWith(tb testing.TB, opts linux.Options) *linux.Runtime {
 	tb.Helper()
 	if os.Geteuid() != 0 {
 		tb.Skip("skipping: running samples needs the native sandbox, which needs root (run the tests as root, as scripts/test.sh does)")
 	}
-	rt, err := linux.New(linux.Options{Prestart: prestart})
+	rt, err := linux.New(opts)
 	if err != nil {
 		tb.Fatalf("linux.New: %v", err)
 	}

@@ -56,8 +56,11 @@ func newEvalCommand() *cobra.Command {
   # Score a model's completions, pass@1 and pass@10, details to a file
   crucible eval --problems HumanEval.jsonl.gz --samples samples.jsonl --k 1,10 --out results.jsonl`,
 		Short: "Run benchmark samples (HumanEval format) in sandboxes and report pass@k",
-		Long: `Run every sample in its own fresh sandbox with its problem's tests and report
-pass@k (the unbiased estimator). Samples are JSON lines with task_id and
+		Long: `Run every sample with its problem's tests in a sandbox of its own and report
+pass@k (the unbiased estimator). A Python sample runs in a fork of a zygote
+slot's waiting interpreter (its own working directory, /tmp, cgroup and user,
+the slot reset after it; see Pools in the README), or in a fresh pre-started
+sandbox when it does not fit one. Samples are JSON lines with task_id and
 completion (continuing the problem's prompt) or solution (a whole program);
 --samples canonical evaluates the problems' own canonical solutions.
 
@@ -120,7 +123,7 @@ func runEval(ctx context.Context, f *evalFlags) error {
 		}
 		defer out.Close()
 	}
-	rt, err := startRuntime(f.rootfs, f.image, f.store, func(o *linux.Options) { o.Prestart = f.concurrency })
+	rt, err := startRuntime(f.rootfs, f.image, f.store, func(o *linux.Options) { o.Warm, o.Prestart = f.concurrency, f.concurrency })
 	if err != nil {
 		return err
 	}
