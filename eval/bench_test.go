@@ -28,10 +28,11 @@ const benchWallMS = 3_000
 // (Concurrency = NumCPU, 3 s wall), against the same programs (built by
 // eval.Program, each with its sentinel) run by a bare
 // `/usr/bin/python3 FILE` each (no sandbox, an empty environment, files
-// written beforehand) with the same concurrency. The runtime keeps NumCPU
-// sandboxes ready: pre-started ones (each serves one run: a new sandbox
-// and interpreter per sample) or zygote slots (each forks a run from its
-// waiting interpreter), as `crucible eval` does. Both modes run in every
+// written beforehand) with the same concurrency. The runtime keeps
+// sandboxes ready: NumCPU pre-started ones (each serves one run: a new
+// sandbox and interpreter per sample), or twice as many zygote slots (each
+// forks a run from its waiting interpreter; one slot resets while another
+// serves), as `crucible eval` does. Both modes run in every
 // iteration, their order alternating, so that both see the same machine;
 // each must pass all 164 (the sentinel on stdout), or the benchmark fails.
 // It reports bare_samples_per_s, sandbox_samples_per_s and x_bare, the
@@ -44,7 +45,7 @@ func BenchmarkCanonical(b *testing.B) {
 		opts linux.Options
 	}{
 		{"prestart", linux.Options{Prestart: workers}},
-		{"zygote", linux.Options{Warm: workers}},
+		{"zygote", linux.Options{Warm: 2 * workers}},
 	} {
 		b.Run(tc.name, func(b *testing.B) { benchCanonical(b, workers, tc.opts) })
 	}

@@ -123,7 +123,9 @@ func runEval(ctx context.Context, f *evalFlags) error {
 		}
 		defer out.Close()
 	}
-	rt, err := startRuntime(f.rootfs, f.image, f.store, func(o *linux.Options) { o.Warm, o.Prestart = f.concurrency, f.concurrency })
+	// Twice as many zygote slots as samples at once: a slot resets after
+	// each run, and the next sample takes another meanwhile.
+	rt, err := startRuntime(f.rootfs, f.image, f.store, func(o *linux.Options) { o.Warm, o.Prestart = 2*f.concurrency, f.concurrency })
 	if err != nil {
 		return err
 	}
