@@ -582,18 +582,35 @@ def zygote_child(fds, requests, libc):
 
 
 WARM_UP = compile("import sys\nx = [str(i) for i in range(8)]\nsys.stdout.write('')\n", "<warm-up>", "exec")
+WARM_UP_REQUEST = '{"op":"run","code":"","env":{},"limits":{"cpu_seconds":1,"file_size_bytes":1,"open_files":1}}'
 
 
 def warm_up():
-    """Touch, while the fork waits for its run, the pages a run touches
-    first (the compiler's, the evaluation loop's, the streams'): a fork
-    copies a page the first time it writes to it, and this moves those
-    copies off the run's path. It runs the kernel's own code, in a
-    namespace thrown away."""
+    """Rehearse, while the fork waits for its run, what a run does first
+    (decode the request, read the limits and the environment, open and
+    read the program's file, build __main__, compile and run code), with
+    nothing of it kept: a fork copies a page the first time it writes to
+    it, and this moves those copies off the run's path. It runs the
+    kernel's own code, in namespaces thrown away. What it made is then
+    frozen with the zygote's objects, so that the collection at the run's
+    end scans the program's objects alone."""
+    json_loads(WARM_UP_REQUEST)
+    resource.getrusage(resource.RUSAGE_SELF)
+    for which in (resource.RLIMIT_CPU, resource.RLIMIT_FSIZE, resource.RLIMIT_NOFILE):
+        resource.getrlimit(which)
+    os.environ.update({})
+    buffer_stdio_as(bool(os.environ.get("PYTHONUNBUFFERED")))
+    with open(os.devnull, encoding="utf-8") as f:
+        f.read()
+    types.ModuleType("__main__").__dict__.update({
+        "__loader__": importlib.machinery.SourceFileLoader("__main__", "/code/main.py")})
     exec(compile("print(end='')", "<warm-up>", "exec"), {"__builtins__": builtins})
     exec(WARM_UP, {"__builtins__": builtins})
+    import atexit
     import gc
+    atexit._ncallbacks()
     gc.collect()
+    gc.freeze()
 
 
 def reseed():
