@@ -311,7 +311,7 @@ func (x *execution) placeProgram() error {
 	if err := work.placeFiles(x.req.Files, x.p.uid); err != nil {
 		return err
 	}
-	if err := writeMeminfo(x.p.cmd.Process.Pid, x.lim.MemoryBytes); err != nil {
+	if err := x.p.showMemory(x.lim.MemoryBytes); err != nil {
 		return err
 	}
 	// The program's file, as a cold run has it: /code/main.py, alone.

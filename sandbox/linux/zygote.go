@@ -96,6 +96,9 @@ type zygoteState struct {
 	born  time.Time      // when the slot was built
 	sched map[int]string // the scheduling state of each of the zygote's threads when it was ready (schedState)
 	next  *forked        // the fork made for the next run
+	// meminfo is the memory limit the sandbox's /proc/meminfo shows
+	// (root's file, read-only to runs), 0 until a run wrote it.
+	meminfo int64
 }
 
 // close ends the fork made for the next run, if any, and removes its
@@ -168,7 +171,7 @@ func (r *Runtime) bootZygote(p *sandboxProc, preload []string) error {
 	if err := p.resetSandbox(); err != nil {
 		return err
 	}
-	cg, err := newRunCgroup(p.cgName+"/run", r.defaultCgroupLimits)
+	cg, err := newRunCgroup(p.cgName+"/run", runCgroupLimits(sandbox.DefaultLimits.WithDefaults()))
 	if err != nil {
 		return err
 	}
@@ -257,8 +260,9 @@ func (r *Runtime) recycleZygote(p *sandboxProc, cg runCgroup, anomaly error) {
 
 // resetZygote checks that the run's cgroup is empty, has init reset the
 // sandbox, checks that the zygote is as it was and may serve again, and
-// forks the next run into the same cgroup, its limits the defaults again
-// (and the run's once it comes). A cgroup holds nothing of a run once
+// forks the next run into the same cgroup, its limits a default run's
+// again (and the run's once it comes: for a run with the default limits,
+// nothing to write). A cgroup holds nothing of a run once
 // empty but counters, which no run can read and each run starts from
 // (execution.cpuBase, resetPeak); making and removing one per run would
 // cost each run a millisecond of kernel work.
@@ -267,7 +271,7 @@ func (r *Runtime) resetZygote(p *sandboxProc, cg runCgroup) error {
 	if n, err := cg.pidsCurrent(); err != nil || n != 0 {
 		return fmt.Errorf("the run's cgroup holds %d tasks after the run (%v)", n, err)
 	}
-	if err := cg.setLimits(r.defaultCgroupLimits); err != nil {
+	if err := cg.setLimits(runCgroupLimits(sandbox.DefaultLimits.WithDefaults())); err != nil {
 		return err
 	}
 	if err := p.resetSandbox(); err != nil {
@@ -305,6 +309,12 @@ func (p *sandboxProc) resetSandbox() error {
 	case <-timer.C:
 		return fmt.Errorf("the reset took longer than %s", setupTimeout)
 	}
+}
+
+// runCgroupLimits are the limits of the cgroup of a run in a zygote slot
+// with limits lim: it holds the run's processes alone.
+func runCgroupLimits(lim sandbox.Limits) cgroupLimits {
+	return cgroupLimits{MemoryBytes: lim.MemoryBytes, Pids: lim.Processes}
 }
 
 // removeRunCgroup kills what is left in a run's cgroup and removes it.

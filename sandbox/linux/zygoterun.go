@@ -114,7 +114,7 @@ func killAll(cg runCgroup) error {
 // run's limits on its cgroup, the program and input files in the sandbox
 // (placeProgram), then the rest of the request on its gate.
 func (x *execution) startFork(f *forked) error {
-	if err := f.cg.setLimits(cgroupLimits{MemoryBytes: x.lim.MemoryBytes, Pids: x.lim.Processes}); err != nil {
+	if err := f.cg.setLimits(runCgroupLimits(x.lim)); err != nil {
 		return err
 	}
 	cpu, err := f.cg.cpuTime()
