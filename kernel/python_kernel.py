@@ -455,7 +455,7 @@ def exit_like_interpreter(status, main, interrupted):
 # privilege, and a process of the run user can neither signal, trace nor
 # read it. It never runs user code.
 ZYGOTE_FDS = 4  # a run's stdin, stdout, stderr and gate, in order
-PR_SET_DUMPABLE = 4
+PR_GET_DUMPABLE, PR_SET_DUMPABLE = 3, 4
 PR_CAPBSET_DROP = 24
 
 
@@ -543,8 +543,8 @@ def zygote_child(fds, requests, libc):
     session of its own, the run's descriptors replace the standard
     streams, the zygote's channel is closed. The host moves the process
     into the run's cgroup, and when the run comes, writes it on the gate
-    (as run_main takes it, without its code, which the host put at
-    /code/main.py) and closes it. Then, before the program's first line,
+    (as run_main takes it, the program's code with it, which the host also
+    put at /code/main.py) and closes it. Then, before the program's first line,
     the process is made dumpable again as any program is, and every random
     generator the preload seeded is reseeded.
     """
@@ -561,7 +561,7 @@ def zygote_child(fds, requests, libc):
         REQUESTS.close()
         REPLIES.close()
         os.chdir("/work")
-        warm_up()
+        warm_up(libc)
         chunks = []
         while True:
             chunk = os.read(gate, 1 << 16)
@@ -574,8 +574,6 @@ def zygote_child(fds, requests, libc):
         request = json_loads(b"".join(chunks).decode())
         libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
         reseed()
-        with open(request.get("filename") or "/code/main.py", encoding="utf-8") as f:
-            request["code"] = f.read()
     except BaseException:
         os._exit(126)
     run_main(request)
@@ -585,23 +583,21 @@ WARM_UP = compile("import sys\nx = [str(i) for i in range(8)]\nsys.stdout.write(
 WARM_UP_REQUEST = '{"op":"run","code":"","env":{},"limits":{"cpu_seconds":1,"file_size_bytes":1,"open_files":1}}'
 
 
-def warm_up():
+def warm_up(libc):
     """Rehearse, while the fork waits for its run, what a run does first
-    (decode the request, read the limits and the environment, open and
-    read the program's file, build __main__, compile and run code), with
-    nothing of it kept: a fork copies a page the first time it writes to
+    (decode the request, call prctl, read the limits and the environment,
+    build __main__, compile and run code), with nothing of it kept: a fork copies a page the first time it writes to
     it, and this moves those copies off the run's path. It runs the
     kernel's own code, in namespaces thrown away. What it made is then
     frozen with the zygote's objects, so that the collection at the run's
     end scans the program's objects alone."""
     json_loads(WARM_UP_REQUEST)
+    libc.prctl(PR_GET_DUMPABLE, 0, 0, 0, 0)
     resource.getrusage(resource.RUSAGE_SELF)
     for which in (resource.RLIMIT_CPU, resource.RLIMIT_FSIZE, resource.RLIMIT_NOFILE):
         resource.getrlimit(which)
     os.environ.update({})
     buffer_stdio_as(bool(os.environ.get("PYTHONUNBUFFERED")))
-    with open(os.devnull, encoding="utf-8") as f:
-        f.read()
     types.ModuleType("__main__").__dict__.update({
         "__loader__": importlib.machinery.SourceFileLoader("__main__", "/code/main.py")})
     exec(compile("print(end='')", "<warm-up>", "exec"), {"__builtins__": builtins})

@@ -50,8 +50,9 @@ import (
 //     enters /work; the host (root, outside) moves it into the run's own
 //     cgroup (the run's memory, process and CPU accounting), and it waits
 //     on the gate. When the request comes, the host sets the run's limits
-//     on the cgroup, places the program and files, and writes the rest of
-//     the request on the gate; the child makes itself dumpable again, as
+//     on the cgroup (unless the last run's were the same), places the
+//     program and files, and writes the request, code included, on the
+//     gate; the child makes itself dumpable again, as
 //     any program is, reseeds the random generators (Python's random and
 //     numpy's global state; the str hash seed, PYTHONHASHSEED's, is the
 //     zygote's and so shared by every run of a slot), and runs the

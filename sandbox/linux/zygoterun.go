@@ -112,7 +112,8 @@ func killAll(cg runCgroup) error {
 
 // startFork gives the request to f, the slot's fork made for it: the
 // run's limits on its cgroup, the program and input files in the sandbox
-// (placeProgram), then the rest of the request on its gate.
+// (placeProgram), then the request, the program's code with it (the
+// fork need not read the file), on its gate.
 func (x *execution) startFork(f *forked) error {
 	if err := f.cg.setLimits(runCgroupLimits(x.lim)); err != nil {
 		return err
@@ -126,7 +127,7 @@ func (x *execution) startFork(f *forked) error {
 	if err := x.placeProgram(); err != nil {
 		return err
 	}
-	msg, err := x.kernelRun("")
+	msg, err := x.kernelRun()
 	if err != nil {
 		return err
 	}
