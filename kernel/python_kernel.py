@@ -542,11 +542,13 @@ def zygote_child(fds, requests, libc):
     saved: nothing of the zygote user is left), the process leads a
     session of its own, the run's descriptors replace the standard
     streams, the zygote's channel is closed. The host moves the process
-    into the run's cgroup, and when the run comes, writes it on the gate
-    (as run_main takes it, the program's code with it, which the host also
-    put at /code/main.py) and closes it. Then, before the program's first line,
-    the process is made dumpable again as any program is, and every random
-    generator the preload seeded is reseeded.
+    into the run's cgroup; the process warms up (warm_up) and says on the
+    gate, a stream socket, that it is ready. When the run comes the host
+    writes it on the gate (as run_main takes it, the program's code with
+    it, which the host also put at /code/main.py) and ends it. Then,
+    before the program's first line, the process is made dumpable again
+    as any program is, and every random generator the preload seeded is
+    reseeded.
     """
     try:
         stdin, stdout, stderr, gate = fds
@@ -562,6 +564,7 @@ def zygote_child(fds, requests, libc):
         REPLIES.close()
         os.chdir("/work")
         warm_up(libc)
+        os.write(gate, b"r")
         chunks = []
         while True:
             chunk = os.read(gate, 1 << 16)

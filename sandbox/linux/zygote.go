@@ -28,7 +28,7 @@ import (
 // as a user no run has. It never runs user code. Who does what:
 //
 //   - The zygote forks on the host's request (a datagram on its request
-//     socket carrying the run's stdin, stdout, stderr and a gate pipe),
+//     socket carrying the run's stdin, stdout, stderr and a gate),
 //     made as soon as the slot is ready for its next run (zygotefork.go):
 //     the fork and the move into a cgroup are not on the run's path.
 //     It holds two identities (sandboxinit's zygote.go): real and saved
@@ -48,8 +48,9 @@ import (
 //   - The child becomes the run user for good at once, leads a session of
 //     its own, takes the run's streams, closes the zygote's channel and
 //     enters /work; the host (root, outside) moves it into the run's own
-//     cgroup (the run's memory, process and CPU accounting), and it waits
-//     on the gate. When the request comes, the host sets the run's limits
+//     cgroup (the run's memory, process and CPU accounting); it warms up,
+//     says it is ready on the gate (the host then takes the run's CPU base
+//     and resets its memory peak), and waits on the gate. When the request comes, the host sets the run's limits
 //     on the cgroup (unless the last run's were the same), places the
 //     program and files, and writes the request, code included, on the
 //     gate; the child makes itself dumpable again, as

@@ -118,12 +118,7 @@ func (x *execution) startFork(f *forked) error {
 	if err := f.cg.setLimits(runCgroupLimits(x.lim)); err != nil {
 		return err
 	}
-	cpu, err := f.cg.cpuTime()
-	if err != nil {
-		return err
-	}
-	x.cpuBase = cpu
-	f.cg.resetPeak()
+	x.cpuBase = f.cpuBase // the fork was ready, and its memory peak reset, when it was made
 	if err := x.placeProgram(); err != nil {
 		return err
 	}
