@@ -455,7 +455,7 @@ def exit_like_interpreter(status, main, interrupted):
 # privilege, and a process of the run user can neither signal, trace nor
 # read it. It never runs user code.
 ZYGOTE_FDS = 4  # a run's stdin, stdout, stderr and gate, in order
-PR_SET_DUMPABLE = 4
+PR_GET_DUMPABLE, PR_SET_DUMPABLE = 3, 4
 PR_CAPBSET_DROP = 24
 
 
@@ -542,11 +542,13 @@ def zygote_child(fds, requests, libc):
     saved: nothing of the zygote user is left), the process leads a
     session of its own, the run's descriptors replace the standard
     streams, the zygote's channel is closed. The host moves the process
-    into the run's cgroup, and when the run comes, writes it on the gate
-    (as run_main takes it, without its code, which the host put at
-    /code/main.py) and closes it. Then, before the program's first line,
-    the process is made dumpable again as any program is, and every random
-    generator the preload seeded is reseeded.
+    into the run's cgroup; the process warms up (warm_up) and says on the
+    gate, a stream socket, that it is ready. When the run comes the host
+    writes it on the gate (as run_main takes it, the program's code with
+    it, which the host also put at /code/main.py) and ends it. Then,
+    before the program's first line, the process is made dumpable again
+    as any program is, and every random generator the preload seeded is
+    reseeded.
     """
     try:
         stdin, stdout, stderr, gate = fds
@@ -561,7 +563,8 @@ def zygote_child(fds, requests, libc):
         REQUESTS.close()
         REPLIES.close()
         os.chdir("/work")
-        warm_up()
+        warm_up(libc)
+        os.write(gate, b"r")
         chunks = []
         while True:
             chunk = os.read(gate, 1 << 16)
@@ -574,26 +577,39 @@ def zygote_child(fds, requests, libc):
         request = json_loads(b"".join(chunks).decode())
         libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
         reseed()
-        with open(request.get("filename") or "/code/main.py", encoding="utf-8") as f:
-            request["code"] = f.read()
     except BaseException:
         os._exit(126)
     run_main(request)
 
 
 WARM_UP = compile("import sys\nx = [str(i) for i in range(8)]\nsys.stdout.write('')\n", "<warm-up>", "exec")
+WARM_UP_REQUEST = '{"op":"run","code":"","env":{},"limits":{"cpu_seconds":1,"file_size_bytes":1,"open_files":1}}'
 
 
-def warm_up():
-    """Touch, while the fork waits for its run, the pages a run touches
-    first (the compiler's, the evaluation loop's, the streams'): a fork
-    copies a page the first time it writes to it, and this moves those
-    copies off the run's path. It runs the kernel's own code, in a
-    namespace thrown away."""
+def warm_up(libc):
+    """Rehearse, while the fork waits for its run, what a run does first
+    (decode the request, call prctl, read the limits and the environment,
+    build __main__, compile and run code), with nothing of it kept: a fork copies a page the first time it writes to
+    it, and this moves those copies off the run's path. It runs the
+    kernel's own code, in namespaces thrown away. What it made is then
+    frozen with the zygote's objects, so that the collection at the run's
+    end scans the program's objects alone."""
+    json_loads(WARM_UP_REQUEST)
+    libc.prctl(PR_GET_DUMPABLE, 0, 0, 0, 0)
+    resource.getrusage(resource.RUSAGE_SELF)
+    for which in (resource.RLIMIT_CPU, resource.RLIMIT_FSIZE, resource.RLIMIT_NOFILE):
+        resource.getrlimit(which)
+    os.environ.update({})
+    buffer_stdio_as(bool(os.environ.get("PYTHONUNBUFFERED")))
+    types.ModuleType("__main__").__dict__.update({
+        "__loader__": importlib.machinery.SourceFileLoader("__main__", "/code/main.py")})
     exec(compile("print(end='')", "<warm-up>", "exec"), {"__builtins__": builtins})
     exec(WARM_UP, {"__builtins__": builtins})
+    import atexit
     import gc
+    atexit._ncallbacks()
     gc.collect()
+    gc.freeze()
 
 
 def reseed():

@@ -281,7 +281,7 @@ func (x *execution) startWarm() error {
 	if err := x.placeProgram(); err != nil {
 		return err
 	}
-	msg, err := x.kernelRun(x.req.Code)
+	msg, err := x.kernelRun()
 	if err != nil {
 		return err
 	}
@@ -290,10 +290,10 @@ func (x *execution) startWarm() error {
 	return err
 }
 
-// kernelRun is the request that has a warm interpreter run the program,
-// code (empty for a zygote, which reads the program's file).
-func (x *execution) kernelRun(code string) ([]byte, error) {
-	return json.Marshal(kernel.Run{Op: "run", Code: code, Env: x.req.Env, Limits: kernel.RunLimits{
+// kernelRun is the request that has a warm interpreter or a zygote's
+// fork run the program.
+func (x *execution) kernelRun() ([]byte, error) {
+	return json.Marshal(kernel.Run{Op: "run", Code: x.req.Code, Env: x.req.Env, Limits: kernel.RunLimits{
 		CPUSeconds: (x.lim.CPUTimeMS + 999) / 1000, FileSizeBytes: x.lim.FileSizeBytes, OpenFiles: x.lim.OpenFiles,
 	}, Policy: x.req.Rules})
 }
@@ -303,15 +303,18 @@ func (x *execution) kernelRun(code string) ([]byte, error) {
 // limit in /proc/meminfo and the program's file, as a cold run has it,
 // /code/main.py alone.
 func (x *execution) placeProgram() error {
-	work, err := openWorkDir(x.p.cmd.Process.Pid)
-	if err != nil {
-		return err
+	if len(x.req.Files) > 0 {
+		work, err := openWorkDir(x.p.cmd.Process.Pid)
+		if err != nil {
+			return err
+		}
+		err = work.placeFiles(x.req.Files, x.p.uid)
+		work.close()
+		if err != nil {
+			return err
+		}
 	}
-	defer work.close()
-	if err := work.placeFiles(x.req.Files, x.p.uid); err != nil {
-		return err
-	}
-	if err := writeMeminfo(x.p.cmd.Process.Pid, x.lim.MemoryBytes); err != nil {
+	if err := x.p.showMemory(x.lim.MemoryBytes); err != nil {
 		return err
 	}
 	// The program's file, as a cold run has it: /code/main.py, alone.

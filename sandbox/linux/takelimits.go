@@ -45,6 +45,22 @@ func resizeDisk(initPid int, bytes int64) error {
 	return nil
 }
 
+// showMemory makes the sandbox's /proc/meminfo show memoryBytes. A zygote
+// slot's file keeps what its last run's showed (no run can write it):
+// written once for a stream of runs with the same limit.
+func (p *sandboxProc) showMemory(memoryBytes int64) error {
+	if p.zygote != nil && p.zygote.meminfo == memoryBytes {
+		return nil
+	}
+	if err := writeMeminfo(p.cmd.Process.Pid, memoryBytes); err != nil {
+		return err
+	}
+	if p.zygote != nil {
+		p.zygote.meminfo = memoryBytes
+	}
+	return nil
+}
+
 // writeMeminfo makes the sandbox's /proc/meminfo show memoryBytes, as
 // init's setMeminfo does for a cold request. The file is a bind mount of
 // a root-owned file of init's staging tmpfs over the sandbox's /proc,

@@ -28,7 +28,7 @@ import (
 // as a user no run has. It never runs user code. Who does what:
 //
 //   - The zygote forks on the host's request (a datagram on its request
-//     socket carrying the run's stdin, stdout, stderr and a gate pipe),
+//     socket carrying the run's stdin, stdout, stderr and a gate),
 //     made as soon as the slot is ready for its next run (zygotefork.go):
 //     the fork and the move into a cgroup are not on the run's path.
 //     It holds two identities (sandboxinit's zygote.go): real and saved
@@ -48,10 +48,12 @@ import (
 //   - The child becomes the run user for good at once, leads a session of
 //     its own, takes the run's streams, closes the zygote's channel and
 //     enters /work; the host (root, outside) moves it into the run's own
-//     cgroup (the run's memory, process and CPU accounting), and it waits
-//     on the gate. When the request comes, the host sets the run's limits
-//     on the cgroup, places the program and files, and writes the rest of
-//     the request on the gate; the child makes itself dumpable again, as
+//     cgroup (the run's memory, process and CPU accounting); it warms up,
+//     says it is ready on the gate (the host then takes the run's CPU base
+//     and resets its memory peak), and waits on the gate. When the request comes, the host sets the run's limits
+//     on the cgroup (unless the last run's were the same), places the
+//     program and files, and writes the request, code included, on the
+//     gate; the child makes itself dumpable again, as
 //     any program is, reseeds the random generators (Python's random and
 //     numpy's global state; the str hash seed, PYTHONHASHSEED's, is the
 //     zygote's and so shared by every run of a slot), and runs the
@@ -96,6 +98,9 @@ type zygoteState struct {
 	born  time.Time      // when the slot was built
 	sched map[int]string // the scheduling state of each of the zygote's threads when it was ready (schedState)
 	next  *forked        // the fork made for the next run
+	// meminfo is the memory limit the sandbox's /proc/meminfo shows
+	// (root's file, read-only to runs), 0 until a run wrote it.
+	meminfo int64
 }
 
 // close ends the fork made for the next run, if any, and removes its
@@ -168,7 +173,7 @@ func (r *Runtime) bootZygote(p *sandboxProc, preload []string) error {
 	if err := p.resetSandbox(); err != nil {
 		return err
 	}
-	cg, err := newRunCgroup(p.cgName+"/run", r.defaultCgroupLimits)
+	cg, err := newRunCgroup(p.cgName+"/run", runCgroupLimits(sandbox.DefaultLimits.WithDefaults()))
 	if err != nil {
 		return err
 	}
@@ -257,8 +262,9 @@ func (r *Runtime) recycleZygote(p *sandboxProc, cg runCgroup, anomaly error) {
 
 // resetZygote checks that the run's cgroup is empty, has init reset the
 // sandbox, checks that the zygote is as it was and may serve again, and
-// forks the next run into the same cgroup, its limits the defaults again
-// (and the run's once it comes). A cgroup holds nothing of a run once
+// forks the next run into the same cgroup, its limits a default run's
+// again (and the run's once it comes: for a run with the default limits,
+// nothing to write). A cgroup holds nothing of a run once
 // empty but counters, which no run can read and each run starts from
 // (execution.cpuBase, resetPeak); making and removing one per run would
 // cost each run a millisecond of kernel work.
@@ -267,7 +273,7 @@ func (r *Runtime) resetZygote(p *sandboxProc, cg runCgroup) error {
 	if n, err := cg.pidsCurrent(); err != nil || n != 0 {
 		return fmt.Errorf("the run's cgroup holds %d tasks after the run (%v)", n, err)
 	}
-	if err := cg.setLimits(r.defaultCgroupLimits); err != nil {
+	if err := cg.setLimits(runCgroupLimits(sandbox.DefaultLimits.WithDefaults())); err != nil {
 		return err
 	}
 	if err := p.resetSandbox(); err != nil {
@@ -305,6 +311,12 @@ func (p *sandboxProc) resetSandbox() error {
 	case <-timer.C:
 		return fmt.Errorf("the reset took longer than %s", setupTimeout)
 	}
+}
+
+// runCgroupLimits are the limits of the cgroup of a run in a zygote slot
+// with limits lim: it holds the run's processes alone.
+func runCgroupLimits(lim sandbox.Limits) cgroupLimits {
+	return cgroupLimits{MemoryBytes: lim.MemoryBytes, Pids: lim.Processes}
 }
 
 // removeRunCgroup kills what is left in a run's cgroup and removes it.

@@ -112,21 +112,17 @@ func killAll(cg runCgroup) error {
 
 // startFork gives the request to f, the slot's fork made for it: the
 // run's limits on its cgroup, the program and input files in the sandbox
-// (placeProgram), then the rest of the request on its gate.
+// (placeProgram), then the request, the program's code with it (the
+// fork need not read the file), on its gate.
 func (x *execution) startFork(f *forked) error {
-	if err := f.cg.setLimits(cgroupLimits{MemoryBytes: x.lim.MemoryBytes, Pids: x.lim.Processes}); err != nil {
+	if err := f.cg.setLimits(runCgroupLimits(x.lim)); err != nil {
 		return err
 	}
-	cpu, err := f.cg.cpuTime()
-	if err != nil {
-		return err
-	}
-	x.cpuBase = cpu
-	f.cg.resetPeak()
+	x.cpuBase = f.cpuBase // the fork was ready, and its memory peak reset, when it was made
 	if err := x.placeProgram(); err != nil {
 		return err
 	}
-	msg, err := x.kernelRun("")
+	msg, err := x.kernelRun()
 	if err != nil {
 		return err
 	}
