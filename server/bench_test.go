@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"testing"
@@ -28,7 +29,9 @@ import (
 // untimed, for the pool to be full. It reports the medians and
 // added_ms_p50, their difference (target ≤ 1 ms), and what a bare HTTP
 // handler around the runtime adds, bare_http_added_ms_p50: the part of
-// the overhead that is HTTP itself on this machine.
+// the overhead that is HTTP itself on this machine. Each round also runs a
+// bare `/usr/bin/python3 -c 'print(1)'`: api_x_bare and direct_x_bare are
+// the medians over its median (issue 18's target: api_x_bare ≤ 0.15).
 func BenchmarkAPIOverhead(b *testing.B) {
 	if os.Geteuid() != 0 {
 		b.Skip("the native sandbox needs root")
@@ -86,8 +89,13 @@ func BenchmarkAPIOverhead(b *testing.B) {
 		}
 		return time.Since(t)
 	}
-	var direct, api, bareHTTP []time.Duration
+	var direct, api, bareHTTP, barePython []time.Duration
 	for b.Loop() {
+		t0 := time.Now()
+		if out, err := exec.Command("/usr/bin/python3", "-c", "print(1)").Output(); err != nil || string(out) != "1\n" {
+			b.Fatalf("bare python3: %v %q", err, out)
+		}
+		barePython = append(barePython, time.Since(t0))
 		b.StopTimer()
 		waitFull()
 		b.StartTimer()
@@ -106,7 +114,10 @@ func BenchmarkAPIOverhead(b *testing.B) {
 		b.StartTimer()
 		bareHTTP = append(bareHTTP, post(bare.URL))
 	}
-	d, a, h := median(direct), median(api), median(bareHTTP)
+	d, a, h, p := median(direct), median(api), median(bareHTTP), median(barePython)
+	b.ReportMetric(ms(p), "bare_python_ms_p50")
+	b.ReportMetric(float64(a)/float64(p), "api_x_bare")
+	b.ReportMetric(float64(d)/float64(p), "direct_x_bare")
 	b.ReportMetric(ms(d), "direct_ms_p50")
 	b.ReportMetric(ms(a), "api_ms_p50")
 	b.ReportMetric(ms(a-d), "added_ms_p50")
