@@ -70,6 +70,7 @@ fi
 if $bench; then
 	step "benchmarks" go test -tags crucible_initexe -run '^$' -bench . -benchtime 20x ./sandbox/linux/
 	step "eval benchmark" go test -tags crucible_initexe -run '^$' -bench Canonical -benchtime 2x ./eval/
+	step "CLI benchmark" go test -tags crucible_initexe -run '^$' -bench CLIRunPrint1 -benchtime 30x ./cmd/crucible/
 	step "agent benchmark" go test -tags crucible_initexe -run '^$' -bench LoopOverhead -benchtime 200x ./agent/
 	step "API benchmark" go test -tags crucible_initexe -run '^$' -bench APIOverhead -benchtime 40x ./server/
 	step "analyst benchmarks" go test -tags crucible_initexe -run '^$' -bench 'Profile50MB|FollowUpOverhead' -benchtime 3x ./analyst/
