@@ -124,20 +124,29 @@ func (pool *prestartPool) take() *sandboxProc {
 	for {
 		select {
 		case p, ok := <-pool.ready:
-			if !ok {
-				return nil
+			if p, retry := pool.received(p, ok); !retry {
+				return p
 			}
-			if !p.alive() {
-				pool.replace(p)
-				continue
-			}
-			pool.hits.Add(1)
-			return p
 		default:
 			pool.misses.Add(1)
 			return nil
 		}
 	}
+}
+
+// received handles a sandbox received from the ready channel (ok false:
+// the pool is closed): a live one is a hit, returned; a dead one is
+// replaced and retry is set; a closed pool gives nil.
+func (pool *prestartPool) received(p *sandboxProc, ok bool) (_ *sandboxProc, retry bool) {
+	if !ok {
+		return nil, false
+	}
+	if !p.alive() {
+		pool.replace(p)
+		return nil, true
+	}
+	pool.hits.Add(1)
+	return p, false
 }
 
 // detach makes p, just taken, no longer the pool's (its end asks for

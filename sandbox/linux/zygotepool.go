@@ -18,15 +18,10 @@ func (pool *prestartPool) takeSoon(ctx context.Context, wait time.Duration) *san
 	for {
 		select {
 		case p, ok := <-pool.ready:
-			if !ok {
-				return nil
+			if p, retry := pool.received(p, ok); !retry {
+				return p
 			}
-			if !p.alive() {
-				pool.replace(p)
-				continue
-			}
-			pool.hits.Add(1)
-			return p
+			continue
 		default:
 		}
 		if pool.recycling.Load() == 0 {
@@ -40,15 +35,10 @@ func (pool *prestartPool) takeSoon(ctx context.Context, wait time.Duration) *san
 		}
 		select {
 		case p, ok := <-pool.ready:
-			if !ok {
-				return nil
+			if p, retry := pool.received(p, ok); !retry {
+				return p
 			}
-			if !p.alive() {
-				pool.replace(p)
-				continue
-			}
-			pool.hits.Add(1)
-			return p
+			continue
 		case <-timeout:
 			pool.misses.Add(1)
 			return nil
