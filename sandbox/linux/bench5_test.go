@@ -258,6 +258,13 @@ func warmSandboxMemory(b *testing.B) memory {
 func BenchmarkIdleWarmMemory(b *testing.B) {
 	rt := newRuntime(b, linux.Options{Warm: 1, SingleRunWarm: true, Preload: []string{}})
 	awaitWarm(b, rt)
+	compareIdleMemory(b, 2, "the idle warm sandbox", "init and the kernel")
+}
+
+// compareIdleMemory reports the memory of the warm sandbox the runtime
+// keeps idle (procs processes: want names them) against a bare
+// interpreter idling in time.sleep: RSS and PSS, and their differences.
+func compareIdleMemory(b *testing.B, procs int, what, want string) {
 	idle := exec.Command("/usr/bin/python3", "-c", "import time; time.sleep(5)")
 	idle.Env = []string{}
 	if err := idle.Start(); err != nil {
@@ -267,12 +274,12 @@ func BenchmarkIdleWarmMemory(b *testing.B) {
 		_ = idle.Process.Kill()
 		_ = idle.Wait()
 	})
-	time.Sleep(time.Second)
+	time.Sleep(time.Second) // the bare interpreter's start-up is over
 	var box, base memory
 	for b.Loop() {
 		m := warmSandboxMemory(b)
-		if m.procs != 2 {
-			b.Fatalf("the idle warm sandbox has %d processes, want init and the kernel", m.procs)
+		if m.procs != procs {
+			b.Fatalf("%s has %d processes, want %s", what, m.procs, want)
 		}
 		box.rss, box.pss = box.rss+m.rss, box.pss+m.pss
 		base.add(b, idle.Process.Pid)

@@ -1,7 +1,6 @@
 package linux_test
 
 import (
-	"os/exec"
 	"slices"
 	"sync"
 	"testing"
@@ -132,30 +131,5 @@ func BenchmarkIdleZygoteMemory(b *testing.B) {
 	awaitWarm(b, rt)
 	boxed(b, rt, "print(1)", "1\n")
 	awaitWarm(b, rt)
-	idle := exec.Command("/usr/bin/python3", "-c", "import time; time.sleep(5)")
-	idle.Env = []string{}
-	if err := idle.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		_ = idle.Process.Kill()
-		_ = idle.Wait()
-	})
-	time.Sleep(time.Second) // the bare interpreter's start-up is over
-	var box, base memory
-	for b.Loop() {
-		m := warmSandboxMemory(b)
-		if m.procs != 3 {
-			b.Fatalf("the idle zygote slot has %d processes, want init, the zygote and its fork", m.procs)
-		}
-		box.rss, box.pss = box.rss+m.rss, box.pss+m.pss
-		base.add(b, idle.Process.Pid)
-	}
-	mib := func(total int64) float64 { return float64(total) / float64(b.N) / (1 << 20) }
-	b.ReportMetric(mib(box.rss), "sandbox_rss_mib")
-	b.ReportMetric(mib(base.rss), "bare_rss_mib")
-	b.ReportMetric(mib(box.rss-base.rss), "delta_mib")
-	b.ReportMetric(mib(box.pss), "sandbox_pss_mib")
-	b.ReportMetric(mib(base.pss), "bare_pss_mib")
-	b.ReportMetric(mib(box.pss-base.pss), "pss_delta_mib")
+	compareIdleMemory(b, 3, "the idle zygote slot", "init, the zygote and its fork")
 }
