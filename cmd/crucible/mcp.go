@@ -94,13 +94,8 @@ func serveMCP(ctx context.Context, f *serveFlags) error {
 		return err
 	}
 	defer closeImages(images)
-	cfg := service.Config{Runtime: images[0].Runtime, ImageName: images[0].Name, ImageDigest: images[0].Digest,
-		Store: st, Redactor: redactor, Logger: log, Hints: images[0].Hints}
-	for _, img := range images[1:] {
-		cfg.Images = append(cfg.Images, img.Image)
-	}
-	conf.apply(&cfg)
-	if cfg.Agents.Model, err = agentModel(conf.Model, log); err != nil {
+	cfg, err := serviceConfig(images, st, redactor, log, conf)
+	if err != nil {
 		return err
 	}
 	svc, err := service.New(cfg)

@@ -239,16 +239,12 @@ func serve(ctx context.Context, f *serveFlags) error {
 		return err
 	}
 	defer closeImages(images)
-	cfg := service.Config{Runtime: images[0].Runtime, ImageName: images[0].Name, ImageDigest: images[0].Digest,
-		Store: st, Redactor: redactor, Logger: log, Pools: poolsOf(images), Hints: images[0].Hints}
-	for _, img := range images[1:] {
-		cfg.Images = append(cfg.Images, img.Image)
-	}
-	conf.apply(&cfg)
-	cfg.Policy.Mode = cfg.Policy.Mode.Stricter(f.policy.mode)
-	if cfg.Agents.Model, err = agentModel(conf.Model, log); err != nil {
+	cfg, err := serviceConfig(images, st, redactor, log, conf)
+	if err != nil {
 		return err
 	}
+	cfg.Pools = poolsOf(images)
+	cfg.Policy.Mode = cfg.Policy.Mode.Stricter(f.policy.mode)
 	svc, err := service.New(cfg)
 	if err != nil {
 		return usageError(fmt.Errorf("--config: %w", err))

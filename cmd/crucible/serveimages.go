@@ -3,11 +3,14 @@ package main
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 
 	"github.com/crucible-sandbox/crucible/image"
+	"github.com/crucible-sandbox/crucible/policy"
 	"github.com/crucible-sandbox/crucible/sandbox/linux"
 	"github.com/crucible-sandbox/crucible/service"
+	"github.com/crucible-sandbox/crucible/store"
 )
 
 // rootfsImage names the --rootfs directory among the images offered.
@@ -90,4 +93,20 @@ func poolsOf(images []servedImage) func() map[string]service.PoolStats {
 		}
 		return pools
 	}
+}
+
+// serviceConfig is the configuration of a service offering images (the
+// first the default), recording runs in st, redacting with redactor and
+// logging to log, with conf's settings and model applied: what `crucible
+// serve` and `crucible mcp` share.
+func serviceConfig(images []servedImage, st store.Store, redactor *policy.Redactor, log *slog.Logger, conf *serveConfig) (service.Config, error) {
+	cfg := service.Config{Runtime: images[0].Runtime, ImageName: images[0].Name, ImageDigest: images[0].Digest,
+		Store: st, Redactor: redactor, Logger: log, Hints: images[0].Hints}
+	for _, img := range images[1:] {
+		cfg.Images = append(cfg.Images, img.Image)
+	}
+	conf.apply(&cfg)
+	var err error
+	cfg.Agents.Model, err = agentModel(conf.Model, log)
+	return cfg, err
 }
