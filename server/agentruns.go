@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"iter"
 	"net/http"
 
 	"github.com/crucible-sandbox/crucible/api"
@@ -106,24 +105,6 @@ func (s *Server) agentRunEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.serveEvents(w, events)
-}
-
-// serveEvents answers a resumable stream of events: 204 when events is
-// nil (nothing comes after the point asked for), else the events, with
-// the delay to wait before resuming.
-func (s *Server) serveEvents(w http.ResponseWriter, events iter.Seq[service.Event]) {
-	if events == nil {
-		w.WriteHeader(http.StatusNoContent)
-		return
-	}
-	es := startEventStream(w)
-	defer es.close()
-	es.setRetry(reconnectDelay)
-	for e := range events {
-		if !es.emit(e) {
-			return
-		}
-	}
 }
 
 // decideApproval serves POST /v1/agent-runs/{id}/approvals/{approval_id}.

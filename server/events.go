@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"errors"
+	"iter"
 	"net/http"
 	"strconv"
 	"sync"
@@ -233,4 +234,22 @@ func (s *Server) streamLazily(w http.ResponseWriter, what string, start func(emi
 		return
 	}
 	es.close()
+}
+
+// serveEvents answers a resumable stream of events: 204 when events is
+// nil (nothing comes after the point asked for), else the events, with
+// the delay to wait before resuming.
+func (s *Server) serveEvents(w http.ResponseWriter, events iter.Seq[service.Event]) {
+	if events == nil {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	es := startEventStream(w)
+	defer es.close()
+	es.setRetry(reconnectDelay)
+	for e := range events {
+		if !es.emit(e) {
+			return
+		}
+	}
 }

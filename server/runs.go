@@ -82,18 +82,7 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, "follow run", renameField(err, "after", field))
 		return
 	}
-	if events == nil {
-		w.WriteHeader(http.StatusNoContent)
-		return
-	}
-	es := startEventStream(w)
-	defer es.close()
-	es.setRetry(reconnectDelay)
-	for e := range events {
-		if !es.emit(e) {
-			return
-		}
-	}
+	s.serveEvents(w, events)
 }
 
 // boolParam reads an optional "0"/"1" query parameter.
