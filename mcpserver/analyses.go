@@ -110,11 +110,11 @@ func (h *handlers) analysisCreate(ctx context.Context, _ *mcp.CallToolRequest, i
 
 func (h *handlers) analysisAsk(ctx context.Context, req *mcp.CallToolRequest, in AnalysisAskInput) (*mcp.CallToolResult, AnswerOutput, error) {
 	p := newProgress(ctx, req)
-	var asked *api.AnalysisQuestion
+	var q *api.AnalysisQuestion // from the answer event: the ended run and the answer
 	err := h.svc.StreamAnalysisQuestion(ctx, h.tenant, in.Analysis, api.QuestionRequest{Question: in.Question, MaxRetries: in.MaxRetries, TextMode: in.TextMode},
 		func(e service.Event) bool {
 			if e.Kind == service.EventAnswer && e.Agent != nil {
-				asked = e.Agent.Question
+				q = e.Agent.Question
 			}
 			p.send(agentProgress(e))
 			return true
@@ -123,15 +123,11 @@ func (h *handlers) analysisAsk(ctx context.Context, req *mcp.CallToolRequest, in
 	if err != nil {
 		return nil, AnswerOutput{}, err
 	}
-	if asked == nil { // cancelled before it ended: the call's context says so
+	if q == nil { // cancelled before it ended: the call's context says so
 		if ctx.Err() != nil {
 			return nil, AnswerOutput{}, ctx.Err()
 		}
 		return nil, AnswerOutput{}, fmt.Errorf("the question about analysis %s ended without an answer event", in.Analysis)
-	}
-	q, err := h.svc.AnalysisQuestion(h.tenant, in.Analysis, asked.N)
-	if err != nil {
-		return nil, AnswerOutput{}, err
 	}
 	out := AnswerOutput{Analysis: in.Analysis, Question: q.N, Run: q.Run.ID, Status: string(q.Run.Status), Reason: q.Run.Reason}
 	var ans analyst.Answer
