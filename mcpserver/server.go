@@ -9,6 +9,10 @@ import (
 // Name is the server's name in the MCP handshake.
 const Name = "crucible"
 
+// Version is the version both transports (crucible mcp, /mcp) report in
+// the MCP handshake.
+const Version = "0.1.0"
+
 // instructions tell a client's model what the server is for.
 const instructions = `Crucible runs code in an isolated Linux sandbox with no network.
 Use run_code for a one-off program (Python, JavaScript or Bash); files it writes come back as

@@ -9,9 +9,6 @@ import (
 	"github.com/crucible-sandbox/crucible/mcpserver"
 )
 
-// MCPVersion is the version /mcp reports in the MCP handshake.
-const MCPVersion = "0.1.0"
-
 // mcpIdleTimeout closes an MCP session idle that long, so that clients
 // that go away without closing do not hold sessions forever.
 const mcpIdleTimeout = DefaultIdleTimeout * 15
@@ -41,7 +38,7 @@ func (m *mcpHandlers) of(tenant string) http.Handler {
 	if h, ok := m.tenant[tenant]; ok {
 		return h
 	}
-	srv := mcpserver.New(m.s.svc, tenant, MCPVersion)
+	srv := mcpserver.New(m.s.svc, tenant, mcpserver.Version)
 	// A web page must not drive a local server's tools through its
 	// visitor's browser: the SDK refuses a request that reached a loopback
 	// address under another host name (DNS rebinding), and the

@@ -21,9 +21,6 @@ import (
 	"github.com/crucible-sandbox/crucible/store"
 )
 
-// mcpVersion is the version the MCP server reports in its handshake.
-const mcpVersion = "0.1.0"
-
 func newMCPCommand() *cobra.Command {
 	var f serveFlags
 	cmd := &cobra.Command{
@@ -107,7 +104,7 @@ func serveMCP(ctx context.Context, f *serveFlags) error {
 		defer cancel()
 		_ = svc.Shutdown(sctx)
 	}()
-	err = mcpserver.New(svc, server.DefaultTenant, mcpVersion).Run(ctx, &mcp.StdioTransport{})
+	err = mcpserver.New(svc, server.DefaultTenant, mcpserver.Version).Run(ctx, &mcp.StdioTransport{})
 	if err != nil && ctx.Err() == nil && !clientLeft(err) { // not a signal
 		return platformError(err)
 	}
