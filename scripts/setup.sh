@@ -105,10 +105,13 @@ if ! build >"$log" 2>&1 </dev/null; then
 fi
 step "built bin/crucible"
 
-# 4b. staticcheck, for scripts/test.sh, from the Go module proxy.
-STATICCHECK_VERSION=2026.2.2
+# 4b. staticcheck, for scripts/test.sh, from the Go module proxy. Pinned by
+# its module version: the proxy may refuse the release name (2026.2.2) that
+# a warm module cache still resolves. `staticcheck -version` prints
+# "staticcheck 2026.2.2 (0.8.2)".
+STATICCHECK_VERSION=v0.8.2
 staticcheck=$(go env GOPATH)/bin/staticcheck
-if ! "$staticcheck" -version 2>/dev/null | grep -q "^staticcheck $STATICCHECK_VERSION "; then
+if ! "$staticcheck" -version 2>/dev/null | grep -qF "(${STATICCHECK_VERSION#v})"; then
 	step "installing staticcheck $STATICCHECK_VERSION"
 	run_quiet "$log" go install "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION" ||
 		die "go install staticcheck failed"
