@@ -16,6 +16,8 @@ func TestScrubBuildHost(t *testing.T) {
 	files := map[string]string{
 		"etc/hostname": "vm\n", "etc/resolv.conf": "nameserver 10.0.2.3\n", "etc/mailname": "vm.example\n",
 		"etc/machine-id": "0123456789abcdef0123456789abcdef\n", "etc/os-release": "ID=debian\n", outside: "host's\n",
+		"var/log/bootstrap.log": "URL:http://deb.debian.org/... -> \"/var/lib/crucible/images/.x.building-1/rootfs/...\"\n",
+		"var/log/dpkg.log":      "status installed python3\n",
 	}
 	for p, content := range files {
 		if !filepath.IsAbs(p) {
@@ -47,6 +49,8 @@ func TestScrubBuildHost(t *testing.T) {
 		{"etc/mailname", "", true},
 		{"etc/machine-id", "", false},
 		{"var/lib/dbus/machine-id", "", true},
+		{"var/log/bootstrap.log", "", true},
+		{"var/log/dpkg.log", "status installed python3\n", false},
 		{"etc/os-release", "ID=debian\n", false},
 		{outside, "host's\n", false},
 	} {

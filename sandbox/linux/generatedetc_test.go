@@ -23,17 +23,21 @@ print(socket.gethostbyname("localhost"), socket.gethostbyname(socket.gethostname
 uids = [int(l.split(":")[2]) for l in open("/etc/passwd") if l.startswith(getpass.getuser() + ":")]
 print(getpass.getuser(), uids == [os.getuid()])
 print(open("/etc/resolv.conf").read().strip())
+left = ("/etc/mailname", "/etc/machine-id", "/var/lib/dbus/machine-id", "/var/log/bootstrap.log")
+print([p for p in left if os.path.exists(p) and os.path.getsize(p)])
 `
 
 // identityWant is identityProgram's output in every root.
-const identityWant = "sandbox\nsandbox sandbox\n127.0.0.1 127.0.0.1\nsandbox True\n# no name server: the sandbox has no network of its own\n"
+const identityWant = "sandbox\nsandbox sandbox\n127.0.0.1 127.0.0.1\nsandbox True\n# no name server: the sandbox has no network of its own\n[]\n"
 
 // TestGeneratedEtc proves a sandbox gets the same generated /etc files on
 // the host's directories and in an image (issue 23): /etc/hostname agrees
 // with the UTS name, /etc/hosts resolves localhost and that name, the
 // user has an entry, and nothing of the machine that built the image
 // shows. leaky is an image built as debootstrap builds one: the build
-// host's name and name server in its /etc, no /etc/hosts, its own users.
+// host's name and name server in its /etc, no /etc/hosts, its own users,
+// a machine id and mail name, and debootstrap's log, which names the
+// image store's path on the build host.
 // The generated files lie over the image's, which stays unchanged.
 func TestGeneratedEtc(t *testing.T) {
 	needRoot(t)
@@ -41,10 +45,11 @@ func TestGeneratedEtc(t *testing.T) {
 	buildEtc := map[string]string{
 		"hostname": "buildhost-7\n", "resolv.conf": "nameserver 192.0.2.53\nsearch build.example\n",
 		"passwd": "root:x:0:0:root:/root:/bin/bash\nbuilder:x:1000:1000::/home/builder:/bin/bash\n",
-		"group":  "root:x:0:\nbuilder:x:1000:\n",
+		"group":  "root:x:0:\nbuilder:x:1000:\n", "machine-id": "0123456789abcdef0123456789abcdef\n", "mailname": "buildhost-7.example\n",
+		"../var/log/bootstrap.log": "URL:http://deb.debian.org/x.deb -> \"/srv/store/.img.building-1/rootfs/x.deb\"\n",
 	}
 	for name, content := range buildEtc {
-		if err := os.MkdirAll(filepath.Join(leaky, "etc"), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(leaky, "etc", name)), 0o755); err != nil {
 			t.Fatal(err)
 		}
 		if err := os.WriteFile(filepath.Join(leaky, "etc", name), []byte(content), 0o644); err != nil {
@@ -71,7 +76,7 @@ func TestGeneratedEtc(t *testing.T) {
 		// Bash and coreutils only: the files themselves, the kernel's name
 		// as bash has it, and id's name for the uid (from /etc/passwd).
 		{"an image with the build machine's /etc", func(*testing.T) linux.Options { return linux.Options{RootFS: leaky} },
-			sandbox.Request{Language: sandbox.Bash, Code: "cat /etc/hostname /etc/hosts /etc/resolv.conf; echo \"$HOSTNAME\"; id -un; cat /etc/group"},
+			sandbox.Request{Language: sandbox.Bash, Code: "cat /etc/hostname /etc/hosts /etc/resolv.conf /etc/machine-id /etc/mailname /var/log/bootstrap.log; echo \"$HOSTNAME\"; id -un; cat /etc/group"},
 			"sandbox\n127.0.0.1 localhost sandbox\n::1 localhost\n# no name server: the sandbox has no network of its own\nsandbox\nsandbox\nroot:x:0:\nsandbox:x:"},
 	}
 	for _, tc := range cases {

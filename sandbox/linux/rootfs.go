@@ -2,10 +2,12 @@ package linux
 
 import (
 	"fmt"
-	"github.com/crucible-sandbox/crucible/sandbox/linux/sandboxinit"
 	"os"
 	"path/filepath"
 	"sort"
+
+	"github.com/crucible-sandbox/crucible/image"
+	"github.com/crucible-sandbox/crucible/sandbox/linux/sandboxinit"
 )
 
 // hostSystemDirs are the host directories a sandbox sees when no root
@@ -107,8 +109,8 @@ func generatedEtc() []sandboxinit.RootEntry {
 }
 
 // imageLayout describes a root made of a root filesystem image directory:
-// each top-level entry bound read-only, except those in rootfsSkipped, and
-// generatedEtc over the image's /etc.
+// each top-level entry bound read-only, except those in rootfsSkipped,
+// generatedEtc over the image's /etc, and buildHostEntries.
 func imageLayout(dir string) ([]sandboxinit.RootEntry, error) {
 	fi, err := os.Stat(dir)
 	if err != nil {
@@ -138,7 +140,29 @@ func imageLayout(dir string) ([]sandboxinit.RootEntry, error) {
 	if _, err := os.Stat(filepath.Join(dir, "usr")); err != nil {
 		return nil, fmt.Errorf("root filesystem %s has no /usr: is it a root filesystem?", dir)
 	}
-	return append(root, generatedEtc()...), nil
+	root = append(root, generatedEtc()...)
+	return append(root, buildHostEntries(dir, root)...), nil
+}
+
+// buildHostEntries are empty files over those of image.BuildHostFiles
+// that the image at dir holds and generatedEtc does not replace: an image
+// built before its build scrubbed them keeps the build machine's machine
+// id, mail name, and debootstrap's log naming the image store's path on
+// the build host (which the overlay of sandboxinit.hideImagePath keeps
+// out of the mount table). An empty file says nothing of them.
+func buildHostEntries(dir string, root []sandboxinit.RootEntry) []sandboxinit.RootEntry {
+	placed := map[string]bool{}
+	for _, e := range root {
+		placed[e.Target] = true
+	}
+	var entries []sandboxinit.RootEntry
+	for _, f := range image.BuildHostFiles {
+		target := "/" + f
+		if _, err := os.Lstat(filepath.Join(dir, f)); err == nil && !placed[target] {
+			entries = append(entries, sandboxinit.RootEntry{Target: target, Content: ""})
+		}
+	}
+	return entries
 }
 
 // entryFor describes host path src placed at target: a symlink stays a
