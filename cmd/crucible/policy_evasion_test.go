@@ -86,14 +86,17 @@ func TestRunPolicyAllowsAnalysis(t *testing.T) {
 	requireRootT(t)
 	requireDatascience(t)
 	out := t.TempDir()
-	stdout, stderr, code := cli{}.run(t, "run", "--image", "datascience", "--out", out, "--policy", "block", "-c", analysisProgram)
+	// pandas and matplotlib load for seconds on a loaded machine: a wall
+	// limit well over the default 5 s.
+	stdout, stderr, code := cli{}.run(t, "run", "--image", "datascience", "--timeout", "60s", "--memory", "1GiB",
+		"--out", out, "--policy", "block", "-c", analysisProgram)
 	want := "DataFrame DataFrame (3, 2) 4.0\n['a', 'a', 'b']\nexit code 3 1 True\n"
 	if code != 0 || stdout != want || strings.Contains(stderr, "(strict): line") {
 		t.Errorf("exit %d stdout %q, want 0 %q and no finding; stderr:\n%s", code, stdout, want, stderr)
 	}
 	for _, f := range []string{"chart.png", "summary.json"} {
 		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
-			t.Errorf("%s not saved: %v", f, err)
+			t.Errorf("%s not saved: %v; stderr:\n%s", f, err, stderr)
 		}
 	}
 }

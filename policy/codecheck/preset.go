@@ -85,7 +85,12 @@ type Preset struct {
 //
 // The attributes, each from any object to what the modules reach:
 // builtins (__self__ of any builtin function is the builtins module:
-// getattr(print.__self__, "__import__"); enum.bltns; __builtins__),
+// getattr(print.__self__, "__import__"); enum.bltns; __builtins__), the
+// other names under which the datascience image's libraries hold a
+// blocked module (mp and reducer: multiprocessing and its pickler, pkl:
+// pickle, pdoctest: doctest; found by listing every loaded module's
+// module-valued attributes after importing pandas, numpy, matplotlib,
+// scipy, sklearn, statsmodels, seaborn, sympy, networkx and openpyxl),
 // a function's namespace (__globals__, __closure__, __func__ of a
 // method, __dict__ of anything: module.__dict__["os"] is getattr by
 // another name), the class graph that reaches every loaded class
@@ -111,7 +116,7 @@ var Strict = Preset{
 	PythonCalls:         []string{"eval", "exec", "compile", "__import__", "breakpoint"},
 	PythonIntrospection: []string{"globals", "locals", "vars"},
 	PythonAttributes: []string{
-		"__builtins__", "__self__", "bltns", "__import__",
+		"__builtins__", "__self__", "bltns", "__import__", "mp", "pkl", "reducer", "pdoctest",
 		"__globals__", "__closure__", "__func__", "__dict__",
 		"__subclasses__", "__bases__", "__base__", "__mro__", "__getattribute__",
 		"f_back", "f_globals", "f_locals", "f_builtins", "tb_frame", "gi_frame", "cr_frame", "ag_frame",

@@ -83,6 +83,7 @@ func TestCheckPython(t *testing.T) {
 		{"a method's __func__", "class A:\n    def m(self): pass\nA().m.__func__", "evasion-attribute@3:1", ""},
 		{"a module's __spec__", "import json\njson.__spec__.loader", "evasion-attribute@2:1", ""},
 		{"enum's alias of builtins", "import enum\nenum.bltns.exec(\"1\")", "evasion-attribute@2:1", ""},
+		{"a library's alias of multiprocessing", "import sklearn.utils.fixes as f\nf.mp.reduction.ForkingPickler.loads(b'')", "evasion-attribute@2:1", ""},
 		{"os as another module's attribute", "import glob\nglob.os.getpid()", "blocked-import@2:1", ""},
 		{"os under a private alias", "import tempfile as t\nt._os.getpid()", "blocked-import@2:1", ""},
 		{"os imported from another module", "from tempfile import _os", "blocked-import@1:1", ""},
