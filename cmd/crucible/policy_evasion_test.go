@@ -11,40 +11,48 @@ import (
 
 // TestRunPolicyEvasions drives each way around the Python policy the
 // second red team and its review found (issue 23) through `crucible run`
-// on the real sandbox, twice: with no policy the program reaches os (or
+// on the real sandbox (on the host's directories, or in the datascience
+// image for an alias only its libraries hold), twice: with no policy the program reaches os (or
 // runs a process) and prints "reached", which proves the attack is real;
 // under --policy block it is blocked with the rule expected and nothing
 // ran (no output, no file from its first line).
 func TestRunPolicyEvasions(t *testing.T) {
 	requireRootT(t)
 	const first = "open('ran.txt', 'w').write('x')\n"
-	cases := []struct{ name, code, rule string }{
-		{"issue's __self__", `m = getattr(print.__self__, "_"+"_import__")("os")` + "\nprint('reached', m.getpid())", "evasion-attribute"},
-		{"__self__ by a computed name", `m = getattr(getattr(print, "__se"+"lf__"), "_"+"_import__")("os")` + "\nprint('reached', m.getpid())", "evasion-getattr"},
-		{"getattr passed to reduce", `import functools` + "\n" + `m = functools.reduce(getattr, ["__se"+"lf__", "_"+"_import__"], print)("os")` + "\nprint('reached', m.getpid())", "evasion-getattr"},
-		{"attrgetter of a computed name", `import operator` + "\n" + `m = operator.attrgetter("__se"+"lf__._"+"_import__")(print)("os")` + "\nprint('reached', m.getpid())", "evasion-getattr"},
-		{"string.Formatter's fields", `import string` + "\n" + `m = string.Formatter().get_field("0.__se"+"lf__._"+"_import__", [print], {})[0]("os")` + "\nprint('reached', m.getpid())", "evasion-member"},
-		{"a module's __dict__", `import tempfile` + "\n" + `print('reached', tempfile.__dict__["_o"+"s"].getpid())`, "evasion-attribute"},
-		{"os under a private alias", "import tempfile\nprint('reached', tempfile._os.getpid())", "blocked-import"},
-		{"os imported from another module", "from tempfile import _os\nprint('reached', _os.getpid())", "blocked-import"},
-		{"sys.modules by a private alias", `import tempfile` + "\n" + `print('reached', tempfile._sys.modules["o"+"s"].getpid())`, "evasion-member"},
-		{"enum's alias of builtins", `import enum` + "\n" + `enum.bltns.exec("import o"+"s as m; print('reached', m.getpid())")`, "evasion-attribute"},
-		{"a generator's code rebuilt", "def g():\n    yield XX('os')\n" + `c = g().gi_code.replace(co_names=("_"+"_import__",))` + "\nm = next(type(g)(c, {})())\nprint('reached', m.getpid())", "evasion-attribute"},
-		{"inspect.getmembers", `import inspect` + "\n" + `b = dict(inspect.getmembers(print))["__se"+"lf__"]` + "\n" + `m = dict(inspect.getmembers(b))["_"+"_import__"]("os")` + "\nprint('reached', m.getpid())", "blocked-import"},
-		{"pydoc.locate", `import pydoc` + "\n" + `print('reached', pydoc.locate("o"+"s").getpid())`, "blocked-import"},
-		{"pkgutil.resolve_name", `import pkgutil` + "\n" + `print('reached', pkgutil.resolve_name("o"+"s").getpid())`, "blocked-import"},
-		{"code's interpreter", `import code` + "\n" + `code.InteractiveInterpreter().runsource("import o"+"s as m; print('reached', m.getpid())")`, "evasion-member"},
-		{"asyncio's subprocess", "import asyncio\nasync def main():\n    p = await asyncio.create_subprocess_exec('/bin/true')\n    print('reached', await p.wait())\nasyncio.run(main())", "evasion-member"},
+	cases := []struct{ name, code, rule, image string }{
+		{"issue's __self__", `m = getattr(print.__self__, "_"+"_import__")("os")` + "\nprint('reached', m.getpid())", "evasion-attribute", ""},
+		{"__self__ by a computed name", `m = getattr(getattr(print, "__se"+"lf__"), "_"+"_import__")("os")` + "\nprint('reached', m.getpid())", "evasion-getattr", ""},
+		{"getattr passed to reduce", `import functools` + "\n" + `m = functools.reduce(getattr, ["__se"+"lf__", "_"+"_import__"], print)("os")` + "\nprint('reached', m.getpid())", "evasion-getattr", ""},
+		{"attrgetter of a computed name", `import operator` + "\n" + `m = operator.attrgetter("__se"+"lf__._"+"_import__")(print)("os")` + "\nprint('reached', m.getpid())", "evasion-getattr", ""},
+		{"string.Formatter's fields", `import string` + "\n" + `m = string.Formatter().get_field("0.__se"+"lf__._"+"_import__", [print], {})[0]("os")` + "\nprint('reached', m.getpid())", "evasion-member", ""},
+		{"a module's __dict__", `import tempfile` + "\n" + `print('reached', tempfile.__dict__["_o"+"s"].getpid())`, "evasion-attribute", ""},
+		{"os under a private alias", "import tempfile\nprint('reached', tempfile._os.getpid())", "blocked-import", ""},
+		{"os imported from another module", "from tempfile import _os\nprint('reached', _os.getpid())", "blocked-import", ""},
+		{"sys.modules by a private alias", `import tempfile` + "\n" + `print('reached', tempfile._sys.modules["o"+"s"].getpid())`, "evasion-member", ""},
+		{"enum's alias of builtins", `import enum` + "\n" + `enum.bltns.exec("import o"+"s as m; print('reached', m.getpid())")`, "evasion-attribute", ""},
+		{"a generator's code rebuilt", "def g():\n    yield XX('os')\n" + `c = g().gi_code.replace(co_names=("_"+"_import__",))` + "\nm = next(type(g)(c, {})())\nprint('reached', m.getpid())", "evasion-attribute", ""},
+		{"inspect.getmembers", `import inspect` + "\n" + `b = dict(inspect.getmembers(print))["__se"+"lf__"]` + "\n" + `m = dict(inspect.getmembers(b))["_"+"_import__"]("os")` + "\nprint('reached', m.getpid())", "blocked-import", ""},
+		{"pydoc.locate", `import pydoc` + "\n" + `print('reached', pydoc.locate("o"+"s").getpid())`, "blocked-import", ""},
+		{"pkgutil.resolve_name", `import pkgutil` + "\n" + `print('reached', pkgutil.resolve_name("o"+"s").getpid())`, "blocked-import", ""},
+		{"code's interpreter", `import code` + "\n" + `code.InteractiveInterpreter().runsource("import o"+"s as m; print('reached', m.getpid())")`, "evasion-member", ""},
+		{"asyncio's subprocess", "import asyncio\nasync def main():\n    p = await asyncio.create_subprocess_exec('/bin/true')\n    print('reached', await p.wait())\nasyncio.run(main())", "evasion-member", ""},
+		{"concurrent.futures' alias of multiprocessing", "import concurrent.futures.process as p\n" + `p.mp.reduction.ForkingPickler.loads(b"cposix\nsystem\n(S'echo reached'\ntR.")`, "evasion-attribute", ""},
+		{"pandas' alias of pickle", "import pandas.compat.pickle_compat as pc\n" + `pc.pkl.loads(b"cposix\nsystem\n(S'echo reached'\ntR.")`, "evasion-attribute", "datascience"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			args := []string{"run", "--timeout", "60s"}
+			if tc.image != "" {
+				requireDatascience(t)
+				args = append(args, "--image", tc.image, "--memory", "1GiB")
+			}
 			out := t.TempDir()
-			stdout, stderr, code := cli{}.run(t, "run", "--out", out, "-c", first+tc.code)
+			stdout, stderr, code := cli{}.run(t, append(args, "--out", out, "-c", first+tc.code)...)
 			if code != 0 || !strings.HasPrefix(stdout, "reached") {
 				t.Errorf("with no policy: exit %d stdout %q, want the attack to reach its target; stderr:\n%s", code, stdout, stderr)
 			}
 			out = t.TempDir()
-			stdout, stderr, code = cli{}.run(t, "run", "--out", out, "--policy", "block", "-c", first+tc.code)
+			stdout, stderr, code = cli{}.run(t, append(args, "--out", out, "--policy", "block", "-c", first+tc.code)...)
 			if code != exitBlocked || stdout != "" || !strings.Contains(stderr, ": "+tc.rule+": ") || !strings.Contains(stderr, "nothing ran") {
 				t.Errorf("--policy block: exit %d stdout %q, want %d, no output and a %s finding; stderr:\n%s", code, stdout, exitBlocked, tc.rule, stderr)
 			}
