@@ -182,10 +182,12 @@ class PolicyChecker:
         # component (from numpy.ctypeslib import load_library is
         # ctypeslib.load_library), as attribute() matches it.
         modules = (node.module, node.module.split(".")[-1].lstrip("_"))
+        # from a blocked module, module() said it once: from socket import socket
+        source_blocked = node.module in self.modules or node.module.split(".")[0] in self.modules
         for alias in node.names:
-            blocked = self.blocked_module_name(alias.name)
+            blocked = not source_blocked and self.blocked_module_name(alias.name)
             member = node.module + "." + alias.name
-            if blocked or member in self.modules:  # from pandas.io.common import os
+            if blocked or (not source_blocked and member in self.modules):  # from pandas.io.common import os
                 self.add(node, "blocked-import", "module %s is blocked (%s), by from-import of %s" % (blocked or member, self.preset, member))
             elif alias.name == "*":
                 if any(m.startswith(mod + ".") for m in self.members for mod in modules):

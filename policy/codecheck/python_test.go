@@ -87,6 +87,7 @@ func TestCheckPython(t *testing.T) {
 		{"os as another module's attribute", "import glob\nglob.os.getpid()", "blocked-import@2:1", ""},
 		{"os under a private alias", "import tempfile as t\nt._os.getpid()", "blocked-import@2:1", ""},
 		{"os imported from another module", "from tempfile import _os", "blocked-import@1:1", ""},
+		{"a blocked module's member named like it: one finding", "from socket import socket", "blocked-import@1:1", ""},
 		{"getattr of a module's name", "import glob\ngetattr(glob, \"os\")", "blocked-import@2:1", ""},
 		{"sys.modules by a private alias", "import tempfile\ntempfile._sys.modules[\"os\"]", "evasion-member@2:1", ""},
 		{"the importers of sys.meta_path", "import sys\nsys.meta_path[0]", "evasion-member@2:1", ""},
