@@ -24,7 +24,6 @@ type agentRun struct {
 	s       *Service
 	id      string
 	tenant  string
-	seq     uint64 // its place in the order runs started
 	feed    *feed
 	cancel  context.CancelFunc
 	done    chan struct{} // closed when the run has ended
@@ -186,16 +185,6 @@ func (run *agentRun) stop(reason string) {
 	}
 	run.mu.Unlock()
 	run.cancel()
-}
-
-// endedAt is when the run ended; the zero time while it goes on.
-func (run *agentRun) endedAt() time.Time {
-	run.mu.Lock()
-	defer run.mu.Unlock()
-	if run.info.FinishedAt == nil {
-		return time.Time{}
-	}
-	return *run.info.FinishedAt
 }
 
 // snapshot describes the run, with its trace if asked and it has one.
