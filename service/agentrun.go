@@ -9,6 +9,7 @@ import (
 
 	"github.com/crucible-sandbox/crucible/agent"
 	"github.com/crucible-sandbox/crucible/api"
+	"github.com/crucible-sandbox/crucible/ids"
 	"github.com/crucible-sandbox/crucible/sandbox"
 )
 
@@ -93,7 +94,7 @@ func (run *agentRun) approve(ctx context.Context, code string) (bool, error) {
 	code, _ = run.s.cfg.Redactor.RedactString(code)
 	now := time.Now().UTC()
 	p := &pendingApproval{decision: make(chan api.AgentDecision, 1), approval: api.AgentApproval{
-		ID: newApprovalID(), Attempt: run.currentAttempt(), Code: code, RequestedAt: now, ExpiresAt: now.Add(run.timeout)}}
+		ID: ids.New(ids.Approval), Attempt: run.currentAttempt(), Code: code, RequestedAt: now, ExpiresAt: now.Add(run.timeout)}}
 	run.mu.Lock()
 	run.pending = p
 	run.info.Status, run.info.PendingApproval = api.AgentAwaitingApproval, &p.approval
@@ -172,10 +173,6 @@ func alreadyDecided(d api.AgentDecision) error {
 	return &Error{Kind: KindConflict, Field: "approval_id", Rule: "must name an approval still waiting for a decision",
 		Message: fmt.Sprintf("approval %s was already decided: %s (by %s)", d.ID, what, d.By)}
 }
-
-// newApprovalID returns a new random approval ID, "apr_" and 16 hex
-// digits.
-func newApprovalID() string { return "apr" + agent.NewRunID()[3:] }
 
 // stop cancels the run, if it is going on, saying why.
 func (run *agentRun) stop(reason string) {

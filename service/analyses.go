@@ -8,9 +8,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/crucible-sandbox/crucible/agent"
 	"github.com/crucible-sandbox/crucible/analyst"
 	"github.com/crucible-sandbox/crucible/api"
+	"github.com/crucible-sandbox/crucible/ids"
 	"github.com/crucible-sandbox/crucible/sandbox"
 )
 
@@ -41,10 +41,6 @@ type analysis struct {
 	asked     int         // questions asked so far
 	asking    *question
 }
-
-// newAnalysisID returns a new random analysis ID, "ana_" and 16 hex
-// digits.
-func newAnalysisID() string { return "ana" + agent.NewRunID()[3:] }
 
 // CreateAnalysis opens an analysis of tenant's datasets: a session of the
 // image spec names (the default for none), counted against the tenant's
@@ -86,7 +82,7 @@ func (s *Service) CreateAnalysis(ctx context.Context, tenant string, spec Analys
 		_ = an.Close()
 		return api.Analysis{}, fmt.Errorf("service: the analysis session is a %T", an.Session)
 	}
-	a := &analysis{id: newAnalysisID(), tenant: tenant, an: an, sess: sess, created: time.Now().UTC()}
+	a := &analysis{id: ids.New(ids.Analysis), tenant: tenant, an: an, sess: sess, created: time.Now().UTC()}
 	for _, d := range datasets {
 		a.datasets = append(a.datasets, d.Name)
 	}
