@@ -113,23 +113,12 @@ func (s *Service) redactedProfile(p *analyst.Profile) (json.RawMessage, string, 
 }
 
 // analysisLimits checks lim against the server's maxima and fills its
-// zero fields: the analyst's defaults (analyst.DefaultLimits; the disk
-// from the datasets' size), lowered to the maxima.
+// zero fields as analyst.SessionLimits does, within the maxima.
 func (s *Service) analysisLimits(lim sandbox.Limits, datasets []analyst.Dataset) (sandbox.Limits, error) {
 	if err := lim.Within(s.cfg.Maxima); err != nil {
 		return lim, err
 	}
-	m, d := s.cfg.Maxima, analyst.DefaultLimits
-	var size int64
-	for _, ds := range datasets {
-		size += int64(len(ds.Content))
-	}
-	lim.WallTimeMS = or(lim.WallTimeMS, min(d.WallTimeMS, m.WallTimeMS))
-	lim.CPUTimeMS = or(lim.CPUTimeMS, min(d.CPUTimeMS, m.CPUTimeMS))
-	lim.MemoryBytes = or(lim.MemoryBytes, min(d.MemoryBytes, m.MemoryBytes))
-	lim.OutputBytes = or(lim.OutputBytes, min(d.OutputBytes, m.OutputBytes))
-	lim.DiskBytes = or(lim.DiskBytes, min(size+sandbox.DefaultLimits.DiskBytes, m.DiskBytes))
-	return lim.DefaultsWithin(m), nil
+	return analyst.SessionLimits(lim, datasets, s.cfg.Maxima).DefaultsWithin(s.cfg.Maxima), nil
 }
 
 // describe describes a; with detail, its profile and its conversation.
