@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/crucible-sandbox/crucible/analyst"
 	"github.com/crucible-sandbox/crucible/api"
 	"github.com/crucible-sandbox/crucible/service"
 )
@@ -25,7 +24,7 @@ func (s *Server) createAnalysis(w http.ResponseWriter, r *http.Request) {
 		payload, apiErr = s.readJSON(w, r, tenant, &req)
 		spec = service.AnalysisSpec{SessionID: req.SessionID, Files: req.Files, Image: req.Image, Limits: req.Limits}
 		for _, d := range req.Datasets {
-			spec.Datasets = append(spec.Datasets, analyst.Dataset{Name: d.Name, Content: d.Content})
+			spec.Datasets = append(spec.Datasets, service.Dataset{Name: d.Name, Content: d.Content})
 		}
 	}
 	if apiErr != nil {
