@@ -39,8 +39,10 @@ import (
 //     the Go client, MCP clients) send neither header and pass.
 //
 // A third rule, where a JSON body is read (decode.go), refuses one not
-// sent as application/json, so that even a same-site page's simple
-// request cannot post one.
+// sent as application/json: defence in depth, since a page may post
+// text/plain, a form or multipart anywhere without a preflight but
+// application/json only to its own origin, so that even a browser that
+// sent neither Origin nor Sec-Fetch-Site could not post a JSON body.
 
 // checkBrowser answers the refusal of r by the rules above, nil if it
 // passes.
