@@ -108,9 +108,9 @@ its own name, refused with 403), with keys as without. Reached by a DNS
 name, or through a reverse proxy that keeps the client's Host, list that
 name with --allowed-host NAME. A browser's cross-site POST, PUT or DELETE
 (Sec-Fetch-Site or Origin of another site) is refused with 403, and a JSON
-body must be sent as Content-Type: application/json (415 otherwise; curl
---json does it). The local socket is no HTTP and none of this applies to
-it: its mode and the caller's uid are its gate.
+body must be sent as Content-Type: application/json, as curl's --json
+does (415 otherwise). The local socket is no HTTP and none of this
+applies to it: its mode and the caller's uid are its gate.
 
 --config FILE is a JSON object of server limits, redaction, per-tenant
 limits and the agents' model; every field is optional and unknown ones are
