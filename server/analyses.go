@@ -17,6 +17,10 @@ func (s *Server) createAnalysis(w http.ResponseWriter, r *http.Request) {
 	var spec service.AnalysisSpec
 	var payload *service.Payload
 	var apiErr *api.Error
+	if apiErr = needContentType(r, jsonType, formType); apiErr != nil {
+		writeError(w, apiErr)
+		return
+	}
 	if isMultipart(r) {
 		spec, payload, apiErr = s.readAnalysisForm(w, r, tenant)
 	} else {

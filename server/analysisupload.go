@@ -18,10 +18,15 @@ import (
 // maxFormField bounds a form field of an upload (image, limits).
 const maxFormField = 64 << 10
 
+// formType is the media type of an upload. A browser page may send one
+// cross-site without a preflight: Handler's cross-origin check is what
+// refuses it (browser.go).
+const formType = "multipart/form-data"
+
 // isMultipart reports whether r's body is multipart/form-data.
 func isMultipart(r *http.Request) bool {
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	return err == nil && mt == "multipart/form-data"
+	return err == nil && mt == formType
 }
 
 // readAnalysisForm reads r's multipart/form-data body as an analysis's
