@@ -9,6 +9,8 @@ import (
 	"slices"
 	"syscall"
 	"time"
+
+	"github.com/crucible-sandbox/crucible/sandbox/linux/cloexec"
 )
 
 // Arg0 is the argv[0] under which the host starts the sandbox's init:
@@ -159,7 +161,7 @@ func start(base *BaseConfig, config *os.File) (int, *RunConfig, error) {
 	}
 	// Whatever init opened since it started, the program gets exactly
 	// the descriptors startProgram hands it.
-	if err := closeOnExecAll(); err != nil {
+	if err := cloexec.From(3); err != nil {
 		return 0, nil, err
 	}
 	if err := installSeccomp(base.Seccomp, seccompAllThreads(&run)); err != nil {
