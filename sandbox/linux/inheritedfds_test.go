@@ -233,19 +233,31 @@ func TestInheritedFDsUnreachable(t *testing.T) {
 		}
 	}
 
+	warmHits := func(rt *linux.Runtime) uint64 { return rt.WarmStats().Hits }
+	dataScience := func(t *testing.T, opts linux.Options) linux.Options { // a zygote with numpy, pandas and matplotlib loaded
+		o := imageOptions(openImage(t))
+		o.Warm = opts.Warm
+		return o
+	}
 	runs := []struct {
 		name   string
 		opts   linux.Options
-		served func(rt *linux.Runtime) uint64 // the pool's hits, or nil
+		image  func(*testing.T, linux.Options) linux.Options // nil: the host's root
+		served func(rt *linux.Runtime) uint64                // the pool's hits, or nil
 	}{
-		{"cold", linux.Options{}, nil},
-		{"prestarted", linux.Options{Prestart: 1}, func(rt *linux.Runtime) uint64 { return rt.PoolStats().Hits }},
-		{"zygote slot", linux.Options{Warm: 1}, func(rt *linux.Runtime) uint64 { return rt.WarmStats().Hits }},
-		{"single-run warm", linux.Options{Warm: 1, SingleRunWarm: true}, func(rt *linux.Runtime) uint64 { return rt.WarmStats().Hits }},
+		{"cold", linux.Options{}, nil, nil},
+		{"prestarted", linux.Options{Prestart: 1}, nil, func(rt *linux.Runtime) uint64 { return rt.PoolStats().Hits }},
+		{"zygote slot", linux.Options{Warm: 1}, nil, warmHits},
+		{"zygote slot of the data-science image", linux.Options{Warm: 1}, dataScience, warmHits},
+		{"single-run warm", linux.Options{Warm: 1, SingleRunWarm: true}, nil, warmHits},
 	}
 	for _, tc := range runs {
 		t.Run(tc.name, func(t *testing.T) {
-			rt := newRuntime(t, tc.opts)
+			opts := tc.opts
+			if tc.image != nil {
+				opts = tc.image(t, opts)
+			}
+			rt := newRuntime(t, opts)
 			for i := range 2 { // a slot's second run too
 				if tc.served != nil {
 					awaitPools(t, rt)
