@@ -9,14 +9,17 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 )
 
 // inheritedProbe is a hostile program: it looks at every descriptor from
-// 3 to 1023 (and any other /proc/self/fd lists) and attacks each one it
-// finds: a directory is left through ".." and a file is created in it, a
-// regular file is written to. It prints the descriptors it found, then
-// waits two seconds, while the test looks at crucible's descriptors.
+// 3 to 1023 (and any other /proc/self/fd lists) and attacks each that is
+// one of TARGETS (device and inode pairs: the test's directory and file;
+// any other descriptor found fails the test too, and is not the test's
+// to change): a directory is left through ".." and a file is created in
+// it, a regular file is written to. It prints the descriptors it found,
+// then waits two seconds, while the test looks at crucible's descriptors.
 const inheritedProbe = `import json, os, stat, sys, time
 fds = set(range(3, 1024))
 fds |= {int(n) for n in os.listdir("/proc/self/fd")}
@@ -29,6 +32,8 @@ for fd in sorted(fds):
     except OSError:
         continue
     found.append([fd, stat.filemode(st.st_mode)])
+    if [st.st_dev, st.st_ino] not in TARGETS:
+        continue
     try:
         if stat.S_ISDIR(st.st_mode):
             os.listdir(os.open("..", os.O_RDONLY, dir_fd=fd))
@@ -72,7 +77,16 @@ func TestRunInheritedFDs(t *testing.T) {
 	defer f.Close()
 
 	token := "crtok" + strconv.Itoa(os.Getpid())
-	cmd := cli{}.command("run", "--local", "-c", fmt.Sprintf("TOKEN = %q\n", token)+inheritedProbe)
+	var targets []string
+	for _, path := range []string{dir, file} {
+		var st syscall.Stat_t
+		if err := syscall.Stat(path, &st); err != nil {
+			t.Fatal(err)
+		}
+		targets = append(targets, fmt.Sprintf("[%d, %d]", st.Dev, st.Ino))
+	}
+	code := fmt.Sprintf("TARGETS = [%s]\nTOKEN = %q\n", strings.Join(targets, ", "), token) + inheritedProbe
+	cmd := cli{}.command("run", "--local", "-c", code)
 	// As the shell's exec 8<dir 9>>file: crucible starts with them as fds 8
 	// and 9, without close-on-exec (entries 0 to 4 are fds 3 to 7, closed).
 	cmd.ExtraFiles = []*os.File{nil, nil, nil, nil, nil, d, f}

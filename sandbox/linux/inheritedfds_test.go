@@ -98,10 +98,12 @@ func identify(t *testing.T, path string) fileID {
 }
 
 // fdProbe is a hostile program: it looks at every descriptor it has from
-// 3 to 1023 (and any other /proc/self/fd lists), and, when ACT is set,
-// attacks each: a directory is listed, left through "..", and a file is
-// created in it; a regular file is written to. It prints a JSON object
-// per descriptor found: what it is and what the attacks did.
+// 3 to 1023 (and any other /proc/self/fd lists), and attacks each that is
+// one of TARGETS (device and inode pairs: the test's own directory and
+// file; any other descriptor found fails the test all the same, and is
+// not the test's to change): a directory is listed, left through "..",
+// and a file is created in it; a regular file is written to. It prints a
+// JSON object per descriptor found: what it is and what the attacks did.
 const fdProbe = `import json, os, stat
 fds = set(range(3, 1024))
 try:
@@ -118,7 +120,7 @@ for fd in sorted(fds):
         continue
     r = {"dev": st.st_dev, "ino": st.st_ino, "mode": stat.filemode(st.st_mode)}
     found[fd] = r
-    if not ACT:
+    if [st.st_dev, st.st_ino] not in TARGETS:
         continue
     if stat.S_ISDIR(st.st_mode):
         try:
@@ -149,15 +151,18 @@ type probeResult map[string]struct {
 	Error    string
 }
 
-// probe returns fdProbe, attacking if act, with token the name it creates
-// and the bytes it writes.
-func probe(act bool, token string) string {
-	a := "False"
-	if act {
-		a = "True"
+// probe returns fdProbe attacking targets, with token the name it
+// creates and the bytes it writes.
+func probe(token string, targets ...fileID) string {
+	ts := make([]string, len(targets))
+	for i, id := range targets {
+		ts[i] = fmt.Sprintf("[%d, %d]", id.Dev, id.Ino)
 	}
-	return fmt.Sprintf("ACT = %s\nTOKEN = %q\n", a, token) + fdProbe
+	return fmt.Sprintf("TARGETS = [%s]\nTOKEN = %q\n", strings.Join(ts, ", "), token) + fdProbe
 }
+
+// probe returns fdProbe attacking h's directory and file.
+func (h *heldFDs) probe(token string) string { return probe(token, h.dirID, h.fileID) }
 
 // check fails t if res, fdProbe's run, reached either held descriptor, or
 // had any descriptor beyond its stdio unless kernelChannel (a session's
@@ -211,11 +216,11 @@ func (h *heldFDs) checkHost(t *testing.T, token string) {
 // warm) and finds nothing but its stdio (a cell: and its kernel's
 // channel); the host's file and directory are unchanged. The probe is
 // first run on the host, with the same descriptors, to show it finds
-// them.
+// them (attacking nothing).
 func TestInheritedFDsUnreachable(t *testing.T) {
 	needRoot(t)
 	h := holdHostFDs(t)
-	control := exec.Command("python3", "-c", probe(false, "control"))
+	control := exec.Command("python3", "-c", probe("control"))
 	out, err := control.Output()
 	if err != nil {
 		t.Fatalf("the probe on the host: %v", err)
@@ -267,7 +272,7 @@ func TestInheritedFDsUnreachable(t *testing.T) {
 					before = tc.served(rt)
 				}
 				token := uniqueToken()
-				res := runProgram(t, rt, sandbox.Request{Language: sandbox.Python, Code: probe(true, token)})
+				res := runProgram(t, rt, sandbox.Request{Language: sandbox.Python, Code: h.probe(token)})
 				if tc.served != nil && tc.served(rt) != before+1 {
 					t.Fatalf("run %d was not served by the pool", i)
 				}
@@ -294,7 +299,7 @@ func TestInheritedFDsUnreachable(t *testing.T) {
 			}
 			for range 2 {
 				token := uniqueToken()
-				h.check(t, execCode(t, s, probe(true, token)), token, true)
+				h.check(t, execCode(t, s, h.probe(token)), token, true)
 			}
 		})
 	}
