@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -18,8 +19,9 @@ import (
 // one of TARGETS (device and inode pairs: the test's directory and file;
 // any other descriptor found fails the test too, and is not the test's
 // to change): a directory is left through ".." and a file is created in
-// it, a regular file is written to. It prints the descriptors it found,
-// then waits two seconds, while the test looks at crucible's descriptors.
+// it, a regular file is written to. It prints its uid and the
+// descriptors it found, then waits two seconds, while the test looks at
+// crucible's descriptors.
 const inheritedProbe = `import json, os, stat, sys, time
 fds = set(range(3, 1024))
 fds |= {int(n) for n in os.listdir("/proc/self/fd")}
@@ -42,84 +44,111 @@ for fd in sorted(fds):
             os.write(fd, TOKEN.encode())
     except OSError:
         pass
-print(json.dumps(found), flush=True)
+print(json.dumps({"uid": os.getuid(), "found": found}), flush=True)
 time.sleep(2)
 `
 
 // TestRunInheritedFDs is the command-line form of the attack on inherited
 // descriptors: `( exec 8<dir 9>>root-only-file; crucible run --local
-// prog.py )`. The program finds no descriptor beyond its stdio, the file
-// and the directory are unchanged on the host, and crucible itself holds
-// both descriptors close-on-exec while the program runs.
+// prog.py )`, and the same descriptors held by a `crucible serve` (warm
+// and prestarted sandboxes) that runs prog.py for `crucible run`. The
+// program finds no descriptor beyond its stdio, the file and the
+// directory are unchanged on the host, and the crucible that inherited
+// them holds both close-on-exec.
 func TestRunInheritedFDs(t *testing.T) {
 	requireRootT(t)
-	dir := filepath.Join(t.TempDir(), "held")
-	file := filepath.Join(filepath.Dir(dir), "root-only")
-	content := []byte("host secret\n")
-	if err := os.Mkdir(dir, 0o777); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(dir, 0o777); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(file, content, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	f, err := os.OpenFile(file, os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	for _, serve := range []bool{false, true} {
+		t.Run(map[bool]string{false: "run --local", true: "serve"}[serve], func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "held")
+			file := filepath.Join(filepath.Dir(dir), "root-only")
+			content := []byte("host secret\n")
+			if err := os.Mkdir(dir, 0o777); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(dir, 0o777); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(file, content, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			d, err := os.Open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer d.Close()
+			f, err := os.OpenFile(file, os.O_WRONLY|os.O_APPEND, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			// As the shell's exec 8<dir 9>>file: crucible starts with them
+			// as fds 8 and 9, without close-on-exec (entries 0 to 4 are fds
+			// 3 to 7, closed).
+			held := []*os.File{nil, nil, nil, nil, nil, d, f}
 
-	token := "crtok" + strconv.Itoa(os.Getpid())
-	var targets []string
-	for _, path := range []string{dir, file} {
-		var st syscall.Stat_t
-		if err := syscall.Stat(path, &st); err != nil {
-			t.Fatal(err)
-		}
-		targets = append(targets, fmt.Sprintf("[%d, %d]", st.Dev, st.Ino))
-	}
-	code := fmt.Sprintf("TARGETS = [%s]\nTOKEN = %q\n", strings.Join(targets, ", "), token) + inheritedProbe
-	cmd := cli{}.command("run", "--local", "-c", code)
-	// As the shell's exec 8<dir 9>>file: crucible starts with them as fds 8
-	// and 9, without close-on-exec (entries 0 to 4 are fds 3 to 7, closed).
-	cmd.ExtraFiles = []*os.File{nil, nil, nil, nil, nil, d, f}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	line, _ := bufio.NewReader(out).ReadString('\n')
-	for _, fd := range []int{8, 9} { // while the program runs
-		if flags := fdFlags(t, cmd.Process.Pid, fd); flags&0o2000000 == 0 { // O_CLOEXEC
-			t.Errorf("crucible holds the inherited fd %d without close-on-exec (flags %o)", fd, flags)
-		}
-	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("crucible run: %v\n%s", err, stderr.String())
-	}
-	var found [][]any
-	if err := json.Unmarshal([]byte(line), &found); err != nil {
-		t.Fatalf("want the probe's report, got %q (%v)\n%s", line, err, stderr.String())
-	}
-	if len(found) != 0 {
-		t.Errorf("the program found descriptors beyond its stdio: %v", found)
-	}
-	if b, err := os.ReadFile(file); err != nil || !bytes.Equal(b, content) {
-		t.Errorf("the root-only host file now holds %q (%v), want %q", b, err, content)
-	}
-	if ents, err := os.ReadDir(dir); err != nil || len(ents) != 0 {
-		t.Errorf("the host directory now holds %v (%v), want nothing", ents, err)
+			token := "crtok" + strconv.Itoa(os.Getpid())
+			var targets []string
+			for _, path := range []string{dir, file} {
+				var st syscall.Stat_t
+				if err := syscall.Stat(path, &st); err != nil {
+					t.Fatal(err)
+				}
+				targets = append(targets, fmt.Sprintf("[%d, %d]", st.Dev, st.Ino))
+			}
+			code := fmt.Sprintf("TARGETS = [%s]\nTOKEN = %q\n", strings.Join(targets, ", "), token) + inheritedProbe
+			var cmd *exec.Cmd
+			holder := 0 // the crucible that inherited them
+			if serve {
+				sock, _, pid := startLocalServeWith(t, "", held, "--warm", "1", "--prestart", "1", "--image", "host",
+					"--config", writeTemp(t, "serve.json", `{"uid_base": `+strconv.Itoa(serveUIDBase)+`, "uid_count": 1000}`))
+				cmd = cli{}.command("run", "-c", code)
+				cmd.Env = append(cmd.Env, "CRUCIBLE_SOCKET="+sock)
+				holder = pid
+			} else {
+				cmd = cli{}.command("run", "--local", "-c", code)
+				cmd.ExtraFiles = held
+			}
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			out, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			if holder == 0 {
+				holder = cmd.Process.Pid
+			}
+			line, _ := bufio.NewReader(out).ReadString('\n')
+			for _, fd := range []int{8, 9} { // while the program runs
+				if flags := fdFlags(t, holder, fd); flags&0o2000000 == 0 { // O_CLOEXEC
+					t.Errorf("crucible holds the inherited fd %d without close-on-exec (flags %o)", fd, flags)
+				}
+			}
+			if err := cmd.Wait(); err != nil {
+				t.Fatalf("crucible run: %v\n%s", err, stderr.String())
+			}
+			var report struct {
+				UID   int
+				Found [][]any
+			}
+			if err := json.Unmarshal([]byte(line), &report); err != nil {
+				t.Fatalf("want the probe's report, got %q (%v)\n%s", line, err, stderr.String())
+			}
+			if onServer := report.UID >= serveUIDBase && report.UID < serveUIDBase+1000; onServer != serve {
+				t.Fatalf("the program ran as uid %d: on the server %v, want %v", report.UID, onServer, serve)
+			}
+			if len(report.Found) != 0 {
+				t.Errorf("the program found descriptors beyond its stdio: %v", report.Found)
+			}
+			if b, err := os.ReadFile(file); err != nil || !bytes.Equal(b, content) {
+				t.Errorf("the root-only host file now holds %q (%v), want %q", b, err, content)
+			}
+			if ents, err := os.ReadDir(dir); err != nil || len(ents) != 0 {
+				t.Errorf("the host directory now holds %v (%v), want nothing", ents, err)
+			}
+		})
 	}
 }
 
