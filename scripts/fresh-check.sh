@@ -66,17 +66,26 @@ else
 fi
 mkdir -p "$tmp/home" "$tmp/gopath" "$tmp/gomodcache" "$tmp/gocache" "$tmp/npm-cache"
 
-# The environment of a user who never ran the project: only the system PATH
-# (Go is found by setup.sh at /usr/local/go/bin) and empty caches.
+# The environment of a user who never ran the project: this machine's
+# variables (its proxy's certificate settings among them: npm and Go need
+# them to reach the registries), but empty caches, and a PATH without the
+# directories under the real $HOME (a GOPATH/bin, pyenv shims) that a new
+# user would not have. Go is found by setup.sh at /usr/local/go/bin.
+path=
+IFS=: read -ra dirs <<<"$PATH"
+for d in "${dirs[@]}"; do
+	[[ -n $d && $d != "$HOME"/* && $d != "$HOME" ]] && path+=${path:+:}$d
+done
 fresh_env=(
-	env -i
-	PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+	env
+	PATH="$path"
 	HOME="$tmp/home"
 	GOPATH="$tmp/gopath"
 	GOMODCACHE="$tmp/gomodcache"
 	GOCACHE="$tmp/gocache"
+	GOFLAGS=
+	XDG_CACHE_HOME="$tmp/home/.cache"
 	npm_config_cache="$tmp/npm-cache"
-	LANG=C.UTF-8
 	CI="${CI:-true}"
 )
 
