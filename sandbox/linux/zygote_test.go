@@ -2,6 +2,7 @@ package linux_test
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -100,17 +101,22 @@ func TestZygoteRunsIsolated(t *testing.T) {
 	}
 }
 
-// reachZygote is a program that tries to reach its zygote (its parent)
-// every way a process of another user might, and prints a JSON object:
-// for each attempt, the error it got ("ok" if none).
+// reachZygote is a program that tries to reach its zygote (its parent,
+// or process $ZYGOTE_PID when it runs on the host) every way a process
+// of another user might, and prints a JSON object: for each attempt, the
+// error it got ("ok" if none).
 const reachZygote = `import ctypes, json, os, signal
 libc = ctypes.CDLL(None, use_errno=True)
-z = os.getppid()
+z = int(os.environ.get("ZYGOTE_PID", "0")) or os.getppid()
+class iovec(ctypes.Structure):
+    _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+buf = ctypes.create_string_buffer(8)
+local, remote = iovec(ctypes.cast(buf, ctypes.c_void_p), 8), iovec(id(os), 8)
 got = {}
 def attempt(name, f):
     try:
         r = f()
-        if r is not None and r < 0:
+        if isinstance(r, int) and r < 0:
             got[name] = os.strerror(ctypes.get_errno())
         else:
             got[name] = "ok"
@@ -124,13 +130,19 @@ for f in ("mem", "environ", "maps", "fd"):
 attempt("ptrace attach", lambda: libc.ptrace(16, z, None, None))
 attempt("prlimit", lambda: libc.prlimit(z, 7, None, None))
 attempt("pidfd_getfd", lambda: libc.syscall(438, os.pidfd_open(z), 0, 0))
+attempt("process_vm_readv", lambda: libc.process_vm_readv(z, ctypes.byref(local), 1, ctypes.byref(remote), 1, 0))
 print(json.dumps(got, sort_keys=True))
 `
 
 // TestZygoteUnreachable proves that a run cannot signal, trace or read
 // its zygote: every attempt fails with a permission error (or, in /proc,
 // which shows a run only its own processes, finds nothing), and a run
-// that broadcasts SIGKILL leaves the zygote serving the next run.
+// that broadcasts SIGKILL leaves the zygote serving the next run. Then,
+// since hidepid stops the /proc attempts before the layer behind it, it
+// proves that layer from the host (probeZygoteFromHost): the zygote's
+// real and saved ids are not the run's, it is not dumpable, and the same
+// attempts made on the host with the run's ids, past any hidepid, all
+// meet a permission error.
 func TestZygoteUnreachable(t *testing.T) {
 	rt := newZygoteRuntime(t)
 	res := slotRun(t, rt, uidLine+reachZygote)
@@ -151,6 +163,20 @@ func TestZygoteUnreachable(t *testing.T) {
 	if uid := strings.TrimSpace(string(next.Stdout)); uid != lines[0] || rt.WarmStats().Retired != 0 {
 		t.Errorf("after a broadcast SIGKILL the next run had uid %s (the slot's is %s): %+v", uid, lines[0], rt.WarmStats())
 	}
+	z := probeZygoteFromHost(t, rt)
+	run := strconv.Itoa(z.runUID)
+	if len(z.uid) != 4 || z.uid[0] == run || z.uid[2] == run || z.gid[0] == strconv.Itoa(z.runGID) || z.gid[2] == strconv.Itoa(z.runGID) {
+		t.Errorf("the zygote's uids %v and gids %v: want real and saved ids other than the run's (%d, %d)", z.uid, z.gid, z.runUID, z.runGID)
+	}
+	if z.memOwner != 0 {
+		t.Errorf("the zygote is dumpable: its /proc/%d/mem belongs to uid %d, not root", z.pid, z.memOwner)
+	}
+	for attempt, err := range z.reach {
+		if err != "Operation not permitted" && err != "Permission denied" {
+			t.Errorf("from the host with the run's ids, %s: %s, want a permission error", attempt, err)
+		}
+	}
+	t.Logf("from the host: zygote uids %v, gids %v; %v", z.uid, z.gid, z.reach)
 }
 
 // TestZygoteRetiresAttacked proves that a run that changes its zygote, or
