@@ -11,7 +11,7 @@ const Host = "host"
 // and the host's directories seldom have them (a model then spends its
 // attempts on ModuleNotFoundError).
 func ForModels(store string) string {
-	m, err := ParseManifest(DefaultManifest)
+	m, err := ParseManifest(DefaultManifest())
 	if err != nil {
 		return Host
 	}

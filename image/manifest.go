@@ -18,13 +18,16 @@ import (
 	"strings"
 )
 
-// DefaultManifest is the curated data-science image kept in the
-// repository: python3 with numpy, pandas, matplotlib, scipy, scikit-learn,
-// statsmodels, seaborn, sympy, networkx, openpyxl and pillow; nodejs; bash
-// and coreutils.
+// DefaultManifest returns the curated data-science image kept in the
+// repository, in bytes of the caller's own: python3 with numpy, pandas,
+// matplotlib, scipy, scikit-learn, statsmodels, seaborn, sympy, networkx,
+// openpyxl and pillow; nodejs; bash and coreutils.
+func DefaultManifest() []byte { return bytes.Clone(defaultManifest) }
+
+// defaultManifest is what DefaultManifest returns.
 //
 //go:embed manifests/datascience.json
-var DefaultManifest []byte
+var defaultManifest []byte
 
 // Manifest describes an image.
 type Manifest struct {

@@ -8,7 +8,7 @@ import (
 )
 
 func TestDefaultManifest(t *testing.T) {
-	m, err := ParseManifest(DefaultManifest)
+	m, err := ParseManifest(DefaultManifest())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -21,7 +21,7 @@ func TestDefaultManifest(t *testing.T) {
 			t.Errorf("default manifest lacks %s", want)
 		}
 	}
-	again, err := ParseManifest(DefaultManifest)
+	again, err := ParseManifest(DefaultManifest())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func TestForModels(t *testing.T) {
 	if got := ForModels(store); got != Host {
 		t.Errorf("ForModels(empty store) = %q, want %q", got, Host)
 	}
-	m, err := ParseManifest(DefaultManifest)
+	m, err := ParseManifest(DefaultManifest())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,19 +11,19 @@ import (
 	"github.com/crucible-sandbox/crucible/sandbox"
 )
 
-// PolicySource is the static code policy's Python checker: its entry
+// policySource is the static code policy's Python checker: its entry
 // point, check_policy(code, rules), returns the findings (see package
 // codecheck). The kernel calls it before a program or a cell runs.
 //
 //go:embed python_policy.py
-var PolicySource string
+var policySource string
 
 //go:embed python_kernel.py
 var kernelSource string
 
-// PythonSource is the Python kernel's program text: the policy checker,
-// then the kernel, one file.
-var PythonSource = PolicySource + "\n\n" + kernelSource
+// PythonSource returns the Python kernel's program text: the policy
+// checker, then the kernel, one file.
+func PythonSource() string { return policySource + "\n\n" + kernelSource }
 
 // PythonPath is where a session's sandbox holds the Python kernel.
 const PythonPath = "/code/kernel.py"

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -24,12 +25,16 @@ const (
 	PolicyBlock PolicyMode = "block"
 )
 
-// PolicyModes lists the modes from the loosest to the strictest.
-var PolicyModes = []PolicyMode{PolicyOff, PolicyWarn, PolicyBlock}
+// PolicyModes lists the modes from the loosest to the strictest, in a
+// slice of the caller's own.
+func PolicyModes() []PolicyMode { return slices.Clone(policyModes) }
+
+// policyModes is what PolicyModes returns; Rank is the index in it.
+var policyModes = []PolicyMode{PolicyOff, PolicyWarn, PolicyBlock}
 
 // Rank orders the modes: off 0 < warn 1 < block 2; -1 for an unknown one.
 func (m PolicyMode) Rank() int {
-	for i, v := range PolicyModes {
+	for i, v := range policyModes {
 		if v == m {
 			return i
 		}
@@ -93,8 +98,8 @@ func (p *Policy) Validate() error {
 }
 
 func policyModeNames() string {
-	names := make([]string, len(PolicyModes))
-	for i, m := range PolicyModes {
+	names := make([]string, len(policyModes))
+	for i, m := range policyModes {
 		names[i] = string(m)
 	}
 	return strings.Join(names, ", ")

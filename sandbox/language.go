@@ -20,8 +20,12 @@ const (
 // service and so in every transport (the HTTP API, the command line).
 const DefaultLanguage = Python
 
-// Languages lists the supported languages in a stable order.
-var Languages = []Language{Python, JavaScript, Bash}
+// Languages lists the supported languages in a stable order, in a slice
+// of the caller's own.
+func Languages() []Language { return slices.Clone(languages) }
+
+// languages is what Languages returns.
+var languages = []Language{Python, JavaScript, Bash}
 
 // languageAliases lists, for each language, the other names people
 // commonly type for it.
@@ -37,7 +41,7 @@ var languageAliases = map[Language][]string{
 // the same names.
 func ParseLanguage(name string) (Language, bool) {
 	name = strings.ToLower(name)
-	for _, l := range Languages {
+	for _, l := range languages {
 		if name == string(l) {
 			return l, true
 		}
@@ -63,9 +67,9 @@ func (l Language) Canonical() Language {
 	return l
 }
 
-// Valid reports whether l is one of Languages.
+// Valid reports whether l is one of Languages().
 func (l Language) Valid() bool {
-	for _, k := range Languages {
+	for _, k := range languages {
 		if l == k {
 			return true
 		}
@@ -83,8 +87,8 @@ func (l Language) Aliases() []string {
 // with its aliases: "python (or python3, py), javascript (or js, node,
 // nodejs), bash (or sh, shell)".
 func LanguageNames() string {
-	names := make([]string, len(Languages))
-	for i, l := range Languages {
+	names := make([]string, len(languages))
+	for i, l := range languages {
 		names[i] = fmt.Sprintf("%s (or %s)", l, strings.Join(languageAliases[l], ", "))
 	}
 	return strings.Join(names, ", ")

@@ -44,8 +44,18 @@ type Limits struct {
 	ArtifactBytes int64 `json:"artifact_bytes,omitempty"`
 }
 
-// DefaultLimits are applied to every zero field of a request's Limits.
-var DefaultLimits = Limits{
+// DefaultLimits returns the limits applied to every zero field of a
+// request's Limits. Each call returns a value of its own: no importer can
+// change the defaults of another.
+func DefaultLimits() Limits { return defaultLimits }
+
+// MaxLimits returns the largest values a request may ask for. They guard
+// the host against absurd requests; a deployment's policy may clamp
+// further. Each call returns a value of its own.
+func MaxLimits() Limits { return maxLimits }
+
+// defaultLimits is what DefaultLimits returns.
+var defaultLimits = Limits{
 	WallTimeMS:    5_000,
 	CPUTimeMS:     5_000,
 	MemoryBytes:   256 * MiB,
@@ -56,9 +66,8 @@ var DefaultLimits = Limits{
 	ArtifactBytes: 16 * MiB,
 }
 
-// MaxLimits are the largest values a request may ask for. They guard the
-// host against absurd requests; a deployment's policy may clamp further.
-var MaxLimits = Limits{
+// maxLimits is what MaxLimits returns.
+var maxLimits = Limits{
 	WallTimeMS:    3_600_000,
 	CPUTimeMS:     3_600_000,
 	MemoryBytes:   64 * GiB,
@@ -93,7 +102,7 @@ func (l Limits) CPUTime() time.Duration { return time.Duration(l.CPUTimeMS) * ti
 // WithDefaults returns l with every zero field set from DefaultLimits
 // (FileSizeBytes from DiskBytes).
 func (l Limits) WithDefaults() Limits {
-	l = l.Or(DefaultLimits) // DefaultLimits has no FileSizeBytes of its own
+	l = l.Or(defaultLimits) // defaultLimits has no FileSizeBytes of its own
 	if l.FileSizeBytes == 0 {
 		l.FileSizeBytes = l.DiskBytes
 	}
@@ -129,7 +138,7 @@ func (l Limits) Validate() error {
 		if v == 0 {
 			continue
 		}
-		lo, hi := f.get(&minLimits), f.get(&MaxLimits)
+		lo, hi := f.get(&minLimits), f.get(&maxLimits)
 		if v < 0 {
 			return inputErrorf("limits."+f.name, "must not be negative (0 means the default), got %d", v)
 		}

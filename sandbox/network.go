@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -174,9 +175,12 @@ func (n Network) Rules() []NetworkRule {
 	return rules
 }
 
-// DefaultPorts are the ports an allowlist entry without one allows: HTTP's
-// and HTTPS's.
-var DefaultPorts = []int{80, 443}
+// DefaultPorts returns the ports an allowlist entry without one allows,
+// HTTP's and HTTPS's, in a slice of the caller's own.
+func DefaultPorts() []int { return slices.Clone(defaultPorts) }
+
+// defaultPorts is what DefaultPorts returns.
+var defaultPorts = []int{80, 443}
 
 // NetworkRule is one parsed entry of Network.Allow: a name (or a wildcard
 // of names) or an address prefix, and a port.
@@ -287,7 +291,7 @@ func (r NetworkRule) portAllowed(port int) bool {
 	if r.Port != 0 {
 		return port == r.Port
 	}
-	for _, p := range DefaultPorts {
+	for _, p := range defaultPorts {
 		if p == port {
 			return true
 		}

@@ -66,15 +66,15 @@ func TestValidate(t *testing.T) {
 
 func TestWithDefaults(t *testing.T) {
 	got := Limits{MemoryBytes: 64 * MiB, DiskBytes: 1 * MiB}.WithDefaults()
-	want := DefaultLimits
+	want := DefaultLimits()
 	want.MemoryBytes, want.DiskBytes, want.FileSizeBytes = 64*MiB, 1*MiB, 1*MiB
 	if got != want {
 		t.Fatalf("got %+v\nwant %+v", got, want)
 	}
-	if err := MaxLimits.Validate(); err != nil {
+	if err := MaxLimits().Validate(); err != nil {
 		t.Fatalf("MaxLimits must be valid: %v", err)
 	}
-	if err := DefaultLimits.WithDefaults().Validate(); err != nil {
+	if err := DefaultLimits().WithDefaults().Validate(); err != nil {
 		t.Fatalf("defaults must be valid: %v", err)
 	}
 }

@@ -61,8 +61,8 @@ func (c *Cell) Validate() error {
 	if err := validateCode(c.Code); err != nil {
 		return err
 	}
-	if c.TimeoutMS < 0 || c.TimeoutMS > MaxLimits.WallTimeMS {
-		return inputErrorf("timeout_ms", "must be between 0 (the session's limit) and %d, got %d", MaxLimits.WallTimeMS, c.TimeoutMS)
+	if c.TimeoutMS < 0 || c.TimeoutMS > maxLimits.WallTimeMS {
+		return inputErrorf("timeout_ms", "must be between 0 (the session's limit) and %d, got %d", maxLimits.WallTimeMS, c.TimeoutMS)
 	}
 	return nil
 }

@@ -16,14 +16,14 @@ func TestCellValidate(t *testing.T) {
 		{"empty", Cell{}, "", ""},
 		{"UTF-8", Cell{Code: "s = 'héllo, 世界 🌍'"}, "", ""},
 		{"timeout", Cell{Code: "1", TimeoutMS: 1000}, "", ""},
-		{"maximum timeout", Cell{Code: "1", TimeoutMS: MaxLimits.WallTimeMS}, "", ""},
+		{"maximum timeout", Cell{Code: "1", TimeoutMS: MaxLimits().WallTimeMS}, "", ""},
 		{"huge code", Cell{Code: strings.Repeat("x", MaxCodeBytes+1)}, "code", "at most"},
 		{"NUL in code", Cell{Code: "print(1)\x00"}, "code", "NUL"},
 		{"invalid UTF-8 in code", Cell{Code: "print('\xff')"}, "code", "valid UTF-8"},
 		{"truncated UTF-8 in code", Cell{Code: "print('\xe4\xb8')"}, "code", "valid UTF-8"},
 		{"surrogate in code", Cell{Code: "x = '\xed\xa0\x80'"}, "code", "valid UTF-8"},
 		{"negative timeout", Cell{Code: "1", TimeoutMS: -1}, "timeout_ms", "between"},
-		{"absurd timeout", Cell{Code: "1", TimeoutMS: MaxLimits.WallTimeMS + 1}, "timeout_ms", "between"},
+		{"absurd timeout", Cell{Code: "1", TimeoutMS: MaxLimits().WallTimeMS + 1}, "timeout_ms", "between"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -362,7 +362,7 @@ func TestOpenAPIEnums(t *testing.T) {
 	doc := openAPIDoc(t)
 
 	var langs []string
-	for _, l := range sandbox.Languages {
+	for _, l := range sandbox.Languages() {
 		langs = append(langs, string(l))
 	}
 	sort.Strings(langs)
@@ -370,7 +370,7 @@ func TestOpenAPIEnums(t *testing.T) {
 		t.Errorf("Language enum = %q, want %q", got, langs)
 	}
 	names := slices.Clone(langs)
-	for _, l := range sandbox.Languages {
+	for _, l := range sandbox.Languages() {
 		names = append(names, l.Aliases()...)
 	}
 	sort.Strings(names)

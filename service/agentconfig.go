@@ -18,7 +18,7 @@ type AgentConfig struct {
 	// they are refused with KindNotConfigured naming "model".
 	Model llm.Provider
 	// Maxima are the largest budgets a run may ask for; a zero field
-	// takes DefaultAgentMaxima's, and CellTimeoutMS is at most the
+	// takes DefaultAgentMaxima()'s, and CellTimeoutMS is at most the
 	// server's maximum wall time (Config.Maxima).
 	Maxima AgentBudgets
 	// MaxRuns is how many agent runs may go on at once, all tenants
@@ -63,14 +63,16 @@ const (
 	DefaultAgentRetainFor = time.Hour
 )
 
-// DefaultAgentMaxima are the budget maxima of AgentConfig.Maxima's zero
-// fields.
-var DefaultAgentMaxima = AgentBudgets{
-	MaxRetries:       10,
-	MaxTokens:        1_000_000,
-	MaxExecMS:        (30 * time.Minute).Milliseconds(),
-	CellTimeoutMS:    (10 * time.Minute).Milliseconds(),
-	MaxArtifactBytes: 256 << 20,
+// DefaultAgentMaxima returns the budget maxima of AgentConfig.Maxima's
+// zero fields; each call returns a value of its own.
+func DefaultAgentMaxima() AgentBudgets {
+	return AgentBudgets{
+		MaxRetries:       10,
+		MaxTokens:        1_000_000,
+		MaxExecMS:        (30 * time.Minute).Milliseconds(),
+		CellTimeoutMS:    (10 * time.Minute).Milliseconds(),
+		MaxArtifactBytes: 256 << 20,
+	}
 }
 
 // withDefaults checks c and fills in its zero fields; wallTimeMS is the
@@ -81,7 +83,7 @@ func (c AgentConfig) withDefaults(wallTimeMS int64) (AgentConfig, error) {
 		m.MaxExecMS < 0 || m.CellTimeoutMS < 0 || m.MaxArtifactBytes < 0 {
 		return c, fmt.Errorf("service: Config.Agents: limits must not be negative")
 	}
-	d := DefaultAgentMaxima
+	d := DefaultAgentMaxima()
 	c.Maxima = AgentBudgets{
 		MaxRetries:       or(m.MaxRetries, d.MaxRetries),
 		MaxTokens:        or(m.MaxTokens, d.MaxTokens),

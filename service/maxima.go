@@ -16,7 +16,7 @@ import (
 // Where /proc/meminfo cannot be read, memory and disk keep the
 // contract's maxima.
 func DefaultMaxima() sandbox.Limits {
-	m := sandbox.MaxLimits
+	m := sandbox.MaxLimits()
 	if total, err := hostMemory(); err == nil {
 		m.MemoryBytes = min(m.MemoryBytes, total)
 		m.DiskBytes = min(m.DiskBytes, total/2)

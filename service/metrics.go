@@ -34,6 +34,13 @@ type PoolStats struct {
 	// Hits counts runs that took a ready sandbox; Misses those that found
 	// none.
 	Hits, Misses uint64
+	// BuildFailures counts the pool's builds that failed (and were
+	// retried); RecycleErrors the errors destroying or giving back a
+	// sandbox after use.
+	BuildFailures, RecycleErrors uint64
+	// Retired counts the sandboxes the pool retired before the end of
+	// their service, by reason (the runtime's: linux.PoolStats.RetiredBy).
+	Retired map[string]uint64
 }
 
 // newMetrics registers the metrics; activeSessions and pools (if not nil)
@@ -98,13 +105,21 @@ var (
 		"Runs (sessions, for a warm-sessions pool) that found the pool empty and built their own sandbox.", []string{"pool"}, nil)
 	poolHitRatioDesc = prometheus.NewDesc(namespace+"_pool_hit_ratio",
 		"Hits over hits plus misses since start (0 before any run).", []string{"pool"}, nil)
+	poolBuildFailuresDesc = prometheus.NewDesc(namespace+"_pool_build_failures_total",
+		"Builds of a sandbox for the pool that failed (each is retried after a backoff).", []string{"pool"}, nil)
+	poolRecycleErrorsDesc = prometheus.NewDesc(namespace+"_pool_recycle_errors_total",
+		"Errors destroying or giving back a pool's sandbox after use (a run's cgroup or a sandbox not removed).", []string{"pool"}, nil)
+	poolRetiredDesc = prometheus.NewDesc(namespace+"_pool_retired_total",
+		"Sandboxes the pool retired before the end of their service, by reason (process_left, oom, zygote_changed, reset_failed, fork_failed, max_runs, max_age, dead, error).",
+		[]string{"pool", "reason"}, nil)
 )
 
 // poolCollector reports the runtime's pools at each scrape.
 type poolCollector struct{ pools func() map[string]PoolStats }
 
 func (c poolCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{poolSizeDesc, poolReadyDesc, poolHitsDesc, poolMissesDesc, poolHitRatioDesc} {
+	for _, d := range []*prometheus.Desc{poolSizeDesc, poolReadyDesc, poolHitsDesc, poolMissesDesc, poolHitRatioDesc,
+		poolBuildFailuresDesc, poolRecycleErrorsDesc, poolRetiredDesc} {
 		ch <- d
 	}
 }
@@ -123,6 +138,11 @@ func (c poolCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(poolHitsDesc, prometheus.CounterValue, float64(p.Hits), name)
 		ch <- prometheus.MustNewConstMetric(poolMissesDesc, prometheus.CounterValue, float64(p.Misses), name)
 		ch <- prometheus.MustNewConstMetric(poolHitRatioDesc, prometheus.GaugeValue, ratio, name)
+		ch <- prometheus.MustNewConstMetric(poolBuildFailuresDesc, prometheus.CounterValue, float64(p.BuildFailures), name)
+		ch <- prometheus.MustNewConstMetric(poolRecycleErrorsDesc, prometheus.CounterValue, float64(p.RecycleErrors), name)
+		for reason, n := range p.Retired {
+			ch <- prometheus.MustNewConstMetric(poolRetiredDesc, prometheus.CounterValue, float64(n), name, reason)
+		}
 	}
 }
 

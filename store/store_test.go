@@ -672,10 +672,10 @@ func TestCacheKey(t *testing.T) {
 			return digest
 		}, false},
 		{"env value changed", func(r *sandbox.Request) string { r.Env = map[string]string{"A": "1", "B": "3"}; return digest }, false},
-		{"explicit default limits", func(r *sandbox.Request) string { r.Limits = sandbox.DefaultLimits; return digest }, true},
+		{"explicit default limits", func(r *sandbox.Request) string { r.Limits = sandbox.DefaultLimits(); return digest }, true},
 		{"other limits", func(r *sandbox.Request) string { r.Limits.WallTimeMS = 1000; return digest }, false},
 		{"file size limit defaulting to disk", func(r *sandbox.Request) string {
-			r.Limits.FileSizeBytes = sandbox.DefaultLimits.DiskBytes
+			r.Limits.FileSizeBytes = sandbox.DefaultLimits().DiskBytes
 			return digest
 		}, true},
 		{"network none explicit", func(r *sandbox.Request) string {

@@ -60,7 +60,7 @@ statsmodels, seaborn, sympy, networkx, openpyxl and pillow; nodejs; bash and
 coreutils.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m, err := image.ParseManifest(image.DefaultManifest)
+			m, err := image.ParseManifest(image.DefaultManifest())
 			if manifest != "" {
 				m, err = image.LoadManifest(manifest)
 			}

@@ -79,7 +79,8 @@ func closeImages(images []servedImage) {
 // "NAME/prestart", "NAME/warm" and "NAME/warm-sessions" for another.
 func poolsOf(images []servedImage) func() map[string]service.PoolStats {
 	conv := func(p linux.PoolStats) service.PoolStats {
-		return service.PoolStats{Size: p.Size, Ready: p.Ready, Hits: p.Hits, Misses: p.Misses}
+		return service.PoolStats{Size: p.Size, Ready: p.Ready, Hits: p.Hits, Misses: p.Misses,
+			BuildFailures: p.BuildFailures, RecycleErrors: p.RecycleErrors, Retired: p.RetiredBy}
 	}
 	return func() map[string]service.PoolStats {
 		pools := map[string]service.PoolStats{}

@@ -26,9 +26,10 @@ func TestCheckBash(t *testing.T) {
 		{"closers in strings hide nothing", strings.Repeat("$(", 150) + "echo '" + strings.Repeat(")", 150) + "'", "uncheckable@0:0"},
 		{"too large", strings.Repeat("echo hi\n", codecheck.MaxBashBytes/8+1), "uncheckable@0:0"},
 	}
+	strict := codecheck.Strict()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := codecheck.CheckBash(tc.code, &codecheck.Strict)
+			got := codecheck.CheckBash(tc.code, &strict)
 			if s := summary(got); s != tc.want {
 				t.Errorf("CheckBash(%.60q) = %q, want %q (%v)", tc.code, s, tc.want, got)
 			}

@@ -23,7 +23,7 @@
 //
 //   - Python is parsed by Python's own ast module, inside the sandbox, by
 //     the interpreter that will run the program, just before it runs it
-//     (kernel.PolicySource; a runtime passes sandbox.Request.Rules to it).
+//     (the checker in kernel.PythonSource; a runtime passes sandbox.Request.Rules to it).
 //     A syntax error is not a finding: the program then fails with the
 //     SyntaxError it has, as without a policy.
 //   - JavaScript is parsed on the host by a real ECMAScript parser

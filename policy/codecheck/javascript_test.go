@@ -49,9 +49,10 @@ func TestCheckJavaScript(t *testing.T) {
 		{"too large to check", strings.Repeat("x = 1;\n", codecheck.MaxJavaScriptBytes/7+1), "uncheckable@0:0"},
 		{"too deep for the parser", strings.Repeat("(", 5000) + "1" + strings.Repeat(")", 5000), "uncheckable@1:1001"},
 	}
+	strict := codecheck.Strict()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := codecheck.CheckJavaScript(tc.code, &codecheck.Strict)
+			got := codecheck.CheckJavaScript(tc.code, &strict)
 			if s := summary(got); s != tc.want {
 				t.Errorf("CheckJavaScript(%.60q) = %q, want %q (%v)", tc.code, s, tc.want, got)
 			}

@@ -34,7 +34,9 @@ type Preset struct {
 	BashCommands []string
 }
 
-// Strict is the built-in preset, after the seed documents' list.
+// Strict returns the built-in preset, after the seed documents' list;
+// each call returns a preset of its own, which its caller may change
+// without changing anyone else's.
 //
 // Python modules: the seed's (os, subprocess, shutil, socket, http,
 // urllib, requests, ftplib, smtplib, ctypes, pickle, shelve, importlib),
@@ -104,48 +106,51 @@ type Preset struct {
 // common; what leads on from a class (its bases, subclasses, mro, dict)
 // is what is blocked. Not the co_* attributes: the check blocks the
 // routes to a code object rather than what one holds.
-var Strict = Preset{
-	Name: "strict",
-	PythonModules: []string{
-		"os", "posix", "subprocess", "_posixsubprocess", "shutil", "socket", "_socket",
-		"socketserver", "http", "urllib", "requests", "ftplib", "smtplib", "ctypes",
-		"_ctypes", "pickle", "shelve", "importlib", "builtins", "pty", "multiprocessing",
-		"marshal", "inspect", "pdb", "runpy", "timeit", "cProfile", "doctest", "codeop",
-		"pydoc", "pkgutil", "zipimport", "_imp", "webbrowser",
-	},
-	PythonCalls:         []string{"eval", "exec", "compile", "__import__", "breakpoint"},
-	PythonIntrospection: []string{"globals", "locals", "vars"},
-	PythonAttributes: []string{
-		"__builtins__", "__self__", "bltns", "__import__", "mp", "pkl", "reducer", "pdoctest",
-		"__globals__", "__closure__", "__func__", "__dict__",
-		"__subclasses__", "__bases__", "__base__", "__mro__", "__getattribute__",
-		"f_back", "f_globals", "f_locals", "f_builtins", "tb_frame", "gi_frame", "cr_frame", "ag_frame",
-		"__code__", "f_code", "gi_code", "cr_code", "ag_code",
-		"__loader__", "__spec__",
-		"subprocess_exec", "subprocess_shell",
-	},
-	PythonMembers: []string{
-		"sys.modules", "sys.meta_path", "sys.path_hooks", "sys.path_importer_cache",
-		"sys._getframe", "sys._current_frames",
-		"gc.get_objects", "gc.get_referrers", "gc.get_referents",
-		"types.CodeType", "string.Formatter",
-		"code.interact", "code.InteractiveInterpreter", "code.InteractiveConsole", "code.compile_command",
-		"profile.run", "profile.runctx", "profile.Profile",
-		"ctypeslib.load_library",
-		"asyncio.create_subprocess_exec", "asyncio.create_subprocess_shell",
-	},
-	JSModules: []string{
-		"child_process", "cluster", "dgram", "dns", "fs", "fs/promises", "http", "http2", "https",
-		"inspector", "module", "net", "os", "process", "repl", "tls", "v8", "vm", "wasi",
-		"worker_threads",
-	},
-	JSMembers: []string{"process.binding", "process._linkedBinding", "process.dlopen", "process.mainModule",
-		"module.constructor", "require.cache"},
-	BashCommands: []string{"curl", "wget", "nc", "ncat", "netcat", "socat", "ssh", "scp", "sftp", "telnet", "ftp", "rsync"},
+func Strict() Preset {
+	return Preset{
+		Name: "strict",
+		PythonModules: []string{
+			"os", "posix", "subprocess", "_posixsubprocess", "shutil", "socket", "_socket",
+			"socketserver", "http", "urllib", "requests", "ftplib", "smtplib", "ctypes",
+			"_ctypes", "pickle", "shelve", "importlib", "builtins", "pty", "multiprocessing",
+			"marshal", "inspect", "pdb", "runpy", "timeit", "cProfile", "doctest", "codeop",
+			"pydoc", "pkgutil", "zipimport", "_imp", "webbrowser",
+		},
+		PythonCalls:         []string{"eval", "exec", "compile", "__import__", "breakpoint"},
+		PythonIntrospection: []string{"globals", "locals", "vars"},
+		PythonAttributes: []string{
+			"__builtins__", "__self__", "bltns", "__import__", "mp", "pkl", "reducer", "pdoctest",
+			"__globals__", "__closure__", "__func__", "__dict__",
+			"__subclasses__", "__bases__", "__base__", "__mro__", "__getattribute__",
+			"f_back", "f_globals", "f_locals", "f_builtins", "tb_frame", "gi_frame", "cr_frame", "ag_frame",
+			"__code__", "f_code", "gi_code", "cr_code", "ag_code",
+			"__loader__", "__spec__",
+			"subprocess_exec", "subprocess_shell",
+		},
+		PythonMembers: []string{
+			"sys.modules", "sys.meta_path", "sys.path_hooks", "sys.path_importer_cache",
+			"sys._getframe", "sys._current_frames",
+			"gc.get_objects", "gc.get_referrers", "gc.get_referents",
+			"types.CodeType", "string.Formatter",
+			"code.interact", "code.InteractiveInterpreter", "code.InteractiveConsole", "code.compile_command",
+			"profile.run", "profile.runctx", "profile.Profile",
+			"ctypeslib.load_library",
+			"asyncio.create_subprocess_exec", "asyncio.create_subprocess_shell",
+		},
+		JSModules: []string{
+			"child_process", "cluster", "dgram", "dns", "fs", "fs/promises", "http", "http2", "https",
+			"inspector", "module", "net", "os", "process", "repl", "tls", "v8", "vm", "wasi",
+			"worker_threads",
+		},
+		JSMembers: []string{"process.binding", "process._linkedBinding", "process.dlopen", "process.mainModule",
+			"module.constructor", "require.cache"},
+		BashCommands: []string{"curl", "wget", "nc", "ncat", "netcat", "socat", "ssh", "scp", "sftp", "telnet", "ftp", "rsync"},
+	}
 }
 
-// presets are the presets a request may name.
-var presets = map[string]*Preset{Strict.Name: &Strict}
+// presets make the presets a request may name, by name (each Preset's
+// Name).
+var presets = map[string]func() Preset{"strict": Strict}
 
 // DefaultPreset names the preset of a policy that names none.
 const DefaultPreset = "strict"
@@ -157,7 +162,8 @@ func Lookup(field, name string) (*Preset, error) {
 		name = DefaultPreset
 	}
 	if p, ok := presets[name]; ok {
-		return p, nil
+		preset := p()
+		return &preset, nil
 	}
 	return nil, &sandbox.InputError{Field: field, Rule: "must name a preset, one of " + strings.Join(PresetNames(), ", ") + "; got " + strconv.Quote(name)}
 }
@@ -174,7 +180,7 @@ func PresetNames() []string {
 
 // Rules returns the rules the sandbox checks Python code against under
 // mode; nil for PolicyOff.
-func (p *Preset) Rules(mode sandbox.PolicyMode) *sandbox.CodeRules {
+func (p Preset) Rules(mode sandbox.PolicyMode) *sandbox.CodeRules {
 	if mode.Rank() <= sandbox.PolicyOff.Rank() {
 		return nil
 	}

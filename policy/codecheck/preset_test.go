@@ -29,3 +29,32 @@ func TestLookup(t *testing.T) {
 		})
 	}
 }
+
+// TestPresetsAreCopies checks that a preset a caller got (from Strict or
+// Lookup) is its own: changing it changes neither the next call's nor
+// what another request is checked against.
+func TestPresetsAreCopies(t *testing.T) {
+	get := map[string]func() *codecheck.Preset{
+		"Strict": func() *codecheck.Preset { p := codecheck.Strict(); return &p },
+		"Lookup": func() *codecheck.Preset {
+			p, err := codecheck.Lookup("policy.preset", "strict")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return p
+		},
+	}
+	for name, preset := range get {
+		t.Run(name, func(t *testing.T) {
+			p := preset()
+			p.PythonModules[0] = "harmless"
+			p.BashCommands = p.BashCommands[:0]
+			p.Name = "lax"
+			for _, again := range []*codecheck.Preset{get["Strict"](), get["Lookup"]()} {
+				if again.Name != "strict" || again.PythonModules[0] != "os" || len(again.BashCommands) == 0 {
+					t.Fatalf("after a caller changed its preset, the next is %s with modules %v and commands %v", again.Name, again.PythonModules[:3], again.BashCommands)
+				}
+			}
+		})
+	}
+}

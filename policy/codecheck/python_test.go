@@ -35,7 +35,7 @@ func TestCheckPython(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sess.Close()
-	rules := codecheck.Strict.Rules(sandbox.PolicyBlock)
+	rules := codecheck.Strict().Rules(sandbox.PolicyBlock)
 	cases := []struct {
 		name, code, want string
 		status           sandbox.Status // of a cell without findings; blocked with

@@ -7,6 +7,7 @@ package lang
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/crucible-sandbox/crucible/sandbox"
 )
@@ -41,9 +42,13 @@ func (s Spec) MainPath() string { return CodeDir + "/" + s.MainFile }
 // Argv returns the command line that runs the program.
 func (s Spec) Argv() []string { return []string{s.Interpreter, s.MainPath()} }
 
-// BaseEnv is the environment every sandboxed program starts from. It names
-// only sandbox paths: nothing of the host's environment is passed in.
-var BaseEnv = []string{
+// BaseEnv returns the environment every sandboxed program starts from, in
+// a slice of the caller's own. It names only sandbox paths: nothing of the
+// host's environment is passed in.
+func BaseEnv() []string { return slices.Clone(baseEnv) }
+
+// baseEnv is what BaseEnv returns.
+var baseEnv = []string{
 	"PATH=/usr/local/bin:/usr/bin:/bin",
 	"HOME=/tmp",
 	"TMPDIR=/tmp",
@@ -87,13 +92,15 @@ var specs = map[sandbox.Language]Spec{
 	},
 }
 
-// For returns the Spec of l. It panics on a language that is not
-// sandbox.Valid: requests are validated before they reach a runtime.
+// For returns the Spec of l, its Env a slice of the caller's own. It
+// panics on a language that is not sandbox.Valid: requests are validated
+// before they reach a runtime.
 func For(l sandbox.Language) Spec {
 	s, ok := specs[l]
 	if !ok {
 		panic(fmt.Sprintf("lang: no spec for language %q", l))
 	}
+	s.Env = slices.Clone(s.Env)
 	return s
 }
 
@@ -102,8 +109,8 @@ func For(l sandbox.Language) Spec {
 // prepared), then the request's variables; later ones override earlier.
 func Environ(l sandbox.Language, image []string, extra map[string]string) []string {
 	s := For(l)
-	env := make([]string, 0, len(BaseEnv)+len(s.Env)+len(image)+len(extra))
-	env = append(env, BaseEnv...)
+	env := make([]string, 0, len(baseEnv)+len(s.Env)+len(image)+len(extra))
+	env = append(env, baseEnv...)
 	env = append(env, s.Env...)
 	env = append(env, image...)
 	for k, v := range extra {

@@ -67,14 +67,14 @@ func (r *Runtime) bootKernel(ctx context.Context, p *sandboxProc, lim sandbox.Li
 		argv = append(argv, "--zygote", fmt.Sprintf("%d:%d", p.zygote.uid, p.uid))
 		zygoteUID = p.zygote.uid
 		// As a warm interpreter's, and its forks lower them.
-		processes = sandbox.MaxLimits.Processes
+		processes = sandbox.MaxLimits().Processes
 	case statelessKernel:
 		argv = append(argv, "--stateless")
 		// A warm interpreter cannot raise RLIMIT_NPROC for the run it
 		// gets, and that run may have any process limit a request may
 		// ask: the rlimit is the largest, the cgroup's pids limit (set
 		// per run, see takeWarm) the exact one.
-		processes = sandbox.MaxLimits.Processes
+		processes = sandbox.MaxLimits().Processes
 	case warmSessionKernel:
 		// Nor can a warm session's kernel raise any rlimit: it starts
 		// with the largest and lowers them to its session's exactly.
@@ -86,7 +86,7 @@ func (r *Runtime) bootKernel(ctx context.Context, p *sandboxProc, lim sandbox.Li
 	}
 	cfg := &sandboxinit.RunConfig{
 		MainPath:      kernel.PythonPath,
-		Code:          kernel.PythonSource,
+		Code:          kernel.PythonSource(),
 		Argv:          argv,
 		Env:           lang.Environ(sandbox.Python, r.env, env),
 		Dir:           lang.WorkDir,

@@ -41,7 +41,7 @@ func TestProcessRlimitPerSandbox(t *testing.T) {
 				t.Fatalf("the run was not served warm: %+v", rt.WarmStats())
 			}
 			return out
-		}, want(sandbox.MaxLimits.Processes)},
+		}, want(sandbox.MaxLimits().Processes)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := strings.TrimSpace(tc.get(t)); got != tc.want {

@@ -18,7 +18,7 @@ import (
 func BenchmarkPolicyWarmRun(b *testing.B) {
 	rt := newRuntime(b, linux.Options{Warm: 1})
 	const code = "import json\nrows = [{'n': i, 'sq': i * i} for i in range(100)]\nprint(len(json.dumps(rows)))"
-	rules := codecheck.Strict.Rules(sandbox.PolicyWarn)
+	rules := codecheck.Strict().Rules(sandbox.PolicyWarn)
 	run := func(r *sandbox.CodeRules) time.Duration {
 		awaitWarm(b, rt)
 		t := time.Now()

@@ -39,7 +39,7 @@ func policyOutcomeOf(res sandbox.Result) policyOutcome {
 // its result; a syntax error stays the SyntaxError it is; a tree too
 // deep for the parser is "uncheckable", and blocked.
 func TestPolicyInSandbox(t *testing.T) {
-	block, warn := codecheck.Strict.Rules(sandbox.PolicyBlock), codecheck.Strict.Rules(sandbox.PolicyWarn)
+	block, warn := codecheck.Strict().Rules(sandbox.PolicyBlock), codecheck.Strict().Rules(sandbox.PolicyWarn)
 	const before = "open('ran.txt', 'w').write('x')\nprint('ran')\nimport socket as s\n"
 	cases := []struct {
 		name  string
@@ -82,7 +82,7 @@ func TestPolicyInSandbox(t *testing.T) {
 func TestPolicySessionCells(t *testing.T) {
 	rt := newRuntime(t, linux.Options{})
 	s := newSession(t, rt, sandbox.Limits{})
-	block, warn := codecheck.Strict.Rules(sandbox.PolicyBlock), codecheck.Strict.Rules(sandbox.PolicyWarn)
+	block, warn := codecheck.Strict().Rules(sandbox.PolicyBlock), codecheck.Strict().Rules(sandbox.PolicyWarn)
 	cases := []struct {
 		name  string
 		cell  sandbox.Cell

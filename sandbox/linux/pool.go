@@ -1,6 +1,8 @@
 package linux
 
 import (
+	"errors"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,9 +36,10 @@ type prestartPool struct {
 	// slots being reset after a run, see zygotepool.go); closed, under
 	// closeMu, says that none may come back any more.
 	recycling atomic.Int64
-	retired   atomic.Uint64
 	closeMu   sync.Mutex
 	closed    bool
+	// report counts and logs what goes wrong in the background.
+	report *poolReport
 }
 
 // PoolStats describes the pre-started sandboxes of a Runtime.
@@ -49,25 +52,47 @@ type PoolStats struct {
 	// found none and built their own.
 	Hits   uint64 `json:"hits"`
 	Misses uint64 `json:"misses"`
-	// Retired counts the zygote slots (Options.Warm) that were taken
-	// for a run and then destroyed rather than given back: after an
-	// anomaly, or at the end of their service.
+	// Retired counts the sandboxes destroyed before the end of their
+	// service as the pool means it: zygote slots (Options.Warm) taken for
+	// a run and then destroyed rather than given back, after an anomaly
+	// or at the end of their service, and ready sandboxes found dead.
 	Retired uint64 `json:"retired,omitempty"`
+	// RetiredBy counts Retired by reason: process_left (the run left
+	// processes), oom, zygote_changed (a run changed the zygote's
+	// scheduling), reset_failed, fork_failed (the next run's fork),
+	// max_runs and max_age (the end of a slot's service), dead (a ready
+	// sandbox had died), error (a platform error during the run).
+	RetiredBy map[string]uint64 `json:"retired_by,omitempty"`
+	// BuildFailures counts the pool's builds that failed; each is
+	// retried after a backoff.
+	BuildFailures uint64 `json:"build_failures,omitempty"`
+	// RecycleErrors counts errors destroying a sandbox after use or
+	// giving it back (a run's cgroup not removed, a sandbox not released).
+	RecycleErrors uint64 `json:"recycle_errors,omitempty"`
 }
 
 // refillDelay is how long a replacement waits before it is built.
 const refillDelay = 10 * time.Millisecond
 
+// Failed builds are retried after a backoff that starts at
+// minBuildBackoff and doubles up to maxBuildBackoff.
+const (
+	minBuildBackoff = 10 * time.Millisecond
+	maxBuildBackoff = 5 * time.Second
+)
+
 // newPool begins keeping size sandboxes made by build ready. Each build
-// waits until gate, if not nil, allows it.
-func newPool(size int, build func() (*sandboxProc, error), gate func() <-chan struct{}) *prestartPool {
+// waits until gate, if not nil, allows it. The pool's failures are logged
+// to log (nil: slog.Default()) as the pool called name's.
+func newPool(name string, size int, build func() (*sandboxProc, error), gate func() <-chan struct{}, log *slog.Logger) *prestartPool {
 	p := &prestartPool{
-		build: build,
-		gate:  gate,
-		size:  size,
-		ready: make(chan *sandboxProc, size),
-		want:  make(chan struct{}, size),
-		done:  make(chan struct{}),
+		build:  build,
+		gate:   gate,
+		size:   size,
+		ready:  make(chan *sandboxProc, size),
+		want:   make(chan struct{}, size),
+		done:   make(chan struct{}),
+		report: newPoolReport(name, log),
 	}
 	for range size {
 		p.want <- struct{}{}
@@ -77,9 +102,11 @@ func newPool(size int, build func() (*sandboxProc, error), gate func() <-chan st
 }
 
 // refill builds a sandbox for each token in want until the pool is closed.
-// Failures back off, so a broken host does not spin.
+// Failures back off, so a broken host does not spin, and are counted and
+// logged (rate-limited: a build that fails for good logs a line per
+// rateLogEvery).
 func (pool *prestartPool) refill() {
-	backoff := 10 * time.Millisecond
+	backoff := minBuildBackoff
 	for {
 		select {
 		case <-pool.want:
@@ -102,21 +129,22 @@ func (pool *prestartPool) refill() {
 			}
 		}
 		p, err := pool.build()
-		for err != nil {
+		for failures := 1; err != nil; failures++ {
+			pool.report.buildFailed(err, failures, backoff)
 			select {
 			case <-time.After(backoff):
-				backoff = min(2*backoff, 5*time.Second)
+				backoff = min(2*backoff, maxBuildBackoff)
 				p, err = pool.build()
 			case <-pool.done:
 				return
 			}
 		}
-		backoff = 10 * time.Millisecond
+		backoff = minBuildBackoff
 		p.pool = pool
 		select {
 		case pool.ready <- p:
 		case <-pool.done:
-			_ = p.release()
+			pool.report.recycleFailed(p.release())
 			return
 		}
 	}
@@ -145,7 +173,8 @@ func (pool *prestartPool) received(p *sandboxProc, ok bool) (_ *sandboxProc, ret
 		return nil, false
 	}
 	if !p.alive() {
-		pool.replace(p)
+		pool.report.retired(retireFor(retiredDead, errors.New("a ready sandbox had died")))
+		_ = pool.replace(p)
 		return nil, true
 	}
 	pool.hits.Add(1)
@@ -163,9 +192,11 @@ func (pool *prestartPool) detach(p *sandboxProc) {
 	}
 }
 
-// replace destroys a pooled sandbox and asks for another.
+// replace destroys a pooled sandbox and asks for another. An error
+// destroying it is counted and logged, and returned.
 func (pool *prestartPool) replace(p *sandboxProc) error {
 	err := p.release()
+	pool.report.recycleFailed(err)
 	select {
 	case pool.want <- struct{}{}:
 	default:
@@ -178,7 +209,9 @@ func (pool *prestartPool) stats() PoolStats {
 	if pool == nil {
 		return PoolStats{}
 	}
-	return PoolStats{Size: pool.size, Ready: len(pool.ready), Hits: pool.hits.Load(), Misses: pool.misses.Load(), Retired: pool.retired.Load()}
+	st := PoolStats{Size: pool.size, Ready: len(pool.ready), Hits: pool.hits.Load(), Misses: pool.misses.Load()}
+	pool.report.fill(&st)
+	return st
 }
 
 // close destroys the ready sandboxes and stops building more.
@@ -195,7 +228,7 @@ func (pool *prestartPool) close() {
 		close(pool.ready)
 		pool.closeMu.Unlock()
 		for p := range pool.ready {
-			_ = p.release()
+			pool.report.recycleFailed(p.release())
 		}
 	})
 }

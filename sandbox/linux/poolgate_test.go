@@ -24,7 +24,7 @@ func TestPoolGate(t *testing.T) {
 		}
 		return nil, errors.New("no sandbox in this test")
 	}
-	pool := newPool(1, build, gate)
+	pool := newPool("test", 1, build, gate, nil)
 	defer pool.close()
 	<-asked
 	select {

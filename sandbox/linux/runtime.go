@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -66,7 +67,7 @@ type Options struct {
 	// the data-science image, and a uid. 0 keeps none.
 	WarmSessions int
 	// Preload lists the modules a warm interpreter (of Warm or
-	// WarmSessions) imports in advance; nil means DefaultPreload, and
+	// WarmSessions) imports in advance; nil means DefaultPreload(), and
 	// modules the root filesystem lacks are skipped.
 	Preload []string
 	// MaxSessions caps the open sessions (default 16); SessionIdleTimeout
@@ -81,6 +82,12 @@ type Options struct {
 	// for a request; 0 builds each sandbox when its run starts. A server
 	// wants a few; a one-shot command wants none. Close releases them.
 	Prestart int
+	// Logger receives what fails in the background, where no caller sees
+	// it: a pool's builds that fail, the sandboxes it retires and why,
+	// errors destroying a sandbox after use (rate-limited; each pool's
+	// lines carry its name, "prestart", "warm" or "warm-sessions"). Nil
+	// means slog.Default().
+	Logger *slog.Logger
 }
 
 // Runtime runs each request in a fresh native sandbox. It is safe for
@@ -148,7 +155,7 @@ func New(opts Options) (*Runtime, error) {
 	r := &Runtime{
 		base:                sandboxinit.BaseConfig{Hostname: sandboxinit.Hostname, TmpSeed: opts.TmpSeed},
 		uids:                uids,
-		defaultCgroupLimits: cgroupLimitsFor(sandbox.DefaultLimits),
+		defaultCgroupLimits: cgroupLimitsFor(sandbox.DefaultLimits()),
 		imageDigest:         opts.ImageDigest,
 		env:                 opts.Env,
 		egress:              opts.Egress,
@@ -178,20 +185,20 @@ func New(opts Options) (*Runtime, error) {
 	removeStaleCgroups()
 	preload := opts.Preload
 	if preload == nil {
-		preload = DefaultPreload
+		preload = DefaultPreload()
 	}
 	if opts.Prestart > 0 {
-		r.pool = newPool(opts.Prestart, func() (*sandboxProc, error) { return r.launch(r.defaultCgroupLimits) }, nil)
+		r.pool = newPool("prestart", opts.Prestart, func() (*sandboxProc, error) { return r.launch(r.defaultCgroupLimits) }, nil, opts.Logger)
 	}
 	switch {
 	case opts.Warm > 0 && !opts.SingleRunWarm:
 		r.zygote = true
-		r.warm = newPool(opts.Warm, func() (*sandboxProc, error) { return r.launchZygote(preload) }, nil)
+		r.warm = newPool("warm", opts.Warm, func() (*sandboxProc, error) { return r.launchZygote(preload) }, nil, opts.Logger)
 	case opts.Warm > 0:
-		r.warm = newPool(opts.Warm, func() (*sandboxProc, error) { return r.launchWarm(preload) }, nil)
+		r.warm = newPool("warm", opts.Warm, func() (*sandboxProc, error) { return r.launchWarm(preload) }, nil, opts.Logger)
 	}
 	if opts.WarmSessions > 0 {
-		r.warmSessions = newPool(opts.WarmSessions, func() (*sandboxProc, error) { return r.launchWarmSession(preload) }, r.cellsRunning.quiet)
+		r.warmSessions = newPool("warm-sessions", opts.WarmSessions, func() (*sandboxProc, error) { return r.launchWarmSession(preload) }, r.cellsRunning.quiet, opts.Logger)
 	}
 	return r, nil
 }

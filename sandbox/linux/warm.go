@@ -22,9 +22,10 @@ import (
 // is said there; here every run has an interpreter of its own, at the
 // cost of an interpreter start per run, in the background.
 
-// DefaultPreload is what a warm Python interpreter imports in advance: the
-// libraries whose import costs far more than most programs sent to it.
-var DefaultPreload = []string{"numpy", "pandas", "matplotlib.pyplot"}
+// DefaultPreload returns what a warm Python interpreter imports in
+// advance: the libraries whose import costs far more than most programs
+// sent to it. Each call returns a slice of its own.
+func DefaultPreload() []string { return []string{"numpy", "pandas", "matplotlib.pyplot"} }
 
 // launchWarm builds a sandbox and starts a kernel in it that imports
 // preload and waits for one stateless program. The sandbox is complete,
@@ -35,7 +36,7 @@ func (r *Runtime) launchWarm(preload []string) (*sandboxProc, error) {
 	if err != nil {
 		return nil, err
 	}
-	k, err := r.bootKernel(context.Background(), p, sandbox.DefaultLimits.WithDefaults(), nil, nil, statelessKernel, preload)
+	k, err := r.bootKernel(context.Background(), p, sandbox.DefaultLimits().WithDefaults(), nil, nil, statelessKernel, preload)
 	if err != nil {
 		_ = p.release()
 		return nil, err
@@ -55,7 +56,7 @@ func (r *Runtime) launchWarm(preload []string) (*sandboxProc, error) {
 // (startupEnv). Read-only input files are sealed by the host as the
 // sandbox's init seals them (see placeFiles).
 func (r *Runtime) takeWarm(req *sandbox.Request, lim sandbox.Limits) *sandboxProc {
-	def := sandbox.DefaultLimits.WithDefaults()
+	def := sandbox.DefaultLimits().WithDefaults()
 	if r.warm == nil || r.zygote || req.Language != sandbox.Python || lim.DiskBytes != def.DiskBytes || startupEnv(req.Env) ||
 		lim.FileSizeBytes > def.FileSizeBytes || lim.OpenFiles > def.OpenFiles ||
 		lim.Processes < r.warmTasks.Load() {

@@ -247,7 +247,7 @@ func TestWarmMatchesCold(t *testing.T) {
 func TestWarmUnservable(t *testing.T) {
 	rt := newRuntime(t, linux.Options{Warm: 1})
 	report := "import os, resource\nst = os.statvfs('/work')\nprint(st.f_blocks * st.f_frsize, resource.getrlimit(resource.RLIMIT_NOFILE)[0])"
-	def := sandbox.DefaultLimits
+	def := sandbox.DefaultLimits()
 	for _, tc := range []struct {
 		name string
 		lim  sandbox.Limits

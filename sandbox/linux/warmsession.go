@@ -59,7 +59,7 @@ func (r *Runtime) launchWarmSession(preload []string) (*sandboxProc, error) {
 	if err != nil {
 		return nil, err
 	}
-	k, err := r.bootKernel(context.Background(), p, sandbox.DefaultLimits.WithDefaults(), nil, nil, warmSessionKernel, preload)
+	k, err := r.bootKernel(context.Background(), p, sandbox.DefaultLimits().WithDefaults(), nil, nil, warmSessionKernel, preload)
 	if err != nil {
 		_ = p.release()
 		return nil, err
@@ -145,9 +145,9 @@ func warmSessionRlimits() kernel.SetupLimits {
 		return want
 	}
 	return kernel.SetupLimits{
-		FileSizeBytes: capped(unix.RLIMIT_FSIZE, sandbox.MaxLimits.FileSizeBytes),
-		OpenFiles:     capped(unix.RLIMIT_NOFILE, sandbox.MaxLimits.OpenFiles),
-		Processes:     capped(unix.RLIMIT_NPROC, sandbox.MaxLimits.Processes),
+		FileSizeBytes: capped(unix.RLIMIT_FSIZE, sandbox.MaxLimits().FileSizeBytes),
+		OpenFiles:     capped(unix.RLIMIT_NOFILE, sandbox.MaxLimits().OpenFiles),
+		Processes:     capped(unix.RLIMIT_NPROC, sandbox.MaxLimits().Processes),
 	}
 }
 

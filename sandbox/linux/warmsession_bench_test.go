@@ -42,7 +42,7 @@ func BenchmarkWarmSessionCSV(b *testing.B) {
 	bare := sandbox.Request{Language: sandbox.Python, Files: files, Code: "import pandas; pandas.read_csv('data/x.csv')",
 		Limits: sandbox.Limits{WallTimeMS: 60_000, CPUTimeMS: 60_000, MemoryBytes: sandbox.GiB}}
 	sreq := sandbox.SessionRequest{Language: sandbox.Python, Files: files,
-		Limits: sandbox.Limits{WallTimeMS: 60_000, CPUTimeMS: 60_000, MemoryBytes: sandbox.GiB, DiskBytes: int64(len(data)) + sandbox.DefaultLimits.DiskBytes}}
+		Limits: sandbox.Limits{WallTimeMS: 60_000, CPUTimeMS: 60_000, MemoryBytes: sandbox.GiB, DiskBytes: int64(len(data)) + sandbox.DefaultLimits().DiskBytes}}
 	const cell = "import pandas as pd\ndf = pd.read_csv('data/x.csv')\nprint(df.shape)"
 	want := fmt.Sprintf("(%d, 5)\n", strings.Count(string(data), "\n")-1)
 	ctx := context.Background()

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -91,9 +93,6 @@ const (
 // its last run before it is served otherwise.
 const zygoteWait = 100 * time.Millisecond
 
-// errZygoteRetired is why a slot that served its share is not used again.
-var errZygoteRetired = errors.New("the slot served its runs or its time")
-
 // zygoteState is what a zygote slot keeps between runs.
 type zygoteState struct {
 	uid   int            // the zygote user; the run user is the sandbox's uid
@@ -140,7 +139,7 @@ func (r *Runtime) launchZygote(preload []string) (*sandboxProc, error) {
 
 // bootZygote starts p's zygote and readies the slot for its first run.
 func (r *Runtime) bootZygote(p *sandboxProc, preload []string) error {
-	k, err := r.bootKernel(context.Background(), p, sandbox.DefaultLimits.WithDefaults(), nil, nil, zygoteKernel, preload)
+	k, err := r.bootKernel(context.Background(), p, sandbox.DefaultLimits().WithDefaults(), nil, nil, zygoteKernel, preload)
 	if err != nil {
 		return err
 	}
@@ -161,12 +160,12 @@ func (r *Runtime) bootZygote(p *sandboxProc, preload []string) error {
 		return err
 	}
 	if err := p.cg.setLimits(cgroupLimits{
-		MemoryBytes: sandbox.MaxLimits.MemoryBytes + r.defaultCgroupLimits.MemoryBytes,
-		Pids:        n + 1 + sandbox.MaxLimits.Processes,
+		MemoryBytes: sandbox.MaxLimits().MemoryBytes + r.defaultCgroupLimits.MemoryBytes,
+		Pids:        n + 1 + sandbox.MaxLimits().Processes,
 	}); err != nil {
 		return err
 	}
-	if err := checkZygoteIDs(p.zygote.pid, p.zygote.uid, p.uid); err != nil {
+	if err := checkZygoteStatus(p.zygote.pid, p.zygote.uid, p.uid); err != nil {
 		return err
 	}
 	if p.zygote.sched, err = schedState(p.zygote.pid); err != nil {
@@ -177,7 +176,7 @@ func (r *Runtime) bootZygote(p *sandboxProc, preload []string) error {
 	if err := p.resetSandbox(); err != nil {
 		return err
 	}
-	cg, err := newRunCgroup(p.cgName+"/run", runCgroupLimits(sandbox.DefaultLimits.WithDefaults()))
+	cg, err := newRunCgroup(p.cgName+"/run", runCgroupLimits(sandbox.DefaultLimits().WithDefaults()))
 	if err != nil {
 		return err
 	}
@@ -187,30 +186,55 @@ func (r *Runtime) bootZygote(p *sandboxProc, preload []string) error {
 	return nil
 }
 
-// checkZygoteIDs checks that the zygote, process pid, has real and saved
-// ids zuid and effective (and file system) ids ruid, and no
-// supplementary group: the ids that keep the run user from reaching it.
-func checkZygoteIDs(pid, zuid, ruid int) error {
+// checkZygoteStatus checks, from /proc/<pid>/status, that the zygote,
+// process pid, holds what keeps the run user from reaching it and it from
+// reaching more than a run: real and saved ids zuid and effective (and
+// file system) ids ruid, no supplementary group (see the comment at the
+// top of this file); no capability in any set, the bounding set included
+// (its start kept three, which it drops before it imports anything:
+// python_kernel.py's become_zygote), so that nothing it or a fork of it
+// executes can gain one; no_new_privs; and a seccomp filter (mode 2),
+// which its init installed on the thread it was forked from.
+func checkZygoteStatus(pid, zuid, ruid int) error {
 	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return err
 	}
+	return zygoteStatusProblem(string(status), zuid, ruid)
+}
+
+// noCaps is an empty capability set as /proc/<pid>/status shows it.
+const noCaps = "0000000000000000"
+
+// zygoteStatusProblem checks status, the text of a zygote's
+// /proc/<pid>/status, as checkZygoteStatus says; the error names every
+// field that is not as it must be.
+func zygoteStatusProblem(status string, zuid, ruid int) error {
 	z, r := strconv.Itoa(zuid), strconv.Itoa(ruid)
-	want := map[string]string{"Uid:": z + " " + r + " " + z + " " + r, "Gid:": z + " " + r + " " + z + " " + r, "Groups:": ""}
-	for _, l := range strings.Split(string(status), "\n") {
-		f := strings.Fields(l)
-		if len(f) == 0 {
+	ids := z + " " + r + " " + z + " " + r
+	want := map[string]string{
+		"Uid": ids, "Gid": ids, "Groups": "",
+		"CapInh": noCaps, "CapPrm": noCaps, "CapEff": noCaps, "CapBnd": noCaps, "CapAmb": noCaps,
+		"NoNewPrivs": "1", "Seccomp": "2",
+	}
+	var problems []string
+	for _, l := range strings.Split(status, "\n") {
+		name, value, ok := strings.Cut(l, ":")
+		if !ok {
 			continue
 		}
-		if w, ok := want[f[0]]; ok {
-			if got := strings.Join(f[1:], " "); got != w {
-				return fmt.Errorf("the zygote's %s is %q, want %q", strings.TrimSuffix(f[0], ":"), got, w)
+		if w, ok := want[name]; ok {
+			if got := strings.Join(strings.Fields(value), " "); got != w {
+				problems = append(problems, fmt.Sprintf("%s is %q, want %q", name, got, w))
 			}
-			delete(want, f[0])
+			delete(want, name)
 		}
 	}
-	if len(want) > 0 {
-		return fmt.Errorf("the zygote's status lacks %v", want)
+	for _, name := range slices.Sorted(maps.Keys(want)) {
+		problems = append(problems, name+" is missing")
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("the zygote's status: %s", strings.Join(problems, "; "))
 	}
 	return nil
 }
@@ -233,7 +257,7 @@ func discardAll(f *os.File) {
 // limit fits: the run's cgroup is its own. A slot being reset is waited
 // for, briefly (zygoteWait).
 func (r *Runtime) takeZygote(ctx context.Context, req *sandbox.Request, lim sandbox.Limits) *sandboxProc {
-	def := sandbox.DefaultLimits.WithDefaults()
+	def := sandbox.DefaultLimits().WithDefaults()
 	// A run under a code policy or with an allowlist takes the cold path,
 	// which has both: the fork has closed the kernel's channel the
 	// policy's findings come back on, and a slot's network namespace is
@@ -250,15 +274,16 @@ func (r *Runtime) takeZygote(ctx context.Context, req *sandbox.Request, lim sand
 }
 
 // recycleZygote resets slot p after a run in cgroup cg and gives it back
-// to the pool, or retires it after an anomaly (not nil) or if it cannot
-// serve again.
+// to the pool, or retires it after an anomaly (not nil; its reason, if
+// not retiredError, given by retireFor) or if it cannot serve again. No
+// caller waits for it: what fails is counted and logged by the pool.
 func (r *Runtime) recycleZygote(p *sandboxProc, cg runCgroup, anomaly error) {
 	if anomaly == nil {
 		anomaly = r.resetZygote(p, cg)
 	}
 	if anomaly != nil {
-		_ = removeRunCgroup(cg)
-		_ = r.warm.discard(p)
+		r.warm.report.recycleFailed(removeRunCgroup(cg))
+		r.warm.discard(p, anomaly)
 		return
 	}
 	r.warm.recycle(p)
@@ -275,22 +300,28 @@ func (r *Runtime) recycleZygote(p *sandboxProc, cg runCgroup, anomaly error) {
 func (r *Runtime) resetZygote(p *sandboxProc, cg runCgroup) error {
 	z := p.zygote
 	if n, err := cg.pidsCurrent(); err != nil || n != 0 {
-		return fmt.Errorf("the run's cgroup holds %d tasks after the run (%v)", n, err)
+		return retireFor(retiredProcessLeft, fmt.Errorf("the run's cgroup holds %d tasks after the run (%v)", n, err))
 	}
-	if err := cg.setLimits(runCgroupLimits(sandbox.DefaultLimits.WithDefaults())); err != nil {
-		return err
+	if err := cg.setLimits(runCgroupLimits(sandbox.DefaultLimits().WithDefaults())); err != nil {
+		return retireFor(retiredResetFailed, err)
 	}
 	if err := p.resetSandbox(); err != nil {
-		return err
+		return retireFor(retiredResetFailed, err)
 	}
 	if err := z.checkSched(); err != nil {
-		return err
+		return retireFor(retiredZygoteChanged, err)
 	}
 	z.runs++
-	if z.runs >= zygoteMaxRuns || time.Since(z.born) >= zygoteMaxAge {
-		return errZygoteRetired
+	if z.runs >= zygoteMaxRuns {
+		return retireFor(retiredMaxRuns, fmt.Errorf("the slot served its %d runs", z.runs))
 	}
-	return p.prefork(cg)
+	if age := time.Since(z.born); age >= zygoteMaxAge {
+		return retireFor(retiredMaxAge, fmt.Errorf("the slot served for %s", age.Round(time.Second)))
+	}
+	if err := p.prefork(cg); err != nil {
+		return retireFor(retiredForkFailed, err)
+	}
+	return nil
 }
 
 // resetSandbox asks init to reset the sandbox (sandboxinit.Reset) and

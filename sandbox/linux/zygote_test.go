@@ -208,20 +208,21 @@ func TestZygoteRetiresAttacked(t *testing.T) {
 	for _, tc := range []struct {
 		name, attack string
 		lim          sandbox.Limits
+		reason       string // the retirement's, in WarmStats().RetiredBy
 	}{
-		{"renice the zygote", "os.setpriority(os.PRIO_PROCESS, os.getppid(), 5)", sandbox.Limits{}},
-		{"renice the zygote's process group", "os.setpriority(os.PRIO_PGRP, os.getpgid(os.getppid()), 5)", sandbox.Limits{}},
-		{"pin the zygote to a CPU", "os.sched_setaffinity(os.getppid(), {0})", sandbox.Limits{}},
-		{"schedule the zygote as idle", "os.sched_setscheduler(os.getppid(), os.SCHED_IDLE, os.sched_param(0))", sandbox.Limits{}},
-		{"leave a process running", "if os.fork() == 0:\n    os.setsid()\n    os.execv('/bin/sleep', ['sleep', '100'])", sandbox.Limits{}},
-		{"out of memory", "b = bytearray(200 << 20)", sandbox.Limits{MemoryBytes: 64 << 20}},
+		{"renice the zygote", "os.setpriority(os.PRIO_PROCESS, os.getppid(), 5)", sandbox.Limits{}, "zygote_changed"},
+		{"renice the zygote's process group", "os.setpriority(os.PRIO_PGRP, os.getpgid(os.getppid()), 5)", sandbox.Limits{}, "zygote_changed"},
+		{"pin the zygote to a CPU", "os.sched_setaffinity(os.getppid(), {0})", sandbox.Limits{}, "zygote_changed"},
+		{"schedule the zygote as idle", "os.sched_setscheduler(os.getppid(), os.SCHED_IDLE, os.sched_param(0))", sandbox.Limits{}, "zygote_changed"},
+		{"leave a process running", "if os.fork() == 0:\n    os.setsid()\n    os.execv('/bin/sleep', ['sleep', '100'])", sandbox.Limits{}, "process_left"},
+		{"out of memory", "b = bytearray(200 << 20)", sandbox.Limits{MemoryBytes: 64 << 20}, "oom"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			uid := strings.TrimSpace(string(slotRun(t, rt, uidLine).Stdout))
 			if again := strings.TrimSpace(string(slotRun(t, rt, uidLine).Stdout)); again != uid {
 				t.Fatalf("a harmless run retired the slot: uid %s, then %s", uid, again)
 			}
-			retired := rt.WarmStats().Retired
+			retired, byReason := rt.WarmStats().Retired, rt.WarmStats().RetiredBy[tc.reason]
 			awaitWarm(t, rt)
 			res := runProgram(t, rt, sandbox.Request{Language: sandbox.Python, Code: uidLine + tc.attack, Limits: tc.lim})
 			if first, _, _ := strings.Cut(string(res.Stdout), "\n"); first != uid {
@@ -230,6 +231,9 @@ func TestZygoteRetiresAttacked(t *testing.T) {
 			next := strings.TrimSpace(string(slotRun(t, rt, uidLine).Stdout))
 			if next == uid || rt.WarmStats().Retired != retired+1 {
 				t.Errorf("the slot was not retired: uid %s then %s, %+v (the attack: %s)", uid, next, rt.WarmStats(), describe(res))
+			}
+			if got := rt.WarmStats().RetiredBy[tc.reason]; got != byReason+1 {
+				t.Errorf("the retirement was not counted as %s: %+v", tc.reason, rt.WarmStats())
 			}
 		})
 	}

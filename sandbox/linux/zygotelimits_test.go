@@ -29,7 +29,7 @@ func TestZygoteLimitsPerRun(t *testing.T) {
 		"ev.set()\n" +
 		"print(total, started)\n"
 	kib := func(b int64) int64 { return b / 1024 }
-	def := sandbox.DefaultLimits.WithDefaults()
+	def := sandbox.DefaultLimits().WithDefaults()
 	for i, tc := range []struct {
 		name string
 		lim  sandbox.Limits

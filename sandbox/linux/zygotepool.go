@@ -65,7 +65,7 @@ func (pool *prestartPool) recycle(p *sandboxProc) {
 		default:
 		}
 	}
-	_ = p.release()
+	pool.report.recycleFailed(p.release())
 }
 
 // awaitRecycled waits until no sandbox taken is still to come back.
@@ -76,9 +76,10 @@ func (pool *prestartPool) awaitRecycled() {
 }
 
 // discard releases p, taken for a run after which it cannot serve
-// another, and asks for its replacement.
-func (pool *prestartPool) discard(p *sandboxProc) error {
+// another because of why (see retireFor), and asks for its replacement;
+// the retirement is counted and logged, as an error releasing p is.
+func (pool *prestartPool) discard(p *sandboxProc, why error) {
 	defer pool.recycling.Add(-1)
-	pool.retired.Add(1)
-	return pool.replace(p)
+	pool.report.retired(why)
+	_ = pool.replace(p)
 }

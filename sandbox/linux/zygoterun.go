@@ -59,7 +59,7 @@ func (x *execution) runZygote(ctx context.Context, p *sandboxProc, t0 time.Time)
 	// read and the result returned, as in a cold run; that anything was
 	// left retires the slot.
 	if n, err := cg.pidsCurrent(); err != nil || n > 0 {
-		anomaly = fmt.Errorf("%d processes left running after the program ended (%v)", n, err)
+		anomaly = retireFor(retiredProcessLeft, fmt.Errorf("%d processes left running after the program ended (%v)", n, err))
 		if err := killAll(cg); err != nil {
 			serr = errors.Join(serr, err)
 		}
@@ -85,7 +85,7 @@ func (x *execution) runZygote(ctx context.Context, p *sandboxProc, t0 time.Time)
 		return err
 	}
 	if res.Status == sandbox.StatusMemoryLimit {
-		anomaly = errors.New("the run was OOM-killed")
+		anomaly = retireFor(retiredOOM, errors.New("the run was OOM-killed"))
 	}
 	return nil
 }

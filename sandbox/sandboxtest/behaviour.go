@@ -202,7 +202,7 @@ func testEnv(t *testing.T, s *suite) {
 			t.Errorf("unexpected variable $%s = %q in the program's environment", k, v)
 		}
 	}
-	for _, kv := range lang.BaseEnv {
+	for _, kv := range lang.BaseEnv() {
 		k, v, _ := strings.Cut(kv, "=")
 		if got[k] != v {
 			t.Errorf("base variable $%s = %q, want %q", k, got[k], v)

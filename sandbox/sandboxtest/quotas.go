@@ -124,9 +124,9 @@ func testPerSandboxQuotas(t *testing.T, s *suite) {
 	beforeA, beforeB := s.snapshot(t, watch{token: tokA}), s.snapshot(t, watch{token: tokB})
 	// The holder's own open-file limit must not stop it before the
 	// user's inotify limit does.
-	openFiles := int64(sandbox.DefaultLimits.OpenFiles)
+	openFiles := int64(sandbox.DefaultLimits().OpenFiles)
 	if n, err := readProcInt("/proc/sys/fs/inotify/max_user_instances"); err == nil {
-		openFiles = max(openFiles, min(n+256, sandbox.MaxLimits.OpenFiles))
+		openFiles = max(openFiles, min(n+256, sandbox.MaxLimits().OpenFiles))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
 	defer cancel()
