@@ -86,7 +86,9 @@ func serveMCP(ctx context.Context, f *serveFlags) error {
 		return platformError(err)
 	}
 	defer st.Close()
-	images, err := startImages(names, f, func(o *linux.Options) { o.UIDBase, o.UIDCount = conf.UIDBase, conf.UIDCount })
+	images, err := startImages(names, f, func(o *linux.Options) {
+		o.UIDBase, o.UIDCount, o.Logger = conf.UIDBase, conf.UIDCount, log
+	})
 	if err != nil {
 		return err
 	}

@@ -253,7 +253,7 @@ func serve(ctx context.Context, f *serveFlags) error {
 
 	images, err := startImages(names, f, func(o *linux.Options) {
 		o.Warm, o.WarmSessions, o.Prestart = f.warm, f.warmSessions, f.prestart
-		o.UIDBase, o.UIDCount = conf.UIDBase, conf.UIDCount
+		o.UIDBase, o.UIDCount, o.Logger = conf.UIDBase, conf.UIDCount, log
 	})
 	if err != nil {
 		return err

@@ -55,6 +55,9 @@ func startImages(names []string, f *serveFlags, adjust func(*linux.Options)) ([]
 		}
 		rt, err := startRuntime(rootfs, built, f.store, func(o *linux.Options) {
 			adjust(o)
+			if o.Logger != nil {
+				o.Logger = o.Logger.With(slog.String("image", name))
+			}
 			digest = o.ImageDigest
 		})
 		if err != nil {
