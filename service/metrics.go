@@ -110,7 +110,7 @@ var (
 	poolRecycleErrorsDesc = prometheus.NewDesc(namespace+"_pool_recycle_errors_total",
 		"Errors destroying or giving back a pool's sandbox after use (a run's cgroup or a sandbox not removed).", []string{"pool"}, nil)
 	poolRetiredDesc = prometheus.NewDesc(namespace+"_pool_retired_total",
-		"Sandboxes the pool retired before the end of their service, by reason (process_left, oom, zygote_changed, reset_failed, fork_failed, max_runs, max_age, dead, error).",
+		"Sandboxes the pool retired before the end of their service, by reason (process_left, oom, zygote_changed, reset_failed, fork_failed, max_runs, max_age, limits, dead, error).",
 		[]string{"pool", "reason"}, nil)
 )
 

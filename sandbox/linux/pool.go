@@ -55,13 +55,16 @@ type PoolStats struct {
 	// Retired counts the sandboxes destroyed before the end of their
 	// service as the pool means it: zygote slots (Options.Warm) taken for
 	// a run and then destroyed rather than given back, after an anomaly
-	// or at the end of their service, and ready sandboxes found dead.
+	// or at the end of their service; single-run warm sandboxes taken and
+	// not used; ready sandboxes found dead.
 	Retired uint64 `json:"retired,omitempty"`
 	// RetiredBy counts Retired by reason: process_left (the run left
 	// processes), oom, zygote_changed (a run changed the zygote's
 	// scheduling), reset_failed, fork_failed (the next run's fork),
-	// max_runs and max_age (the end of a slot's service), dead (a ready
-	// sandbox had died), error (a platform error during the run).
+	// max_runs and max_age (the end of a slot's service), limits (a run's
+	// limits could not be applied to a ready single-run warm sandbox),
+	// dead (a ready sandbox had died), error (a platform error during the
+	// run).
 	RetiredBy map[string]uint64 `json:"retired_by,omitempty"`
 	// BuildFailures counts the pool's builds that failed; each is
 	// retried after a backoff.

@@ -32,6 +32,10 @@ const (
 	// runs, or zygoteMaxAge; the end of its service, not an anomaly.
 	retiredMaxRuns = "max_runs"
 	retiredMaxAge  = "max_age"
+	// retiredLimits: a run's limits could not be applied to a ready
+	// single-run warm sandbox (Options.SingleRunWarm), which the run
+	// then did not take.
+	retiredLimits = "limits"
 	// retiredDead: a ready sandbox had died before it was taken.
 	retiredDead = "dead"
 	// retiredError: a platform error during the run.

@@ -2,6 +2,7 @@ package linux
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/crucible-sandbox/crucible/sandbox"
 )
@@ -67,6 +68,7 @@ func (r *Runtime) takeWarm(req *sandbox.Request, lim sandbox.Limits) *sandboxPro
 		return nil
 	}
 	if err := p.cg.setLimits(cgroupLimits{MemoryBytes: lim.MemoryBytes, Pids: lim.Processes}); err != nil {
+		r.warm.report.retired(retireFor(retiredLimits, err))
 		_ = r.retire(p)
 		return nil
 	}
@@ -76,6 +78,7 @@ func (r *Runtime) takeWarm(req *sandbox.Request, lim sandbox.Limits) *sandboxPro
 	// interpreter already has more tasks than the run may is not used, so
 	// that limits.processes holds for a warm run as for a cold one.
 	if n, err := p.cg.pidsCurrent(); err != nil || n > lim.Processes {
+		r.warm.report.retired(retireFor(retiredLimits, fmt.Errorf("the interpreter has %d tasks, the run may have %d (%v)", n, lim.Processes, err)))
 		_ = r.retire(p)
 		return nil
 	}
