@@ -39,7 +39,7 @@ func (a *Analysis) Close() error { return a.Session.Close() }
 // Limits and Env kept; Language set to Python), with each dataset placed
 // read-only as data/<name>; then it loads every dataset into its
 // DataFrame and profiles them, in one cell. Fields of req.Limits left
-// zero are filled by SessionLimits, within sandbox.MaxLimits.
+// zero are filled by SessionLimits, within sandbox.MaxLimits().
 //
 // Datasets the analysis cannot hold (none, more than MaxDatasets, a bad
 // or repeated name, a file over MaxDatasetBytes, a workbook with over
@@ -56,7 +56,7 @@ func Open(ctx context.Context, rt sandbox.SessionRuntime, req sandbox.SessionReq
 	}
 	req.Language = sandbox.Python
 	req.Files = append(req.Files[:len(req.Files):len(req.Files)], datasetFiles(datasets)...)
-	req.Limits = SessionLimits(req.Limits, datasets, sandbox.MaxLimits)
+	req.Limits = SessionLimits(req.Limits, datasets, sandbox.MaxLimits())
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}

@@ -6,9 +6,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 )
 
-// BuildHostFiles are the files of a freshly built root filesystem that
+// BuildHostFiles returns, in a slice of the caller's own, the files of a
+// freshly built root filesystem that
 // describe the machine that built it, not a sandbox, as paths relative to
 // the root: debootstrap copies the build host's /etc/hostname and
 // /etc/resolv.conf into the target and leaves its log, which names every
@@ -18,7 +20,10 @@ import (
 // every sandbox of the image. Whatever a sandbox needs of these the
 // runtime generates for it at run time (sandbox/linux), and covers them
 // in images built before this list existed; a build keeps none of them.
-var BuildHostFiles = []string{
+func BuildHostFiles() []string { return slices.Clone(buildHostFiles) }
+
+// buildHostFiles is what BuildHostFiles returns.
+var buildHostFiles = []string{
 	"etc/hostname", "etc/resolv.conf", "etc/mailname", "etc/machine-id",
 	"var/lib/dbus/machine-id", "var/log/bootstrap.log",
 }
@@ -32,7 +37,7 @@ var emptiedFiles = map[string]bool{"etc/machine-id": true, "var/lib/dbus/machine
 // (BuildHostFiles). A path that is a symbolic link is removed, never
 // followed: its target may be the build host's own file.
 func scrubBuildHost(rootfs string) error {
-	for _, f := range BuildHostFiles {
+	for _, f := range buildHostFiles {
 		p := filepath.Join(rootfs, f)
 		fi, err := os.Lstat(p)
 		if errors.Is(err, fs.ErrNotExist) {

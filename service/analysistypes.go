@@ -34,4 +34,4 @@ const (
 
 // DefaultAnalysisLimits returns the session limits of an analysis for
 // the fields a request leaves zero (the disk grows with the datasets).
-func DefaultAnalysisLimits() sandbox.Limits { return analyst.DefaultLimits }
+func DefaultAnalysisLimits() sandbox.Limits { return analyst.DefaultLimits() }

@@ -156,7 +156,7 @@ func buildHostEntries(dir string, root []sandboxinit.RootEntry) []sandboxinit.Ro
 		placed[e.Target] = true
 	}
 	var entries []sandboxinit.RootEntry
-	for _, f := range image.BuildHostFiles {
+	for _, f := range image.BuildHostFiles() {
 		target := "/" + f
 		if _, err := os.Lstat(filepath.Join(dir, f)); err == nil && !placed[target] {
 			entries = append(entries, sandboxinit.RootEntry{Target: target, Content: ""})
