@@ -55,10 +55,23 @@ func startServe(t *testing.T, image, config string, env ...string) (c *client.Cl
 	if err := os.WriteFile(cfg, []byte(config), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(os.Args[0], "serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(dir, "runs.db"),
-		"--image", image, "--prestart", "0", "--config", cfg)
+	base, _ = serveProcess(t, []string{"--image", image, "--prestart", "0", "--config", cfg}, env...)
+	c, err := client.New(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, base
+}
+
+// serveProcess starts this test binary as `crucible serve` with args on
+// a free loopback port, with env added to its environment, waits until
+// it serves, and returns its base URL and its log (stdout and stderr);
+// it is stopped (SIGTERM) when t ends.
+func serveProcess(t *testing.T, args []string, env ...string) (base string, logs *syncBuffer) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], append([]string{"serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(t.TempDir(), "runs.db")}, args...)...)
 	cmd.Env = append(append(os.Environ(), "CRUCIBLE_TEST_MAIN=1"), env...)
-	logs := &syncBuffer{}
+	logs = &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
@@ -75,11 +88,7 @@ func startServe(t *testing.T, image, config string, env ...string) (c *client.Cl
 	})
 	for {
 		if m := servedAddr.FindStringSubmatch(logs.String()); m != nil {
-			c, err := client.New("http://" + m[1])
-			if err != nil {
-				t.Fatal(err)
-			}
-			return c, "http://" + m[1]
+			return "http://" + m[1], logs
 		}
 		select {
 		case err := <-exited:

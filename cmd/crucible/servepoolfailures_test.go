@@ -2,7 +2,6 @@ package main
 
 import (
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -23,25 +22,9 @@ func TestServePoolFailuresReported(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(rootfs, "usr"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	cmd := crucibleCommand("serve", "--addr", addr, "--rootfs", rootfs, "--prestart", "0", "--warm", "1",
-		"--db", filepath.Join(t.TempDir(), "runs.db"))
-	var stderr syncBuffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		_ = cmd.Wait()
-	})
+	base, logs := serveProcess(t, []string{"--rootfs", rootfs, "--prestart", "0", "--warm", "1"})
 	failures := func() int {
-		resp, err := http.Get("http://" + addr + "/metrics")
+		resp, err := http.Get(base + "/metrics")
 		if err != nil {
 			return 0
 		}
@@ -56,10 +39,10 @@ func TestServePoolFailuresReported(t *testing.T) {
 	}
 	for deadline := time.Now().Add(2 * time.Minute); failures() < 3; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("/metrics did not count 3 failed builds of the warm pool within 2 minutes; server stderr:\n%s", stderr.String())
+			t.Fatalf("/metrics did not count 3 failed builds of the warm pool within 2 minutes; server log:\n%s", logs.String())
 		}
 	}
-	log := stderr.String()
+	log := logs.String()
 	lines := regexp.MustCompile(`(?m)^.*a build failed.*$`).FindAllString(log, -1)
 	if len(lines) == 0 || len(lines) >= failures() {
 		t.Fatalf("want the first failed build logged and later ones left out, got %d lines for %d failures:\n%s", len(lines), failures(), log)
