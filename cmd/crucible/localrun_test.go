@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/crucible-sandbox/crucible/image"
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 )
 
 // cliRun is one run of the crucible command with extra environment.
@@ -53,7 +54,7 @@ const serveUIDBase = 2100000000
 // both give the same stdout, stderr (the summary's measurements aside),
 // exit code and saved files, and that the first did run on the server.
 func TestRunThroughServeSameAsLocal(t *testing.T) {
-	requireRootT(t)
+	testenv.Root(t)
 	serveArgs := []string{"--warm", "1", "--prestart", "1", "--config", writeTemp(t, "serve.json",
 		`{"uid_base": `+strconv.Itoa(serveUIDBase)+`, "uid_count": 1000}`), "--image", "host"}
 	_, dsErr := image.Open(image.DefaultStore, "datascience")
@@ -152,7 +153,7 @@ func TestRunThroughServeSameAsLocal(t *testing.T) {
 // server run as nobody, that answers any request with a forged result)
 // receives nothing.
 func TestRunSkipsOtherUsersServe(t *testing.T) {
-	requireRootT(t)
+	testenv.Root(t)
 	tests := []struct {
 		name      string
 		chownRoot bool // give the socket file to root, as if root made it
@@ -273,7 +274,7 @@ func savedFiles(t *testing.T, dir string) string {
 // is mode 0600, and a caller of another user that reaches it all the same
 // (the test opens the mode up) gets no answer: its request is not run.
 func TestServeSocketOnlyForItsUser(t *testing.T) {
-	requireRootT(t)
+	testenv.Root(t)
 	sock, _ := startLocalServe(t, "", "--prestart", "0")
 	fi, err := os.Stat(sock)
 	if err != nil {
@@ -312,7 +313,7 @@ except OSError:  # closed before the request was written
 // locally: the run is killed on the server as it is here, with the same
 // summary and exit code.
 func TestRunThroughServeInterrupted(t *testing.T) {
-	requireRootT(t)
+	testenv.Root(t)
 	sock, _ := startLocalServe(t, "", "--warm", "1", "--prestart", "0")
 	var got [2]string
 	for i, env := range []string{"CRUCIBLE_SOCKET=" + sock, localEnv + "=1"} {

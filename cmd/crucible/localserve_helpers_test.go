@@ -3,7 +3,6 @@ package main
 import (
 	"io"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -12,14 +11,6 @@ import (
 	"testing"
 	"time"
 )
-
-// requireRootB skips b unless root: the native sandbox needs it.
-func requireRootB(b *testing.B) {
-	b.Helper()
-	if os.Geteuid() != 0 {
-		b.Skip("the native sandbox needs root")
-	}
-}
 
 // startLocalServe starts `crucible serve` with args, its local socket and
 // database in a temporary directory, waits until it listens on the socket,

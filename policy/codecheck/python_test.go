@@ -2,11 +2,11 @@ package codecheck_test
 
 import (
 	"context"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 	"github.com/crucible-sandbox/crucible/policy/codecheck"
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/sandbox/linux"
@@ -18,9 +18,7 @@ import (
 // its code and a cell without runs (each is harmless then). It shows what
 // is caught, and what is not: a name computed at run time.
 func TestCheckPython(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("skipping: the native sandbox needs root")
-	}
+	testenv.Root(t)
 	rt, err := linux.New(linux.Options{})
 	if err != nil {
 		t.Fatalf("linux.New: %v", err)
