@@ -181,12 +181,38 @@ func (rp *report) testEvent(e event) {
 	}
 }
 
-// flush writes the output of top and its subtests that failed, as go
-// test without -v shows it, and forgets the rest.
+// flush writes the output of top and its subtests that failed as go
+// test without -v shows it (each test's "--- FAIL" line, then what it
+// logged, a subtest indented under its parent), and forgets the rest.
 func (rp *report) flush(pkg, top string) {
+	var order []string          // the tests, as they started
+	head := map[string]string{} // each test's "--- FAIL" line
+	own := map[string][]string{}
 	for _, l := range rp.lines[pkg][top] {
-		if rp.ended[pkg][l.test] == "fail" && !framing(l.text) {
-			io.WriteString(rp.out, l.text)
+		if _, seen := own[l.test]; !seen {
+			order = append(order, l.test)
+			own[l.test] = []string{}
+		}
+		switch {
+		case framing(l.text):
+		case strings.HasPrefix(strings.TrimLeft(l.text, " "), "--- FAIL: "+l.test+" "):
+			head[l.test] = strings.TrimLeft(l.text, " ")
+		default:
+			own[l.test] = append(own[l.test], l.text)
+		}
+	}
+	for _, test := range order {
+		if rp.ended[pkg][test] != "fail" {
+			continue
+		}
+		indent := strings.Repeat("    ", strings.Count(test, "/"))
+		h := head[test]
+		if h == "" {
+			h = "--- FAIL: " + test + " (did not end: the test binary exited)\n"
+		}
+		io.WriteString(rp.out, indent+h)
+		for _, text := range own[test] {
+			io.WriteString(rp.out, indent+text)
 		}
 	}
 	delete(rp.lines[pkg], top)

@@ -64,7 +64,7 @@ func TestReport(t *testing.T) {
 				"output|" + pkg + "||FAIL\t" + pkg + "\t0.1s\n", "fail|" + pkg,
 			},
 			passed: 1, failed: 2,
-			want:    []string{"    a_test.go:5: boom\n--- FAIL: TestA/bad (0.00s)\n--- FAIL: TestA (0.00s)\n", "FAIL\t" + pkg, "test: 1 passed, 2 failed, 0 skipped; 1 packages FAIL\n"},
+			want:    []string{"--- FAIL: TestA (0.00s)\n    --- FAIL: TestA/bad (0.00s)\n        a_test.go:5: boom\n", "FAIL\t" + pkg, "test: 1 passed, 2 failed, 0 skipped; 1 packages FAIL\n"},
 			notWant: []string{"fine", "=== RUN"},
 		},
 		{
@@ -113,7 +113,7 @@ func TestReport(t *testing.T) {
 				"output|" + pkg + "||FAIL\t" + pkg + "\t2.0s\n", "fail|" + pkg,
 			},
 			failed: 1,
-			want:   []string{"panic: test timed out after 2s\nFAIL\t" + pkg + "\t2.0s\n", "test: 0 passed, 1 failed, 0 skipped; 1 packages FAIL"},
+			want:   []string{"--- FAIL: TestSlow (did not end: the test binary exited)\npanic: test timed out after 2s\nFAIL\t" + pkg + "\t2.0s\n", "test: 0 passed, 1 failed, 0 skipped; 1 packages FAIL"},
 		},
 		{
 			name: "a stream cut short fails its package, with what its test printed",
@@ -121,7 +121,7 @@ func TestReport(t *testing.T) {
 				"run|" + pkg + "|TestA", "output|" + pkg + "|TestA|    a_test.go:3: half way\n",
 			},
 			failed: 1,
-			want:   []string{"    a_test.go:3: half way\nFAIL\t" + pkg + ": the test stream ended before the package did\n", "; 1 packages FAIL"},
+			want:   []string{"--- FAIL: TestA (did not end: the test binary exited)\n    a_test.go:3: half way\nFAIL\t" + pkg + ": the test stream ended before the package did\n", "; 1 packages FAIL"},
 		},
 		{
 			name: "a build failure is shown and fails",
@@ -199,13 +199,12 @@ func TestReportGo126(t *testing.T) {
 			rp.passed, rp.failed, len(rp.skips), rp.failedPackages, rp.ok(), got)
 	}
 	for _, w := range []string{
-		"    a_test.go:8: boom\n        second line\n--- FAIL: TestFail/bad",
-		"--- FAIL: TestFail (0.00s)\n",
+		"--- FAIL: TestFail (0.00s)\n    --- FAIL: TestFail/bad (0.00s)\n        a_test.go:8: boom\n            second line\nFAIL\n",
 		"FAIL\ttrdemo\t0.056s\n",
 		"--- FAIL: TestPanic (0.00s)\npanic: oops",
 		"p3/c_test.go:5:28: undefined: undefined\n",
 		"FAIL\ttrdemo/p3 [build failed]\n",
-		"panic: test timed out after 2s\n",
+		"--- FAIL: TestSlow (did not end: the test binary exited)\n    d_test.go:8: started\npanic: test timed out after 2s\n",
 		"--- SKIP: trdemo TestSkip (a_test.go:10): skipping: needs root (more)\n",
 		"--- SKIP: trdemo TestSubSkip/s (a_test.go:12): sub reason\n",
 		"test: 4 passed, 4 failed, 2 skipped (2 unexpected); 4 packages FAIL\n",

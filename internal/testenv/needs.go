@@ -82,15 +82,15 @@ func NPMClients(tb testing.TB) string {
 // scripts/setup.sh cannot fetch them; without rel there, it stops tb.
 func Dataset(tb testing.TB, rel string) string {
 	tb.Helper()
-	root, how := os.Getenv("CRUCIBLE_DATASETS"), "as CRUCIBLE_DATASETS says"
+	root := os.Getenv("CRUCIBLE_DATASETS")
+	how := "CRUCIBLE_DATASETS=" + root + ": point it at the directory that holds the shared data sets"
 	if root == "" {
 		root = filepath.Join(filepath.Dir(repoRoot(tb)), "shared", "datasets")
-		how = "beside the clone"
+		how = "put the shared data sets in " + root + " (shared/datasets beside the clone), or set CRUCIBLE_DATASETS to the directory that holds them"
 	}
 	p := filepath.Join(root, rel)
 	if !exists(p, false) {
-		Missing(tb, "the data set file or directory "+p,
-			"put the shared data sets in "+root+" ("+how+"), or set CRUCIBLE_DATASETS to the directory that holds them")
+		Missing(tb, "the data set file or directory "+p, how)
 	}
 	return p
 }
