@@ -16,13 +16,12 @@ package agent
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
 
+	"github.com/crucible-sandbox/crucible/ids"
 	"github.com/crucible-sandbox/crucible/llm"
 	"github.com/crucible-sandbox/crucible/sandbox"
 )
@@ -179,11 +178,7 @@ func Run(ctx context.Context, cfg Config, task Task) (*Trace, error) {
 	return r.trace, nil
 }
 
-// NewRunID returns a new random agent run ID, "agt_" and 16 hex digits.
-func NewRunID() string {
-	b := make([]byte, 8)
-	_, _ = rand.Read(b)
-	return "agt_" + hex.EncodeToString(b)
-}
+// NewRunID returns a new random agent run ID (ids.AgentRun).
+func NewRunID() string { return ids.New(ids.AgentRun) }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -63,7 +63,7 @@ func benchmarkProfile(b *testing.B, rt sandbox.SessionRuntime, content []byte) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	req := sandbox.SessionRequest{Language: sandbox.Python, Files: datasetFiles(data), Limits: analysisLimits(sandbox.Limits{}, data)}
+	req := sandbox.SessionRequest{Language: sandbox.Python, Files: datasetFiles(data), Limits: SessionLimits(sandbox.Limits{}, data, sandbox.MaxLimits)}
 	newSession := func() sandbox.Session {
 		s, err := rt.NewSession(ctx, req)
 		if err != nil {

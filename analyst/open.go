@@ -1,7 +1,6 @@
 package analyst
 
 import (
-	"cmp"
 	"context"
 	_ "embed"
 	"encoding/json"
@@ -36,23 +35,11 @@ type Analysis struct {
 // Close ends the analysis's session.
 func (a *Analysis) Close() error { return a.Session.Close() }
 
-// DefaultLimits are the session limits of an analysis for the fields a
-// request leaves zero: the profile of a large file takes longer, and more
-// memory, than a run's defaults give. DiskBytes, left zero, becomes the
-// datasets' size plus sandbox.DefaultLimits.DiskBytes for the program's
-// own files.
-var DefaultLimits = sandbox.Limits{
-	WallTimeMS:  300_000,
-	CPUTimeMS:   300_000,
-	MemoryBytes: 2 * sandbox.GiB,
-	OutputBytes: MaxProfileBytes,
-}
-
 // Open starts an analysis: a session of rt made from req (its Files,
 // Limits and Env kept; Language set to Python), with each dataset placed
 // read-only as data/<name>; then it loads every dataset into its
 // DataFrame and profiles them, in one cell. Fields of req.Limits left
-// zero take DefaultLimits.
+// zero are filled by SessionLimits, within sandbox.MaxLimits.
 //
 // Datasets the analysis cannot hold (none, more than MaxDatasets, a bad
 // or repeated name, a file over MaxDatasetBytes, a workbook with over
@@ -69,7 +56,7 @@ func Open(ctx context.Context, rt sandbox.SessionRuntime, req sandbox.SessionReq
 	}
 	req.Language = sandbox.Python
 	req.Files = append(req.Files[:len(req.Files):len(req.Files)], datasetFiles(datasets)...)
-	req.Limits = analysisLimits(req.Limits, datasets)
+	req.Limits = SessionLimits(req.Limits, datasets, sandbox.MaxLimits)
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
@@ -92,21 +79,6 @@ func datasetFiles(datasets []Dataset) []sandbox.File {
 		files[i] = sandbox.File{Name: path.Join(DataDir, d.Name), Content: d.Content, ReadOnly: true}
 	}
 	return files
-}
-
-// analysisLimits fills lim's zero fields from DefaultLimits, and its disk
-// size from the datasets'.
-func analysisLimits(lim sandbox.Limits, datasets []Dataset) sandbox.Limits {
-	var size int64
-	for _, d := range datasets {
-		size += int64(len(d.Content))
-	}
-	lim.WallTimeMS = cmp.Or(lim.WallTimeMS, DefaultLimits.WallTimeMS)
-	lim.CPUTimeMS = cmp.Or(lim.CPUTimeMS, DefaultLimits.CPUTimeMS)
-	lim.MemoryBytes = cmp.Or(lim.MemoryBytes, DefaultLimits.MemoryBytes)
-	lim.OutputBytes = cmp.Or(lim.OutputBytes, DefaultLimits.OutputBytes)
-	lim.DiskBytes = cmp.Or(lim.DiskBytes, min(size+sandbox.DefaultLimits.DiskBytes, sandbox.MaxLimits.DiskBytes))
-	return lim
 }
 
 // profile loads frames in sess and returns their profile.

@@ -17,6 +17,10 @@ const (
 	CodeRequestTimeout = "request_timeout"
 	// CodePayloadTooLarge: the body is over the limit (413).
 	CodePayloadTooLarge = "payload_too_large"
+	// CodeUnsupportedMediaType: a body was sent with a Content-Type the
+	// endpoint does not read, such as a JSON body not sent as
+	// application/json (415); Field is "Content-Type".
+	CodeUnsupportedMediaType = "unsupported_media_type"
 	// CodeTooManyRequests: a queue, a slot table or a tenant's share is
 	// full (429); retry after Retry-After.
 	CodeTooManyRequests = "too_many_requests"
@@ -78,6 +82,8 @@ func HTTPStatus(code string) int {
 		return http.StatusRequestTimeout
 	case CodePayloadTooLarge:
 		return http.StatusRequestEntityTooLarge
+	case CodeUnsupportedMediaType:
+		return http.StatusUnsupportedMediaType
 	case CodeSessionClosed:
 		return http.StatusGone
 	case CodeTooManyRequests:

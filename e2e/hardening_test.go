@@ -72,6 +72,7 @@ func TestBodyBurstMemory(t *testing.T) {
 				return
 			}
 			req.ContentLength = int64(len(prefix) + stdinBytes + len(suffix))
+			req.Header.Set("Content-Type", "application/json")
 			resp, err := hc.Do(req)
 			if err != nil {
 				answers[i] = err.Error()
@@ -117,7 +118,7 @@ func TestSlowBody(t *testing.T) {
 	srv := startServer(t, "server", filepath.Join(t.TempDir(), "runs.db"), configFlag(t, `{"body_timeout": "1s"}`)...)
 	conn := srv.dial(t)
 	body := `{"language":"python","code":"print('slow')"}`
-	fmt.Fprintf(conn, "POST /v1/runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", len(body))
+	fmt.Fprintf(conn, "POST /v1/runs HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", len(body))
 	// Feed the body a byte every 200 ms from the side: 9 s in all, far past
 	// the 1 s allowed. The answer must come before the body is done.
 	stop := make(chan struct{})
@@ -177,7 +178,7 @@ func TestIdleConnectionClosed(t *testing.T) {
 	conn := srv.dial(t)
 	rd := bufio.NewReader(conn)
 	get := func() error {
-		if _, err := io.WriteString(conn, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+		if _, err := io.WriteString(conn, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"); err != nil {
 			return err
 		}
 		resp, err := http.ReadResponse(rd, nil)

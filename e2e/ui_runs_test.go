@@ -83,6 +83,7 @@ func TestUIRuns(t *testing.T) {
 	defer stopSleeper()
 	body := `{"language": "python", "code": "import time\nprint('sleeping', flush=True)\ntime.sleep(600)"}`
 	req, _ := http.NewRequestWithContext(sleepCtx, "POST", srv.URL+"/v1/runs?stream=1", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

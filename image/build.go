@@ -82,6 +82,9 @@ func Build(ctx context.Context, m *Manifest, opts BuildOptions) (*Image, bool, e
 			return nil, false, err
 		}
 	}
+	if err := scrubBuildHost(rootfs); err != nil {
+		return nil, false, err
+	}
 	report(Progress{Step: "digest", Stage: StageHash})
 	for _, junk := range []string{"var/cache/apt/archives", "var/lib/apt/lists"} {
 		if err := clearDir(filepath.Join(rootfs, junk)); err != nil {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/crucible-sandbox/crucible/analyst"
 	"github.com/crucible-sandbox/crucible/api"
 	"github.com/crucible-sandbox/crucible/service"
 )
@@ -53,7 +52,7 @@ type AnswerOutput struct {
 	Tables   []TableOutput          `json:"tables,omitempty" jsonschema:"the DataFrames the code showed, their first rows"`
 	Charts   []ChartOutput          `json:"charts,omitempty" jsonschema:"the charts the code drew (returned as PNG images too)"`
 	Files    []string               `json:"files,omitempty" jsonschema:"files the code wrote in the session's working directory; read them with session_files"`
-	Cleaning []analyst.CleanSummary `json:"cleaning,omitempty" jsonschema:"what crucible_clean changed, when the code cleaned a dataset"`
+	Cleaning []service.CleanSummary `json:"cleaning,omitempty" jsonschema:"what crucible_clean changed, when the code cleaned a dataset"`
 }
 
 // TableOutput is a DataFrame an answer showed.
@@ -97,7 +96,7 @@ func (h *handlers) analysisCreate(ctx context.Context, _ *mcp.CallToolRequest, i
 		if err != nil {
 			return nil, AnalysisOutput{}, err
 		}
-		spec.Datasets = append(spec.Datasets, analyst.Dataset{Name: f.Name, Content: b})
+		spec.Datasets = append(spec.Datasets, service.Dataset{Name: f.Name, Content: b})
 	}
 	a, err := h.svc.CreateAnalysis(ctx, h.tenant, spec, nil)
 	if err != nil {
@@ -130,7 +129,7 @@ func (h *handlers) analysisAsk(ctx context.Context, req *mcp.CallToolRequest, in
 		return nil, AnswerOutput{}, fmt.Errorf("the question about analysis %s ended without an answer event", in.Analysis)
 	}
 	out := AnswerOutput{Analysis: in.Analysis, Question: q.N, Run: q.Run.ID, Status: string(q.Run.Status), Reason: q.Run.Reason}
-	var ans analyst.Answer
+	var ans service.AnalysisAnswer
 	if len(q.Answer) > 0 {
 		if err := json.Unmarshal(q.Answer, &ans); err != nil {
 			return nil, AnswerOutput{}, fmt.Errorf("read the answer of question %d: %w", q.N, err)

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/crucible-sandbox/crucible/analyst"
 	"github.com/crucible-sandbox/crucible/api"
 	"github.com/crucible-sandbox/crucible/service"
 )
@@ -18,6 +17,10 @@ func (s *Server) createAnalysis(w http.ResponseWriter, r *http.Request) {
 	var spec service.AnalysisSpec
 	var payload *service.Payload
 	var apiErr *api.Error
+	if apiErr = needContentType(r, jsonType, formType); apiErr != nil {
+		writeError(w, apiErr)
+		return
+	}
 	if isMultipart(r) {
 		spec, payload, apiErr = s.readAnalysisForm(w, r, tenant)
 	} else {
@@ -25,7 +28,7 @@ func (s *Server) createAnalysis(w http.ResponseWriter, r *http.Request) {
 		payload, apiErr = s.readJSON(w, r, tenant, &req)
 		spec = service.AnalysisSpec{SessionID: req.SessionID, Files: req.Files, Image: req.Image, Limits: req.Limits}
 		for _, d := range req.Datasets {
-			spec.Datasets = append(spec.Datasets, analyst.Dataset{Name: d.Name, Content: d.Content})
+			spec.Datasets = append(spec.Datasets, service.Dataset{Name: d.Name, Content: d.Content})
 		}
 	}
 	if apiErr != nil {

@@ -11,7 +11,6 @@ import (
 
 	"github.com/go-json-experiment/json"
 
-	"github.com/crucible-sandbox/crucible/analyst"
 	"github.com/crucible-sandbox/crucible/api"
 	"github.com/crucible-sandbox/crucible/service"
 )
@@ -19,10 +18,15 @@ import (
 // maxFormField bounds a form field of an upload (image, limits).
 const maxFormField = 64 << 10
 
+// formType is the media type of an upload. A browser page may send one
+// cross-site without a preflight: Handler's cross-origin check is what
+// refuses it (browser.go).
+const formType = "multipart/form-data"
+
 // isMultipart reports whether r's body is multipart/form-data.
 func isMultipart(r *http.Request) bool {
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	return err == nil && mt == "multipart/form-data"
+	return err == nil && mt == formType
 }
 
 // readAnalysisForm reads r's multipart/form-data body as an analysis's
@@ -48,8 +52,8 @@ func (s *Server) readAnalysisForm(w http.ResponseWriter, r *http.Request, tenant
 			if err != nil {
 				return s.formError(err)
 			}
-			if parts >= analyst.MaxDatasets+2 {
-				return invalid("body", fmt.Sprintf("must have at most %d parts: %d datasets and the fields image and limits", analyst.MaxDatasets+2, analyst.MaxDatasets))
+			if parts >= service.MaxDatasets+2 {
+				return invalid("body", fmt.Sprintf("must have at most %d parts: %d datasets and the fields image and limits", service.MaxDatasets+2, service.MaxDatasets))
 			}
 			if apiErr := s.readPart(p, &spec, seen); apiErr != nil {
 				return apiErr
@@ -68,14 +72,14 @@ func (s *Server) readPart(p *multipart.Part, spec *service.AnalysisSpec, seen ma
 	defer p.Close()
 	if name := p.FileName(); name != "" {
 		field := fmt.Sprintf("datasets[%d]", len(spec.Datasets))
-		b, err := io.ReadAll(io.LimitReader(p, analyst.MaxDatasetBytes+1))
+		b, err := io.ReadAll(io.LimitReader(p, service.MaxDatasetBytes+1))
 		if err != nil {
 			return s.formError(err)
 		}
-		if len(b) > analyst.MaxDatasetBytes {
-			return invalid(field, fmt.Sprintf("must be at most %d bytes", analyst.MaxDatasetBytes))
+		if len(b) > service.MaxDatasetBytes {
+			return invalid(field, fmt.Sprintf("must be at most %d bytes", service.MaxDatasetBytes))
 		}
-		spec.Datasets = append(spec.Datasets, analyst.Dataset{Name: name, Content: b})
+		spec.Datasets = append(spec.Datasets, service.Dataset{Name: name, Content: b})
 		return nil
 	}
 	field := p.FormName()

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -29,6 +31,11 @@ import (
 //   - Time: the body must arrive within Config.BodyTimeout (408); a client
 //     that sends a byte a second is cut off. The deadline is lifted once
 //     the body is read, so that it never cuts a long run short.
+//   - Type: a JSON body must come as Content-Type: application/json
+//     (415 otherwise, before a byte is read). A web page can send a
+//     text/plain, form or multipart body to any URL without a CORS
+//     preflight; an application/json one it can send only to its own
+//     origin. A body-less request may omit the type.
 //   - Form: one JSON value and nothing after it, strictly decoded: unknown
 //     fields, duplicate keys and invalid UTF-8 are refused (a lenient
 //     decoder would run something other than what the client sent: the
@@ -83,6 +90,9 @@ func (s *Server) readOptionalJSON(w http.ResponseWriter, r *http.Request, tenant
 
 // readJSONBody is readJSON, and readOptionalJSON when optional is set.
 func (s *Server) readJSONBody(w http.ResponseWriter, r *http.Request, tenant string, v any, optional bool) (*service.Payload, *api.Error) {
+	if apiErr := needContentType(r, jsonType); apiErr != nil {
+		return nil, apiErr
+	}
 	return s.readBody(w, r, tenant, func(body io.Reader) *api.Error {
 		strict := json.RejectUnknownMembers(true)
 		if r.ContentLength < 0 {
@@ -101,6 +111,25 @@ func (s *Server) readJSONBody(w http.ResponseWriter, r *http.Request, tenant str
 		}
 		return s.bodyError(json.Unmarshal(buf, v, strict))
 	})
+}
+
+// jsonType is the media type of a JSON body.
+const jsonType = "application/json"
+
+// needContentType answers 415 unless r's body comes as one of the media
+// types (parameters such as charset aside) or r has neither a body nor a
+// Content-Type.
+func needContentType(r *http.Request, types ...string) *api.Error {
+	ct := r.Header.Get("Content-Type")
+	if ct == "" && r.ContentLength == 0 {
+		return nil
+	}
+	if mt, _, err := mime.ParseMediaType(ct); err == nil && slices.Contains(types, mt) {
+		return nil
+	}
+	e := newError(api.CodeUnsupportedMediaType, "unsupported Content-Type %q: send the body as %s", ct, strings.Join(types, " or "))
+	e.Field, e.Rule = "Content-Type", "must be "+strings.Join(types, " or ")
+	return e
 }
 
 // readRaw reads r's body as bytes; see readBody.

@@ -40,6 +40,12 @@
 //   - GET /healthz, GET /metrics (Prometheus) and GET /openapi.json are
 //     open; every /v1/ request is authenticated first (auth.go).
 //
+// Before any of that, every request must name this server in its Host
+// and must not be a browser's cross-site request with an unsafe method
+// (browser.go: a web page must not drive the server through its visitor's
+// browser, by DNS rebinding or a cross-site form), and a JSON body must
+// come as application/json (decode.go); both answered 403 and 415.
+//
 // Tenants: an API key (store.APIKey) maps a request to its tenant, which
 // owns the runs, artifacts, cache entries and sessions it creates; another
 // tenant's are answered 404, exactly like missing ones. While no key exists
@@ -56,8 +62,9 @@
 // are downloaded as inert attachments (untrusted.go).
 //
 // Errors are JSON, {"error": {"code", "message", "field", "rule"}}, with one
-// of the stable codes invalid_request, unauthorized, not_found,
-// method_not_allowed, payload_too_large, too_many_requests, session_closed,
+// of the stable codes invalid_request, unauthorized, forbidden, not_found,
+// method_not_allowed, payload_too_large, unsupported_media_type,
+// too_many_requests, session_closed,
 // unavailable (the server is shutting down), withheld (a binary file that
 // holds a secret), conflict (an approval already decided, or a question
 // while another is answered), not_configured

@@ -18,6 +18,7 @@ type imageRuntime struct {
 	name, digest string
 	runs         atomic.Int64
 	sessions     atomic.Int64
+	execs        atomic.Int64 // cells run in its sessions
 }
 
 func (f *imageRuntime) Run(_ context.Context, req sandbox.Request) (sandbox.Result, error) {
@@ -34,12 +35,13 @@ func (f *imageRuntime) NewSession(_ context.Context, req sandbox.SessionRequest)
 		return nil, err
 	}
 	n := f.sessions.Add(1)
-	return &echoSession{id: fmt.Sprintf("ses_%s_%d", f.name, n), image: f.name}, nil
+	return &echoSession{id: fmt.Sprintf("ses_%s_%d", f.name, n), image: f.name, execs: &f.execs}, nil
 }
 
 // echoSession answers a cell with its code and the image's name.
 type echoSession struct {
 	id, image string
+	execs     *atomic.Int64
 	mu        sync.Mutex
 	closed    bool
 }
@@ -51,6 +53,7 @@ func (s *echoSession) Exec(_ context.Context, c sandbox.Cell) (sandbox.Result, e
 	if s.closed {
 		return sandbox.Result{}, sandbox.ErrSessionClosed
 	}
+	s.execs.Add(1)
 	return sandbox.Result{Status: sandbox.StatusOK, Language: sandbox.Python, Stdout: sandbox.Data(s.image + ":" + c.Code), Stderr: sandbox.Data{}}, nil
 }
 func (s *echoSession) WriteFile(context.Context, string, []byte) error       { return nil }

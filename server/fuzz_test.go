@@ -36,7 +36,9 @@ func FuzzDecodeRunRequest(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		runsBefore := rt.runs.Load()
 		w := httptest.NewRecorder()
-		h.ServeHTTP(w, httptest.NewRequest("POST", "/v1/runs?cache=0", bytes.NewReader(body)))
+		req := httptest.NewRequest("POST", "http://localhost/v1/runs?cache=0", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		h.ServeHTTP(w, req)
 		switch w.Code {
 		case http.StatusOK:
 		case http.StatusBadRequest, http.StatusRequestEntityTooLarge:

@@ -194,7 +194,8 @@ func (r response) wantError(t *testing.T, status int, code string) apiError {
 	return e
 }
 
-// do sends a request; body is JSON-encoded unless it is []byte or nil.
+// do sends a request; body is JSON-encoded unless it is []byte or nil,
+// and a body is sent as Content-Type: application/json.
 func (ts *testServer) do(method, path string, body any) response {
 	ts.Helper()
 	var rd io.Reader
@@ -212,6 +213,9 @@ func (ts *testServer) do(method, path string, body any) response {
 	req, err := http.NewRequest(method, ts.http.URL+path, rd)
 	if err != nil {
 		ts.Fatal(err)
+	}
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
 	}
 	if ts.key != "" {
 		req.Header.Set("Authorization", "Bearer "+ts.key)

@@ -24,8 +24,15 @@ type mcpHandlers struct {
 }
 
 // ServeHTTP serves r as its tenant (set by Handler's authentication),
-// with the body bounded as for the rest of the API.
+// with the body bounded and its type checked as for the rest of the API
+// (the SDK refuses another type too, but in plain text).
 func (m *mcpHandlers) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodPost {
+		if apiErr := needContentType(r, jsonType); apiErr != nil {
+			writeError(w, apiErr)
+			return
+		}
+	}
 	tenant := tenantOf(r)
 	r.Body = http.MaxBytesReader(w, r.Body, m.s.svc.MaxBodyBytes(tenant))
 	m.of(tenant).ServeHTTP(w, r)
@@ -39,13 +46,13 @@ func (m *mcpHandlers) of(tenant string) http.Handler {
 		return h
 	}
 	srv := mcpserver.New(m.s.svc, tenant, mcpserver.Version)
-	// A web page must not drive a local server's tools through its
-	// visitor's browser: the SDK refuses a request that reached a loopback
-	// address under another host name (DNS rebinding), and the
-	// cross-origin check refuses a browser's cross-site request (MCP
-	// clients send no Origin).
-	h := http.NewCrossOriginProtection().Handler(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
-		&mcp.StreamableHTTPOptions{SessionTimeout: mcpIdleTimeout, Logger: m.s.log}))
+	// A web page must not drive the tools through its visitor's browser:
+	// Handler refuses a foreign Host (DNS rebinding) and a browser's
+	// cross-site request on every route, this one included (browser.go).
+	// The SDK's own Host check is off: it is the same rule, less the
+	// names of Config.AllowedHosts, which it would refuse.
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+		&mcp.StreamableHTTPOptions{SessionTimeout: mcpIdleTimeout, Logger: m.s.log, DisableLocalhostProtection: true})
 	m.tenant[tenant] = h
 	return h
 }

@@ -415,7 +415,7 @@ func (docRuntime) Session(string) (sandbox.Session, bool) { return nil, false }
 func TestOpenAPIServed(t *testing.T) {
 	srv, _ := newServer(t, config{Config: service.Config{Runtime: docRuntime{}}})
 	rec := httptest.NewRecorder()
-	srv.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/openapi.json", nil))
+	srv.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "http://localhost/openapi.json", nil))
 	if rec.Code != http.StatusOK {
 		t.Fatalf("GET /openapi.json: status %d, body %s", rec.Code, rec.Body)
 	}
@@ -431,8 +431,38 @@ func TestOpenAPIServed(t *testing.T) {
 	}
 
 	rec = httptest.NewRecorder()
-	srv.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/openapi.json", nil))
+	srv.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "http://localhost/openapi.json", nil))
 	if rec.Code != http.StatusMethodNotAllowed {
 		t.Errorf("POST /openapi.json: status %d, want 405", rec.Code)
+	}
+}
+
+// TestOpenAPIBrowserRefusals: every operation documents the 403 of the
+// browser checks (browser.go), which any route may answer, naming their
+// fields, and every operation that reads a JSON body (and POST /mcp) the
+// 415 of a body of another type.
+func TestOpenAPIBrowserRefusals(t *testing.T) {
+	doc := openAPIDoc(t)
+	for p, item := range obj(t, doc, "paths") {
+		for method, op := range item.(map[string]any) {
+			o, ok := op.(map[string]any)
+			if !ok || o["responses"] == nil {
+				continue
+			}
+			route := strings.ToUpper(method) + " " + p
+			responses := obj(t, o, "responses")
+			if r, _ := responses["403"].(map[string]any); r["$ref"] != "#/components/responses/Forbidden" && r["$ref"] != "#/components/responses/Withheld" {
+				t.Errorf("%s: 403 is %v, want the Forbidden (or Withheld) response", route, responses["403"])
+			} else if d, _ := deref(t, doc, r)["description"].(string); !strings.Contains(d, "field Host") || !strings.Contains(d, "field Sec-Fetch-Site or Origin") {
+				t.Errorf("%s: the 403 does not name the fields Host, Sec-Fetch-Site and Origin of the browser checks: %q", route, d)
+			}
+			rb, _ := o["requestBody"].(map[string]any)
+			content, _ := rb["content"].(map[string]any)
+			_, readsJSON := content["application/json"]
+			r, has415 := responses["415"].(map[string]any)
+			if want := readsJSON || route == "POST /mcp"; has415 != want || want && r["$ref"] != "#/components/responses/UnsupportedMediaType" {
+				t.Errorf("%s: 415 is %v; want the UnsupportedMediaType response: %v", route, responses["415"], want)
+			}
+		}
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/crucible-sandbox/crucible/api"
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/service"
-	"github.com/crucible-sandbox/crucible/store"
 )
 
 // createRun serves POST /v1/runs: ?cache=1 answers from the cache when it
@@ -111,7 +110,7 @@ func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
 // listRuns serves GET /v1/runs?status=&language=&session=&agent_run=&since=&limit=&cursor=.
 func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	f := store.Filter{Status: sandbox.Status(q.Get("status")), SessionID: q.Get("session"), AgentRun: q.Get("agent_run"), Cursor: q.Get("cursor")}
+	f := service.RunFilter{Status: sandbox.Status(q.Get("status")), SessionID: q.Get("session"), AgentRun: q.Get("agent_run"), Cursor: q.Get("cursor")}
 	if f.Status != "" && !api.ValidStatus(f.Status) {
 		writeError(w, invalid("status", "is not a run status, got "+strconv.Quote(q.Get("status"))))
 		return

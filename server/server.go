@@ -29,6 +29,13 @@ type Config struct {
 	// DefaultTenant to anyone who can reach it: set it whenever the server
 	// listens beyond loopback.
 	RequireKeys bool
+	// AllowedHosts are the host names (or IP addresses) a request's Host
+	// header may name beyond the loopback names and the address the
+	// server was reached at: the names of a server reached by DNS name or
+	// through a reverse proxy. Any other Host is refused with 403, against
+	// DNS rebinding (browser.go). Each is a name without a port
+	// (CheckAllowedHost); any port goes.
+	AllowedHosts []string
 	// BodyTimeout is how long a request body may take to arrive (default
 	// DefaultBodyTimeout); a slower one is refused with 408.
 	BodyTimeout time.Duration
@@ -58,6 +65,9 @@ type Server struct {
 	log  *slog.Logger
 	auth *authenticator
 	mux  *http.ServeMux
+	// allowedHosts and crossOrigin make checkBrowser's checks.
+	allowedHosts map[string]bool
+	crossOrigin  *http.CrossOriginProtection
 }
 
 // New returns a server for cfg.
@@ -77,7 +87,12 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	s := &Server{cfg: cfg, svc: cfg.Service, log: cfg.Logger, auth: newAuthenticator(cfg.Keys, cfg.RequireKeys)}
+	hosts, err := allowedHostSet(cfg.AllowedHosts)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, svc: cfg.Service, log: cfg.Logger, auth: newAuthenticator(cfg.Keys, cfg.RequireKeys),
+		allowedHosts: hosts, crossOrigin: http.NewCrossOriginProtection()}
 	s.routes()
 	return s, nil
 }
@@ -141,14 +156,21 @@ func (s *Server) routes() {
 	s.mux = m
 }
 
-// Handler returns the HTTP handler of the API. Every /v1/ and /mcp (the
-// Model Context Protocol over streamable HTTP, package mcpserver) request
-// is authenticated first (see Config.RequireKeys); /healthz, /metrics,
+// Handler returns the HTTP handler of the API. Every request, whatever
+// its route, must first name this server in its Host and not be a
+// browser's cross-site request (browser.go: against DNS rebinding and
+// cross-site requests, answered 403). Every /v1/ and /mcp (the Model
+// Context Protocol over streamable HTTP, package mcpserver) request is
+// then authenticated (see Config.RequireKeys); /healthz, /metrics,
 // /openapi.json and the web UI (package webui: its page at /, its assets
 // under /ui/, which hold no data and call the /v1/ API with the user's
 // key) are open.
 func (s *Server) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if apiErr := s.checkBrowser(r); apiErr != nil {
+			writeError(w, apiErr)
+			return
+		}
 		// The mux would answer an unclean path ("//", "..") with a redirect
 		// to its cleaned form: a client that follows it reaches another
 		// resource than it named (PUT .../files//etc/passwd). Refuse it.

@@ -34,7 +34,11 @@ func (ts *testServer) stream(path string, body any) []event {
 // events sends a request and reads the event stream it answers to its end.
 func (ts *testServer) events(method, path string, body io.Reader) []event {
 	ts.Helper()
-	resp := ts.open(method, path, body, nil)
+	var header http.Header
+	if body != nil {
+		header = http.Header{"Content-Type": {"application/json"}}
+	}
+	resp := ts.open(method, path, body, header)
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream" {
 		ts.Fatalf("%s %s: status %d, Content-Type %q", method, path, resp.StatusCode, resp.Header.Get("Content-Type"))

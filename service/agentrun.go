@@ -9,6 +9,7 @@ import (
 
 	"github.com/crucible-sandbox/crucible/agent"
 	"github.com/crucible-sandbox/crucible/api"
+	"github.com/crucible-sandbox/crucible/ids"
 	"github.com/crucible-sandbox/crucible/sandbox"
 )
 
@@ -24,7 +25,6 @@ type agentRun struct {
 	s       *Service
 	id      string
 	tenant  string
-	seq     uint64 // its place in the order runs started
 	feed    *feed
 	cancel  context.CancelFunc
 	done    chan struct{} // closed when the run has ended
@@ -94,7 +94,7 @@ func (run *agentRun) approve(ctx context.Context, code string) (bool, error) {
 	code, _ = run.s.cfg.Redactor.RedactString(code)
 	now := time.Now().UTC()
 	p := &pendingApproval{decision: make(chan api.AgentDecision, 1), approval: api.AgentApproval{
-		ID: newApprovalID(), Attempt: run.currentAttempt(), Code: code, RequestedAt: now, ExpiresAt: now.Add(run.timeout)}}
+		ID: ids.New(ids.Approval), Attempt: run.currentAttempt(), Code: code, RequestedAt: now, ExpiresAt: now.Add(run.timeout)}}
 	run.mu.Lock()
 	run.pending = p
 	run.info.Status, run.info.PendingApproval = api.AgentAwaitingApproval, &p.approval
@@ -174,10 +174,6 @@ func alreadyDecided(d api.AgentDecision) error {
 		Message: fmt.Sprintf("approval %s was already decided: %s (by %s)", d.ID, what, d.By)}
 }
 
-// newApprovalID returns a new random approval ID, "apr_" and 16 hex
-// digits.
-func newApprovalID() string { return "apr" + agent.NewRunID()[3:] }
-
 // stop cancels the run, if it is going on, saying why.
 func (run *agentRun) stop(reason string) {
 	run.mu.Lock()
@@ -186,16 +182,6 @@ func (run *agentRun) stop(reason string) {
 	}
 	run.mu.Unlock()
 	run.cancel()
-}
-
-// endedAt is when the run ended; the zero time while it goes on.
-func (run *agentRun) endedAt() time.Time {
-	run.mu.Lock()
-	defer run.mu.Unlock()
-	if run.info.FinishedAt == nil {
-		return time.Time{}
-	}
-	return *run.info.FinishedAt
 }
 
 // snapshot describes the run, with its trace if asked and it has one.

@@ -58,7 +58,7 @@ func (s *Service) StartAgentRun(ctx context.Context, tenant string, req api.Agen
 func (s *Service) launch(ctx context.Context, run *agentRun, release func(), work func(context.Context) (*agent.Trace, error), ended func(api.AgentRun)) (api.AgentRun, error) {
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	run.cancel = cancel
-	if err := s.agents.add(run, s.LimitsFor(run.tenant).MaxAgentRuns); err != nil {
+	if err := s.agents.add(run.tenant, run.id, run, s.LimitsFor(run.tenant).MaxAgentRuns); err != nil {
 		cancel()
 		release()
 		return api.AgentRun{}, err
@@ -78,7 +78,7 @@ func (s *Service) launch(ctx context.Context, run *agentRun, release func(), wor
 		// Ended before the result is published: a caller that has seen it
 		// may start its next run at once, within its share, and finds
 		// this one among the ended (and retained) runs.
-		s.agents.finished(run)
+		s.agents.end(run.id)
 		if ended != nil {
 			ended(end)
 		}

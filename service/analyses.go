@@ -1,17 +1,16 @@
 package service
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
+	"math"
 	"sync"
 	"time"
 
-	"github.com/crucible-sandbox/crucible/agent"
 	"github.com/crucible-sandbox/crucible/analyst"
 	"github.com/crucible-sandbox/crucible/api"
+	"github.com/crucible-sandbox/crucible/ids"
 	"github.com/crucible-sandbox/crucible/sandbox"
 )
 
@@ -36,17 +35,12 @@ type analysis struct {
 	profile     json.RawMessage // redacted
 	profileText string          // redacted
 	created     time.Time
-	seq         uint64 // its place in the order analyses were created
 
 	mu        sync.Mutex
 	questions []*question // the last analyst.MaxConversation
 	asked     int         // questions asked so far
 	asking    *question
 }
-
-// newAnalysisID returns a new random analysis ID, "ana_" and 16 hex
-// digits.
-func newAnalysisID() string { return "ana" + agent.NewRunID()[3:] }
 
 // CreateAnalysis opens an analysis of tenant's datasets: a session of the
 // image spec names (the default for none), counted against the tenant's
@@ -88,7 +82,7 @@ func (s *Service) CreateAnalysis(ctx context.Context, tenant string, spec Analys
 		_ = an.Close()
 		return api.Analysis{}, fmt.Errorf("service: the analysis session is a %T", an.Session)
 	}
-	a := &analysis{id: newAnalysisID(), tenant: tenant, an: an, sess: sess, created: time.Now().UTC()}
+	a := &analysis{id: ids.New(ids.Analysis), tenant: tenant, an: an, sess: sess, created: time.Now().UTC()}
 	for _, d := range datasets {
 		a.datasets = append(a.datasets, d.Name)
 	}
@@ -96,10 +90,10 @@ func (s *Service) CreateAnalysis(ctx context.Context, tenant string, spec Analys
 		_ = an.Close()
 		return api.Analysis{}, fmt.Errorf("service: encode the profile: %w", err)
 	}
-	s.analyses.add(a)
-	go func() { // the session ending (closed, expired) ends the analysis
+	_ = s.analyses.add(a.tenant, a.id, a, math.MaxInt) // unbounded: its session was admitted
+	go func() {                                        // the session ending (closed, expired) ends the analysis
 		<-sess.Done()
-		s.analyses.ended(a)
+		s.analyses.end(a.id)
 	}()
 	return a.describe(true), nil
 }
@@ -119,23 +113,12 @@ func (s *Service) redactedProfile(p *analyst.Profile) (json.RawMessage, string, 
 }
 
 // analysisLimits checks lim against the server's maxima and fills its
-// zero fields: the analyst's defaults (analyst.DefaultLimits; the disk
-// from the datasets' size), lowered to the maxima.
+// zero fields as analyst.SessionLimits does, within the maxima.
 func (s *Service) analysisLimits(lim sandbox.Limits, datasets []analyst.Dataset) (sandbox.Limits, error) {
 	if err := lim.Within(s.cfg.Maxima); err != nil {
 		return lim, err
 	}
-	m, d := s.cfg.Maxima, analyst.DefaultLimits
-	var size int64
-	for _, ds := range datasets {
-		size += int64(len(ds.Content))
-	}
-	lim.WallTimeMS = or(lim.WallTimeMS, min(d.WallTimeMS, m.WallTimeMS))
-	lim.CPUTimeMS = or(lim.CPUTimeMS, min(d.CPUTimeMS, m.CPUTimeMS))
-	lim.MemoryBytes = or(lim.MemoryBytes, min(d.MemoryBytes, m.MemoryBytes))
-	lim.OutputBytes = or(lim.OutputBytes, min(d.OutputBytes, m.OutputBytes))
-	lim.DiskBytes = or(lim.DiskBytes, min(size+sandbox.DefaultLimits.DiskBytes, m.DiskBytes))
-	return lim.DefaultsWithin(m), nil
+	return analyst.SessionLimits(lim, datasets, s.cfg.Maxima).DefaultsWithin(s.cfg.Maxima), nil
 }
 
 // describe describes a; with detail, its profile and its conversation.
@@ -192,76 +175,22 @@ func (s *Service) DeleteAnalysis(ctx context.Context, tenant, id string) error {
 		q.run.stop("cancelled: the analysis was deleted")
 	}
 	err = a.sess.Close()
-	s.analyses.ended(a)
+	s.analyses.end(a.id)
 	return err
 }
 
-// analysisRegistry holds the service's analyses, and remembers the IDs
-// of those that ended (a bounded number), to tell them from unknown
-// ones.
-type analysisRegistry struct {
-	mu          sync.Mutex
-	open        map[string]*analysis
-	closed      map[string]string // id → tenant
-	closedOrder []string
-	created     uint64
-}
-
-func newAnalysisRegistry() *analysisRegistry {
-	return &analysisRegistry{open: map[string]*analysis{}, closed: map[string]string{}}
-}
-
-// add holds a.
-func (g *analysisRegistry) add(a *analysis) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.created++
-	a.seq = g.created
-	g.open[a.id] = a
-}
-
-// ended forgets a, remembering it ended.
-func (g *analysisRegistry) ended(a *analysis) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if _, ok := g.open[a.id]; !ok {
-		return
-	}
-	delete(g.open, a.id)
-	g.closed[a.id] = a.tenant
-	g.closedOrder = append(g.closedOrder, a.id)
-	if len(g.closedOrder) > maxClosedSessions {
-		delete(g.closed, g.closedOrder[0])
-		g.closedOrder = g.closedOrder[1:]
-	}
-}
-
-// get returns tenant's analysis id. Another tenant's is KindNotFound like
-// a missing one.
-func (g *analysisRegistry) get(tenant, id string) (*analysis, error) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if a, ok := g.open[id]; ok && a.tenant == tenant {
-		return a, nil
-	}
-	if owner, ok := g.closed[id]; ok && owner == tenant {
-		return nil, &Error{Kind: KindSessionClosed, Field: "id", Rule: "must name an analysis whose session is open",
-			Message: fmt.Sprintf("analysis %q has ended: it was deleted, or its session was closed or expired", id)}
-	}
-	return nil, &Error{Kind: KindNotFound, Field: "id", Rule: "must name an analysis of yours",
-		Message: fmt.Sprintf("no analysis %q", id)}
-}
-
-// list returns tenant's analyses, newest first.
-func (g *analysisRegistry) list(tenant string) []*analysis {
-	g.mu.Lock()
-	var mine []*analysis
-	for _, a := range g.open {
-		if a.tenant == tenant {
-			mine = append(mine, a)
-		}
-	}
-	g.mu.Unlock()
-	slices.SortFunc(mine, func(a, b *analysis) int { return cmp.Compare(b.seq, a.seq) })
-	return mine
+// newAnalysisRegistry returns the table of the service's analyses; it
+// remembers the IDs of those that ended (a bounded number), to tell them
+// from unknown ones. An analysis counts against its tenant's sessions,
+// not against a share of its own.
+func newAnalysisRegistry() *registry[*analysis] {
+	return newRegistry[*analysis](registryConfig{remember: maxClosedIDs,
+		notFound: func(id string) error {
+			return &Error{Kind: KindNotFound, Field: "id", Rule: "must name an analysis of yours",
+				Message: fmt.Sprintf("no analysis %q", id)}
+		},
+		closedErr: func(id string) error {
+			return &Error{Kind: KindSessionClosed, Field: "id", Rule: "must name an analysis whose session is open",
+				Message: fmt.Sprintf("analysis %q has ended: it was deleted, or its session was closed or expired", id)}
+		}})
 }

@@ -358,6 +358,10 @@ func (s *Service) Get(ctx context.Context, tenant, id string) (*api.Run, error) 
 	return rec, err
 }
 
+// RunFilter selects the run records List returns (store.Filter), named
+// here for the transports, which speak to service and api only.
+type RunFilter = store.Filter
+
 // List returns one page of tenant's run records, newest first, and the
 // cursor of the next page ("" after the last). A cursor List did not
 // return is an input error naming "cursor".

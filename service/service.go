@@ -24,9 +24,9 @@ type Service struct {
 	adm        *admission
 	payload    *payloadBudget
 	met        *metrics
-	sessions   *registry
-	agents     *agentRegistry
-	analyses   *analysisRegistry
+	sessions   *registry[*Session]
+	agents     *registry[*agentRun]
+	analyses   *registry[*analysis]
 	// base is the context of every run; cancelling it kills the runs
 	// still executing when Shutdown gives up waiting.
 	base   context.Context
@@ -56,7 +56,7 @@ func New(cfg Config) (*Service, error) {
 		}
 	}
 	s := &Service{cfg: cfg, images: images, log: cfg.Logger, payload: newPayloadBudget(cfg.MaxPayloadBytes, cfg.PayloadWait)}
-	s.sessions = newRegistry(cfg.MaxSessions)
+	s.sessions = newSessionRegistry(cfg.MaxSessions)
 	s.agents = newAgentRegistry(cfg.Agents)
 	s.analyses = newAnalysisRegistry()
 	s.met = newMetrics(s.sessions.active, cfg.Pools)
@@ -97,7 +97,7 @@ func (s *Service) ReservePayload(ctx context.Context, tenant string, n int64) (*
 // agent's work being open-ended. Then the sessions the service opened are
 // closed.
 func (s *Service) Shutdown(ctx context.Context) error {
-	agentsDone := s.agents.close("cancelled: the server is shutting down")
+	agentsDone := stopAgentRuns(s.agents, "cancelled: the server is shutting down")
 	drained := s.adm.close()
 	var err error
 	for _, done := range []<-chan struct{}{agentsDone, drained} {
@@ -108,6 +108,8 @@ func (s *Service) Shutdown(ctx context.Context) error {
 		}
 	}
 	s.cancel()
-	s.sessions.closeAll()
+	for _, ss := range s.sessions.liveItems() {
+		_ = ss.Close()
+	}
 	return err
 }

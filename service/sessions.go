@@ -1,14 +1,12 @@
 package service
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"mime"
 	"path"
-	"slices"
 	"sync"
 	"time"
 
@@ -16,133 +14,18 @@ import (
 	"github.com/crucible-sandbox/crucible/sandbox"
 )
 
-// maxClosedSessions bounds how many closed session IDs are remembered, to
-// tell a closed session (KindSessionClosed) from an unknown one.
-const maxClosedSessions = 4096
-
-// registry is the one table of the sessions the service opened: who owns
-// each, how many each tenant holds, and which have ended. A session that
-// ends on its own (idle expiry, its interpreter died) is noticed when it
-// says so (its Done channel) or when an operation on it reports it closed;
-// nothing polls.
-type registry struct {
-	max int
-
-	mu          sync.Mutex
-	open        map[string]*Session
-	opening     map[string]int // tenant → sessions being created
-	perTenant   map[string]int // tenant → open sessions
-	closed      map[string]string
-	closedOrder []string // oldest first
-	opened      uint64   // sessions opened so far, for their order
-}
-
-func newRegistry(max int) *registry {
-	return &registry{max: max, open: map[string]*Session{}, opening: map[string]int{},
-		perTenant: map[string]int{}, closed: map[string]string{}}
-}
-
-// reserve counts a session tenant is about to open, unless the tenant
-// already holds tenantMax or the service its maximum.
-func (r *registry) reserve(tenant string, tenantMax int) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	total := len(r.open)
-	for _, n := range r.opening {
-		total += n
-	}
-	if n := r.perTenant[tenant] + r.opening[tenant]; n >= tenantMax {
-		return errorf(KindBusy, "tenant %q already has %d open sessions, its share; close one or retry later", tenant, n)
-	}
-	if total >= r.max {
-		return errorf(KindBusy, "too many open sessions; close one or retry later")
-	}
-	r.opening[tenant]++
-	return nil
-}
-
-// unreserve gives back a reservation; if s is not nil, it is now open.
-func (r *registry) unreserve(tenant string, s *Session) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.opening[tenant]--; r.opening[tenant] <= 0 {
-		delete(r.opening, tenant)
-	}
-	if s != nil {
-		r.opened++
-		s.seq = r.opened
-		r.open[s.id] = s
-		r.perTenant[tenant]++
-	}
-}
-
-// ended forgets the open session id and remembers it as closed.
-func (r *registry) ended(id string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	s, ok := r.open[id]
-	if !ok {
-		return
-	}
-	delete(r.open, id)
-	if r.perTenant[s.tenant]--; r.perTenant[s.tenant] <= 0 {
-		delete(r.perTenant, s.tenant)
-	}
-	r.closed[id] = s.tenant
-	r.closedOrder = append(r.closedOrder, id)
-	if len(r.closedOrder) > maxClosedSessions {
-		delete(r.closed, r.closedOrder[0])
-		r.closedOrder = r.closedOrder[1:]
-	}
-}
-
-// get returns tenant's open session id. Another tenant's session is
-// KindNotFound like a missing one, so that IDs reveal nothing across
-// tenants.
-func (r *registry) get(tenant, id string) (*Session, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if s, ok := r.open[id]; ok && s.tenant == tenant {
-		return s, nil
-	}
-	if owner, ok := r.closed[id]; ok && owner == tenant {
-		return nil, errSessionClosed(id)
-	}
-	return nil, errorf(KindNotFound, "no session %q", id)
-}
-
-// list returns tenant's open sessions, newest first.
-func (r *registry) list(tenant string) []*Session {
-	r.mu.Lock()
-	var mine []*Session
-	for _, s := range r.open {
-		if s.tenant == tenant {
-			mine = append(mine, s)
-		}
-	}
-	r.mu.Unlock()
-	slices.SortFunc(mine, func(a, b *Session) int { return cmp.Compare(b.seq, a.seq) })
-	return mine
-}
-
-// active counts the open sessions.
-func (r *registry) active() float64 {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return float64(len(r.open))
-}
-
-// closeAll closes every open session.
-func (r *registry) closeAll() {
-	r.mu.Lock()
-	all := make([]*Session, 0, len(r.open))
-	for _, s := range r.open {
-		all = append(all, s)
-	}
-	r.mu.Unlock()
-	for _, s := range all {
-		_ = s.Close()
-	}
+// newSessionRegistry returns the table of the sessions the service
+// opened: at most max open at once. A session that ends on its own (idle
+// expiry, its interpreter died) is noticed when it says so (its Done
+// channel) or when an operation on it reports it closed; nothing polls.
+func newSessionRegistry(max int) *registry[*Session] {
+	return newRegistry[*Session](registryConfig{max: max, remember: maxClosedIDs,
+		notFound:  func(id string) error { return errorf(KindNotFound, "no session %q", id) },
+		closedErr: func(id string) error { return errSessionClosed(id) },
+		tenantFull: func(tenant string, n, _ int) error {
+			return errorf(KindBusy, "tenant %q already has %d open sessions, its share; close one or retry later", tenant, n)
+		},
+		full: func() error { return errorf(KindBusy, "too many open sessions; close one or retry later") }})
 }
 
 func errSessionClosed(id string) *Error {
@@ -171,7 +54,6 @@ type Session struct {
 	img     *Image
 	limits  sandbox.Limits
 	created time.Time
-	seq     uint64 // its place in the order sessions were opened
 	policy  codePolicy
 
 	mu       sync.Mutex
@@ -212,7 +94,7 @@ func (s *Service) OpenSession(ctx context.Context, tenant string, req sandbox.Se
 	req.Policy = pol.applied() // for a remote runtime, the policy in force
 	sess, err := img.Runtime.NewSession(ctx, req)
 	if err != nil {
-		s.sessions.unreserve(tenant, nil)
+		s.sessions.release(tenant)
 		if errors.Is(err, sandbox.ErrTooManySessions) {
 			return nil, errorf(KindBusy, "too many open sessions; close one or retry later")
 		}
@@ -221,11 +103,11 @@ func (s *Service) OpenSession(ctx context.Context, tenant string, req sandbox.Se
 	now := time.Now()
 	ss := &Session{s: s, id: sess.ID(), tenant: tenant, sess: sess, img: img, limits: req.Limits.WithDefaults(),
 		agentRun: opts.AgentRun, created: now, lastUsed: now, policy: pol}
-	s.sessions.unreserve(tenant, ss)
+	s.sessions.commit(tenant, ss.id, ss)
 	if e, ok := sess.(ender); ok {
 		go func() {
 			<-e.Done()
-			s.sessions.ended(ss.id)
+			s.sessions.end(ss.id)
 			// A session that ended on its own (its interpreter exited, or
 			// the runtime killed it) still holds its sandbox: its cgroup
 			// and pipes, until closed. No one else will close it now.
@@ -327,7 +209,7 @@ func (ss *Session) check(err error) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, sandbox.ErrSessionClosed):
-		ss.s.sessions.ended(ss.id)
+		ss.s.sessions.end(ss.id)
 		return errors.Join(errSessionClosed(ss.id), sandbox.ErrSessionClosed)
 	}
 	err = redactErr(ss.s.cfg.Redactor, err)
@@ -440,6 +322,6 @@ func (ss *Session) ListFiles(ctx context.Context) ([]sandbox.FileInfo, error) {
 // Close ends the session and destroys its sandbox.
 func (ss *Session) Close() error {
 	err := ss.sess.Close()
-	ss.s.sessions.ended(ss.id)
+	ss.s.sessions.end(ss.id)
 	return err
 }

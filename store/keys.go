@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"regexp"
 	"time"
+
+	idgen "github.com/crucible-sandbox/crucible/ids"
 )
 
 // APIKey is a key that callers of the HTTP API present to act as a tenant.
@@ -56,9 +58,7 @@ func NewAPIKey(tenant, name string) (secret string, key *APIKey, err error) {
 	var b [32]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
 	secret = apiKeyPrefix + base64.RawURLEncoding.EncodeToString(b[:])
-	var id [6]byte
-	_, _ = rand.Read(id[:])
-	return secret, &APIKey{ID: "key_" + hex.EncodeToString(id[:]), Tenant: tenant, Name: name, Hash: HashAPIKey(secret)}, nil
+	return secret, &APIKey{ID: idgen.New(idgen.APIKey), Tenant: tenant, Name: name, Hash: HashAPIKey(secret)}, nil
 }
 
 // HashAPIKey returns the hex SHA-256 of secret, the form keys are stored

@@ -2,10 +2,8 @@ package store
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,6 +17,7 @@ import (
 	_ "modernc.org/sqlite"             // registers the "sqlite" database/sql driver
 
 	"github.com/crucible-sandbox/crucible/api"
+	idgen "github.com/crucible-sandbox/crucible/ids"
 	"github.com/crucible-sandbox/crucible/sandbox"
 )
 
@@ -137,7 +136,7 @@ const updateColumns = `language = ?, code_hash = ?, code = ?, image_digest = ?, 
 
 func (s *sqlStore) Create(ctx context.Context, r *api.Run) error {
 	if r.ID == "" {
-		r.ID = newID()
+		r.ID = NewID()
 	}
 	if r.CreatedAt.IsZero() {
 		r.CreatedAt = s.now()
@@ -329,16 +328,9 @@ func (s *sqlStore) deleteExpired(ctx context.Context, now int64) error {
 
 func (s *sqlStore) Close() error { return errors.Join(s.stmts.close(), s.db.Close()) }
 
-// NewID returns a new random run ID, for a caller that needs the ID before
-// Create: a 128-bit value in hex.
-func NewID() string { return newID() }
-
-// newID returns a random 128-bit run ID in hex.
-func newID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
-	return hex.EncodeToString(b[:])
-}
+// NewID returns a new random run ID (ids.Run), for a caller that needs
+// the ID before Create.
+func NewID() string { return idgen.New(idgen.Run) }
 
 // runArgs validates r, normalizes its timestamps to what is stored, and
 // returns the values of runColumns in order.

@@ -16,6 +16,7 @@ import (
 	"github.com/crucible-sandbox/crucible/agent"
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/server"
+	"github.com/crucible-sandbox/crucible/service"
 )
 
 // agentFlags are the flags of `crucible agent`.
@@ -96,7 +97,7 @@ func runAgent(ctx context.Context, f *agentFlags, task string, d *display) error
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	p, err := f.start(ctx, d, "agent")
+	p, err := f.start(ctx, d, "agent", service.AgentConfig{})
 	if err != nil {
 		return err
 	}

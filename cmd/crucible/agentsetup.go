@@ -97,9 +97,10 @@ type agentPlatform struct {
 	svc *service.Service
 }
 
-// start starts the platform; who prefixes its message on d (the image
-// chosen when --image is not given). The error is the command's exit.
-func (s *agentSetup) start(ctx context.Context, d *display, who string) (*agentPlatform, error) {
+// start starts the platform, its service running agents as agents says;
+// who prefixes its message on d (the image chosen when --image is not
+// given). The error is the command's exit.
+func (s *agentSetup) start(ctx context.Context, d *display, who string, agents service.AgentConfig) (*agentPlatform, error) {
 	_, redactor, err := loadConfigAndRedactor(s.config, s.db, s.store)
 	if err != nil {
 		return nil, err
@@ -122,7 +123,7 @@ func (s *agentSetup) start(ctx context.Context, d *display, who string) (*agentP
 	if s.rootfs != "" {
 		imageName = rootfsImage
 	}
-	svc, err := service.New(service.Config{Runtime: rt, ImageName: imageName, ImageDigest: imageDigest, Store: st, Redactor: redactor,
+	svc, err := service.New(service.Config{Runtime: rt, ImageName: imageName, ImageDigest: imageDigest, Store: st, Redactor: redactor, Agents: agents,
 		Hints: errorHints(s.rootfs, s.image, s.store), Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if err != nil {
 		_ = st.Close()

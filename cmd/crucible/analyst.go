@@ -15,10 +15,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/crucible-sandbox/crucible/agent"
-	"github.com/crucible-sandbox/crucible/analyst"
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/server"
+	"github.com/crucible-sandbox/crucible/service"
 )
 
 // analystFlags are the flags of `crucible analyst`.
@@ -88,7 +87,7 @@ Exit status: 0 when every question was answered (unverified answers count),
 	}
 	fl := cmd.Flags()
 	fl.StringArrayVar(&f.data, "data", nil, "dataset `FILE` (repeatable), in addition to the arguments that name files")
-	f.addFlags(fl, analyst.DefaultLimits.MemoryBytes)
+	f.addFlags(fl, service.DefaultAnalysisLimits().MemoryBytes)
 	fl.StringVar(&f.out, "out", "crucible-out", "directory for the charts and files of the answers")
 	fl.BoolVar(&f.jsonOut, "json", false, "print the transcript as one JSON object")
 	addRawOutputFlag(fl)
@@ -124,21 +123,21 @@ func splitAnalystArgs(data, args []string) (paths, questions []string, err error
 }
 
 // readDatasets reads the files at paths as datasets named after them.
-func readDatasets(paths []string) ([]analyst.Dataset, error) {
-	datasets := make([]analyst.Dataset, 0, len(paths))
+func readDatasets(paths []string) ([]service.Dataset, error) {
+	datasets := make([]service.Dataset, 0, len(paths))
 	for _, p := range paths {
 		st, err := os.Stat(p)
 		if err != nil {
 			return nil, err
 		}
-		if st.Size() > analyst.MaxDatasetBytes {
-			return nil, fmt.Errorf("%s: %d bytes, over the %d an analysis reads", p, st.Size(), analyst.MaxDatasetBytes)
+		if st.Size() > service.MaxDatasetBytes {
+			return nil, fmt.Errorf("%s: %d bytes, over the %d an analysis reads", p, st.Size(), service.MaxDatasetBytes)
 		}
 		b, err := os.ReadFile(p)
 		if err != nil {
 			return nil, err
 		}
-		datasets = append(datasets, analyst.Dataset{Name: filepath.Base(p), Content: b})
+		datasets = append(datasets, service.Dataset{Name: filepath.Base(p), Content: b})
 	}
 	return datasets, nil
 }
@@ -149,17 +148,16 @@ func runAnalyst(ctx context.Context, f *analystFlags, args []string, d *display)
 		return usageError(err)
 	}
 	interactive := len(questions) == 0 && isTerminal(os.Stdin)
-	var model interface{ Name() string }
-	opt := analyst.AskOptions{TextMode: f.textMode, MaxRetries: f.retries(), CellTimeout: f.timeout}
 	// One reader of the terminal for the questions and the approvals: what
 	// it buffered past one line is the next one's.
 	stdin := bufio.NewReader(os.Stdin)
+	var agents service.AgentConfig
 	if len(questions) > 0 || interactive {
 		m, err := f.model()
 		if err != nil {
 			return err
 		}
-		model, opt.Model, opt.Approve = m, m, f.approver(stdin)
+		agents = f.agentConfig(m)
 	}
 	datasets, err := readDatasets(paths)
 	if err != nil {
@@ -167,41 +165,41 @@ func runAnalyst(ctx context.Context, f *analystFlags, args []string, d *display)
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	p, err := f.start(ctx, d, "analyst")
+	p, err := f.start(ctx, d, "analyst", agents)
 	if err != nil {
 		return err
 	}
 	defer p.close()
-	id := agent.NewRunID()
-	a, err := analyst.Open(ctx, p.svc.SessionRuntime(server.DefaultTenant, id), sandbox.SessionRequest{Limits: sandbox.Limits{MemoryBytes: f.memory}}, datasets)
-	var ie *sandbox.InputError
+	// The analysis is opened as every transport opens one: through the
+	// service (its limits, its records, its redaction).
+	an, err := p.svc.CreateAnalysis(ctx, server.DefaultTenant, service.AnalysisSpec{Datasets: datasets, Limits: sandbox.Limits{MemoryBytes: f.memory}}, nil)
 	switch {
-	case errors.As(err, &ie):
+	case sandbox.IsInputError(err):
 		return usageError(err)
 	case err != nil:
 		return platformError(err)
 	}
-	defer a.Close()
-	t := &transcript{Profile: a.Profile}
+	defer func() { _ = p.svc.DeleteAnalysis(context.WithoutCancel(ctx), server.DefaultTenant, an.ID) }()
+	t := &transcript{Profile: an.Profile}
 	if !f.jsonOut {
-		_, _ = io.WriteString(d.stdout, a.Profile.Text())
+		_, _ = io.WriteString(d.stdout, an.ProfileText)
 		d.stdout.flush()
 	}
-	if model != nil {
-		d.say("analyst: model %s · %d question(s)", model.Name(), len(questions))
+	if agents.Model != nil {
+		d.say("analyst: model %s · %d question(s)", agents.Model.Name(), len(questions))
 	}
-	opt.OnEvent = progressOn(d)
+	q := analystQuestions{svc: p.svc, id: an.ID, f: f, approve: f.approver(stdin), d: d}
 	unanswered := 0
 	next := questionsFrom(questions, interactive, stdin, d)
 	for i := 1; ; i++ {
-		q, ok := next()
+		text, ok := next()
 		if !ok {
 			break
 		}
-		d.status("question %d: %s", i, q)
-		ans, err := a.Ask(ctx, q, opt)
+		d.status("question %d: %s", i, text)
+		ans, err := q.ask(ctx, text)
 		switch {
-		case errors.As(err, &ie):
+		case sandbox.IsInputError(err):
 			return usageError(err)
 		case err != nil:
 			return platformError(err)

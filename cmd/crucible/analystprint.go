@@ -6,27 +6,25 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"sync"
 
-	"github.com/crucible-sandbox/crucible/analyst"
-	"github.com/crucible-sandbox/crucible/kernel"
 	"github.com/crucible-sandbox/crucible/sandbox"
+	"github.com/crucible-sandbox/crucible/service"
 )
 
 // maxShownRows bounds the rows of a table printed on the terminal (all
-// of them, up to analyst.MaxTableRows, are in --json).
+// of them, up to the answer's bound, are in --json).
 const maxShownRows = 20
 
 // transcript is what `crucible analyst --json` prints.
 type transcript struct {
-	Profile *analyst.Profile    `json:"profile"`
+	Profile json.RawMessage     `json:"profile"`
 	Answers []*transcriptAnswer `json:"answers"`
 }
 
 // transcriptAnswer is an answer whose charts and files were saved: they
 // are named by path, their content left out.
 type transcriptAnswer struct {
-	*analyst.Answer
+	*service.AnalysisAnswer
 	Charts []savedChart `json:"charts,omitempty"`
 	Files  []savedFile  `json:"files,omitempty"`
 }
@@ -44,13 +42,13 @@ type savedFile struct {
 type savedChart struct {
 	savedFile
 	Title string              `json:"title"`
-	Axes  []kernel.AxesLabels `json:"axes,omitempty"`
+	Axes  []service.ChartAxes `json:"axes,omitempty"`
 }
 
 // saveAnswer saves ans's charts and files in dir (never replacing a
 // file) and returns it as the transcript holds it.
-func saveAnswer(ans *analyst.Answer, dir string) *transcriptAnswer {
-	t := &transcriptAnswer{Answer: ans}
+func saveAnswer(ans *service.AnalysisAnswer, dir string) *transcriptAnswer {
+	t := &transcriptAnswer{AnalysisAnswer: ans}
 	for _, c := range ans.Charts {
 		t.Charts = append(t.Charts, savedChart{savedFile: saveArtifact(c.Artifact, dir), Title: c.Title, Axes: c.Axes})
 	}
@@ -85,47 +83,37 @@ func (t *transcript) write(w *screen) error {
 	return err
 }
 
-// progressOn shows a question's progress on d's stderr, the output of
-// the code as it runs included (inert on a terminal, as everything the
-// program wrote).
-func progressOn(d *display) func(analyst.Event) {
-	// Output comes from the session's reader, the rest from Ask: the lock
-	// guards live only, never a write to the terminal, which may block.
-	var mu sync.Mutex
+// progressOn shows a question's progress, from its events, on d's
+// stderr, the output of the code as it runs included (inert on a
+// terminal, as everything the program wrote). The events come one at a
+// time, from one goroutine.
+func progressOn(d *display) func(service.Event) {
 	var live *liveOutput
-	swap := func(l *liveOutput) *liveOutput {
-		mu.Lock()
-		defer mu.Unlock()
-		old := live
-		live = l
-		return old
-	}
-	return func(e analyst.Event) {
-		switch e.Kind {
-		case analyst.EventCode:
-			d.say("analyst: attempt %d · running the code", e.Attempt)
-			if old := swap((&display{stdout: d.stderr, stderr: d.stderr, styled: d.styled}).live()); old != nil {
-				old.close() // the last cell failed in the platform: no status came
+	return func(e service.Event) {
+		switch a := e.Agent; {
+		case e.Kind == service.EventStdout || e.Kind == service.EventStderr:
+			if live != nil {
+				live.output(sandbox.Stream(e.Kind), e.Output)
 			}
-		case analyst.EventOutput:
-			mu.Lock()
-			l := live
-			mu.Unlock()
-			if l != nil {
-				l.output(e.Stream, []byte(e.Text))
+		case a == nil:
+		case a.Code != nil:
+			d.say("analyst: attempt %d · running the code", a.Code.Attempt)
+			if live != nil {
+				live.close() // the last cell failed in the platform: no status came
 			}
-		case analyst.EventStatus:
-			if l := swap(nil); l != nil {
-				l.close()
+			live = (&display{stdout: d.stderr, stderr: d.stderr, styled: d.styled}).live()
+		case a.Execution != nil:
+			if live != nil {
+				live.close()
+				live = nil
 			}
-			if e.Message != "" {
-				d.say("analyst: attempt %d · status %s (%s)", e.Attempt, e.Status, e.Message)
+			if x := a.Execution; x.Reason != "" {
+				d.say("analyst: attempt %d · status %s (%s)", x.Attempt, x.Status, x.Reason)
 			} else {
-				d.say("analyst: attempt %d · status %s", e.Attempt, e.Status)
+				d.say("analyst: attempt %d · status %s", x.Attempt, x.Status)
 			}
-		case analyst.EventAnswer:
-		default:
-			d.say("analyst: attempt %d · %s", e.Attempt, e.Message)
+		case a.Step != nil:
+			d.say("analyst: attempt %d · %s", a.Step.Attempt, a.Step.Message)
 		}
 	}
 }
@@ -135,7 +123,7 @@ func progressOn(d *display) func(analyst.Event) {
 // through d.
 func printAnswer(d *display, t *transcriptAnswer) {
 	w := d.stdout
-	ans := t.Answer
+	ans := t.AnalysisAnswer
 	fmt.Fprintln(w)
 	printOutcome(w, ans.Status, ans.Reason, ans.Text, ans.Code, ans.Output)
 	for _, tb := range ans.Tables {
@@ -169,7 +157,7 @@ func printSaved(w io.Writer, f savedFile) {
 }
 
 // printTable prints a table's first rows, tab-separated.
-func printTable(w io.Writer, t analyst.ResultTable) {
+func printTable(w io.Writer, t service.ResultTable) {
 	fmt.Fprintf(w, "\ntable")
 	if t.Name != "" {
 		fmt.Fprintf(w, " %q", t.Name)
@@ -194,7 +182,7 @@ func printTable(w io.Writer, t analyst.ResultTable) {
 }
 
 // printCleaning prints a cleaning summary, every warning included.
-func printCleaning(w io.Writer, c analyst.CleanSummary) {
+func printCleaning(w io.Writer, c service.CleanSummary) {
 	fmt.Fprintf(w, "\ncleaning %s → %s: %d rows in, %d out, %d duplicates removed\n", c.Source, c.Output, c.RowsIn, c.RowsOut, c.DuplicatesRemoved)
 	cols := make([]string, 0, len(c.Changed))
 	for col := range c.Changed {

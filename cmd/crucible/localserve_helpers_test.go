@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -19,6 +20,15 @@ import (
 // test binary (TestMain).
 func startLocalServe(tb testing.TB, bin string, args ...string) (sock, base string) {
 	tb.Helper()
+	sock, base, _ = startLocalServeWith(tb, bin, nil, args...)
+	return sock, base
+}
+
+// startLocalServeWith is startLocalServe with extra files for the server
+// (exec.Cmd's ExtraFiles: entry i is its fd 3+i); it returns the
+// server's pid as well.
+func startLocalServeWith(tb testing.TB, bin string, extra []*os.File, args ...string) (sock, base string, pid int) {
+	tb.Helper()
 	dir := tb.TempDir()
 	sock = filepath.Join(dir, "serve.sock")
 	args = append([]string{"serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(dir, "runs.db"), "--socket", sock}, args...)
@@ -31,6 +41,7 @@ func startLocalServe(tb testing.TB, bin string, args ...string) (sock, base stri
 	logs := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.ExtraFiles = extra
 	if err := cmd.Start(); err != nil {
 		tb.Fatal(err)
 	}
@@ -50,7 +61,7 @@ func startLocalServe(tb testing.TB, bin string, args ...string) (sock, base stri
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-	return sock, "http://" + servedAddr.FindStringSubmatch(logs.String())[1]
+	return sock, "http://" + servedAddr.FindStringSubmatch(logs.String())[1], cmd.Process.Pid
 }
 
 // waitPoolReady waits until the pool of the server at base holds all the

@@ -7,6 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/crucible-sandbox/crucible/sandbox/linux/cloexec"
+
 	// The native runtime's init must take over the process before main
 	// runs when this binary is started as a sandbox's init.
 	_ "github.com/crucible-sandbox/crucible/sandbox/linux"
@@ -30,6 +32,15 @@ func newRootCommand() *cobra.Command {
 }
 
 func main() {
+	// Security: a descriptor crucible inherited without close-on-exec (a
+	// directory or file its shell opened) would be open in everything it
+	// starts, sandboxes' init among them; from here on only the
+	// descriptors crucible hands a child on purpose reach it. (Sandbox
+	// init closes whatever it inherits too: see package sandboxinit.)
+	if err := cloexec.From(3); err != nil {
+		errorLine(err)
+		os.Exit(exitInternal)
+	}
 	if err := newRootCommand().Execute(); err != nil {
 		var ec exitCodeError
 		if asExitCode(err, &ec) {

@@ -107,13 +107,14 @@ named, never saved.
 
 --policy checks the program before it runs against the strict preset
 (blocked modules such as os, subprocess and socket, blocked builtins such
-as eval and exec, and evasions such as getattr(x, "__...")): warn runs it
+as eval and exec, and evasions such as getattr(x, "__..."), getattr with a
+computed name, print.__self__ or tempfile._os): warn runs it
 and prints each finding (rule, line, column, the line of code); block runs
 nothing of a program with findings and ends "blocked". Python is checked
 by the sandbox's own interpreter, JavaScript (require, import of
 child_process, fs, net...) and bash (curl, wget, nc...) here. It is a
-seatbelt, never the boundary: what is computed at run time passes it, and
-the sandbox holds whatever runs.
+seatbelt, never the boundary: what a permitted library computes or runs
+for the program passes it, and the sandbox holds whatever runs.
 
 When a crucible serve of this user runs on this host with the root
 filesystem, image and store asked for, the run is sent to it over its

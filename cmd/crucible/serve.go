@@ -41,6 +41,9 @@ type serveFlags struct {
 	// socket is --socket: the local socket of crucible run.
 	socket string
 	policy policyFlag
+	// allowedHosts is --allowed-host: names the Host header may give
+	// beyond loopback and the listen address.
+	allowedHosts []string
 }
 
 // shutdownGrace is how long a stopping server waits for runs in progress
@@ -55,8 +58,8 @@ func newServeCommand() *cobra.Command {
   crucible serve --image datascience --image host --config serve.json
   crucible serve --image datascience --warm-sessions 2
 
-  curl -s localhost:8080/v1/runs -d '{"language": "py", "code": "print(1)"}'
-  curl -s localhost:8080/v1/runs -d '{"code": "import pandas", "image": "datascience"}'
+  curl -s localhost:8080/v1/runs --json '{"language": "py", "code": "print(1)"}'
+  curl -s localhost:8080/v1/runs --json '{"code": "import pandas", "image": "datascience"}'
   curl -s localhost:8080/v1/images
   curl -s localhost:8080/v1/analyses -F datasets=@sales.csv -F image=datascience`,
 		Short: "Serve the HTTP API on loopback",
@@ -97,6 +100,17 @@ Without API keys (` + "`crucible key create`" + `) the server serves one tenant,
 "default", and only listens on a loopback address. Once a key exists it may
 listen on any address, and then every /v1/ request needs a key, even if all
 keys are later revoked.
+
+Against web pages in your browser: every request must name this server in
+its Host header (localhost, 127.0.0.0/8 or [::1], any port, or the address
+it was reached at; a page that rebinds its own DNS name to this host sends
+its own name, refused with 403), with keys as without. Reached by a DNS
+name, or through a reverse proxy that keeps the client's Host, list that
+name with --allowed-host NAME. A browser's cross-site POST, PUT or DELETE
+(Sec-Fetch-Site or Origin of another site) is refused with 403, and a JSON
+body must be sent as Content-Type: application/json, as curl's --json
+does (415 otherwise). The local socket is no HTTP and none of this
+applies to it: its mode and the caller's uid are its gate.
 
 --config FILE is a JSON object of server limits, redaction, per-tenant
 limits and the agents' model; every field is optional and unknown ones are
@@ -179,6 +193,7 @@ get ` + shutdownGrace.String() + ` to finish, and agent runs are cancelled.`,
 	fl.StringVar(&f.rootfs, "rootfs", "", "root filesystem directory (default: the host's system directories, read-only)")
 	fl.StringArrayVar(&f.images, "image", nil, "offer the built image `NAME` (crucible image ls), or \"host\" for the host's directories; repeatable, the first is the default")
 	fl.StringVar(&f.store, "store", image.DefaultStore, "image store directory")
+	fl.StringArrayVar(&f.allowedHosts, "allowed-host", nil, "also answer requests whose Host header names `NAME` (a DNS name or IP address, any port; repeatable): by default only localhost, 127.0.0.0/8, [::1] and the address reached are, against DNS rebinding")
 	fl.StringVar(&f.socket, "socket", socketPath(), "unix socket `PATH` where crucible run, by this user on this host, sends its runs (\"\" for none; $"+socketEnv+" sets the default)")
 	return cmd
 }
@@ -197,6 +212,11 @@ func serve(ctx context.Context, f *serveFlags) error {
 	loopback, err := isLoopback(f.addr)
 	if err != nil {
 		return usageError(err)
+	}
+	for _, h := range f.allowedHosts {
+		if err := server.CheckAllowedHost(h); err != nil {
+			return usageError(fmt.Errorf("--allowed-host %q: %w", h, err))
+		}
 	}
 	if f.warm < 0 || f.prestart < 0 || f.warmSessions < 0 {
 		return usageError(errors.New("--warm, --warm-sessions and --prestart must not be negative"))
@@ -250,7 +270,7 @@ func serve(ctx context.Context, f *serveFlags) error {
 		return usageError(fmt.Errorf("--config: %w", err))
 	}
 	setMemoryLimit(log, svc.PayloadBudget())
-	srv, err := server.New(server.Config{Service: svc, Keys: st, RequireKeys: !loopback, BodyTimeout: conf.bodyTimeout,
+	srv, err := server.New(server.Config{Service: svc, Keys: st, RequireKeys: !loopback, AllowedHosts: f.allowedHosts, BodyTimeout: conf.bodyTimeout,
 		IdleTimeout: conf.idleTimeout, Logger: log})
 	if err != nil {
 		return platformError(err)

@@ -5,11 +5,14 @@
 //
 // The policy is a seatbelt, never the boundary. It catches the plain ways
 // in: an import of a blocked module, a call of a blocked builtin, the
-// well-known evasions written literally. It cannot catch what is computed
-// at run time (getattr(__builtins__, "ev"+"al"), __import__("o"+"s") is
-// caught only as a call of __import__, a name read from a file, code
-// decoded from base64 and run by a permitted library, pandas.read_pickle),
-// nor what a permitted module does for the program. Whatever passes the
+// well-known evasions written literally, and the calls that take a name
+// computed at run time (getattr(x, "ev"+"al") and its family,
+// __import__("o"+"s"), as findings of their own). It cannot follow a
+// value through the program (m = tempfile; m._os is the module os under
+// a name it does not see), nor what a permitted library does for the
+// program with a name or code given as data (logging.config resolving
+// "ext://" names, unittest.mock.patch's targets, pandas.read_pickle,
+// numpy.load(allow_pickle=True)). Whatever passes the
 // check runs in the same sandbox as everything else: its own namespaces,
 // no network, a read-only root, seccomp, and the limits. The policy turns
 // an obvious mistake or a model's careless program into a clear "blocked"

@@ -52,30 +52,87 @@ type Preset struct {
 // reads its input and writes its results, and pandas or pathlib do the
 // same without it; the filesystem the program sees is the sandbox's.
 //
+// More Python modules, each a way to run a string as code, to reach an
+// object or a module by its name, or to start a program: marshal (code
+// objects from bytes), inspect (frames, getattr_static, getmembers,
+// getclosurevars), pdb, runpy, timeit, cProfile, doctest and codeop (run
+// or compile strings), pydoc and pkgutil (locate and resolve_name: any
+// object by its dotted name; pydoc's pager runs a shell), zipimport and
+// _imp (the import machinery), webbrowser (runs programs). A blocked
+// module is also blocked as an attribute of anything, under its name or
+// a private alias (pandas.io.common.os, tempfile._os, glob.os: os is
+// reached without importing it), and as a name imported from another
+// module (from tempfile import _os): an attribute or a column so named
+// is flagged too (write df["os"]). Modules whose name is an everyday
+// attribute (code: e.code; profile) are blocked by their members instead.
+//
 // Evasion (the seed's patterns, by the syntax tree, not by text):
-// getattr, setattr, delattr and hasattr with a literal dunder name;
-// globals(), locals() and vars(); the attributes below on anything, and
-// the name __builtins__; and the members that reach a blocked module
-// without importing it: sys.modules (os is always loaded:
-// sys.modules["os"].system), the frames of sys._getframe and
-// inspect.currentframe, and the garbage collector's object lists.
+// getattr, setattr, delattr, operator.attrgetter and methodcaller with a
+// literal dunder, blocked or module name; the same with a name computed
+// at run time ("_"+"_import__"), or named as a value instead of called
+// (g = getattr, reduce(getattr, ...)), which no static check can follow;
+// globals(), locals() and vars(); the attributes below on anything, the
+// name __builtins__, and a string literal naming a blocked dunder (the
+// fields of str.format and string.Formatter.get_field walk them); and
+// the members that reach a blocked module or what it does without
+// importing it, on the module by any path (import sys as s, x.sys,
+// tempfile._sys): sys.modules (os is always loaded:
+// sys.modules["os"].system) and the importers of sys.meta_path, the
+// frames of sys._getframe, the garbage collector's object lists,
+// types.CodeType, string.Formatter, code's and profile's interpreters,
+// numpy's ctypeslib.load_library (a C library's functions) and asyncio's
+// subprocesses.
+//
+// The attributes, each from any object to what the modules reach:
+// builtins (__self__ of any builtin function is the builtins module:
+// getattr(print.__self__, "__import__"); enum.bltns; __builtins__), the
+// other names under which the datascience image's libraries hold a
+// blocked module (mp and reducer: multiprocessing and its pickler, pkl:
+// pickle, pdoctest: doctest; found by listing every loaded module's
+// module-valued attributes after importing pandas, numpy, matplotlib,
+// scipy, sklearn, statsmodels, seaborn, sympy, networkx and openpyxl),
+// a function's namespace (__globals__, __closure__, __func__ of a
+// method, __dict__ of anything: module.__dict__["os"] is getattr by
+// another name), the class graph that reaches every loaded class
+// (__subclasses__, __bases__, __base__, __mro__, __getattribute__),
+// frames (f_back, f_globals, f_locals, f_builtins; tb_frame, gi_frame,
+// cr_frame, ag_frame give one), code objects (__code__, f_code, gi_code,
+// cr_code, ag_code; a code object is any program, run by
+// type(f)(code, {})), the import machinery (__loader__, __spec__) and an
+// event loop's subprocesses. Not __class__ nor __name__: obj.__class__ is
+// type(obj), which any program may call, and df.__class__.__name__ is
+// common; what leads on from a class (its bases, subclasses, mro, dict)
+// is what is blocked. Not the co_* attributes: the check blocks the
+// routes to a code object rather than what one holds.
 var Strict = Preset{
 	Name: "strict",
 	PythonModules: []string{
 		"os", "posix", "subprocess", "_posixsubprocess", "shutil", "socket", "_socket",
 		"socketserver", "http", "urllib", "requests", "ftplib", "smtplib", "ctypes",
 		"_ctypes", "pickle", "shelve", "importlib", "builtins", "pty", "multiprocessing",
+		"marshal", "inspect", "pdb", "runpy", "timeit", "cProfile", "doctest", "codeop",
+		"pydoc", "pkgutil", "zipimport", "_imp", "webbrowser",
 	},
 	PythonCalls:         []string{"eval", "exec", "compile", "__import__", "breakpoint"},
 	PythonIntrospection: []string{"globals", "locals", "vars"},
 	PythonAttributes: []string{
-		"__builtins__", "__subclasses__", "__globals__", "__code__", "__closure__",
-		"__bases__", "__base__", "__mro__", "__import__", "__loader__", "__getattribute__",
-		"f_globals", "f_builtins", "f_locals",
+		"__builtins__", "__self__", "bltns", "__import__", "mp", "pkl", "reducer", "pdoctest",
+		"__globals__", "__closure__", "__func__", "__dict__",
+		"__subclasses__", "__bases__", "__base__", "__mro__", "__getattribute__",
+		"f_back", "f_globals", "f_locals", "f_builtins", "tb_frame", "gi_frame", "cr_frame", "ag_frame",
+		"__code__", "f_code", "gi_code", "cr_code", "ag_code",
+		"__loader__", "__spec__",
+		"subprocess_exec", "subprocess_shell",
 	},
 	PythonMembers: []string{
-		"sys.modules", "sys._getframe", "inspect.currentframe", "inspect.stack",
+		"sys.modules", "sys.meta_path", "sys.path_hooks", "sys.path_importer_cache",
+		"sys._getframe", "sys._current_frames",
 		"gc.get_objects", "gc.get_referrers", "gc.get_referents",
+		"types.CodeType", "string.Formatter",
+		"code.interact", "code.InteractiveInterpreter", "code.InteractiveConsole", "code.compile_command",
+		"profile.run", "profile.runctx", "profile.Profile",
+		"ctypeslib.load_library",
+		"asyncio.create_subprocess_exec", "asyncio.create_subprocess_shell",
 	},
 	JSModules: []string{
 		"child_process", "cluster", "dgram", "dns", "fs", "fs/promises", "http", "http2", "https",

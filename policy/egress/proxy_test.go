@@ -169,6 +169,9 @@ func TestProxy(t *testing.T) {
 			if c.Verdict != tt.verdict || tt.ip != "" && c.IP != tt.ip || !strings.Contains(c.Reason, tt.reason) {
 				t.Errorf("logged %+v, want verdict %s, ip %q, reason with %q", c, tt.verdict, tt.ip, tt.reason)
 			}
+			if c.Verdict != "refused" && c.IP != "" && c.IP != w.web.Addr.String() {
+				t.Errorf("logged %+v: the proxy dialled %s, an address this test did not set up", c, c.IP)
+			}
 			if c.Time.IsZero() || c.Port == 0 || c.Host == "" || c.Kind == "" {
 				t.Errorf("logged %+v: time, kind, host and port must be set", c)
 			}
@@ -220,7 +223,7 @@ func TestProxyRebinding(t *testing.T) {
 		return line
 	}
 	if got := echo(); got != "ping\n" {
-		t.Fatalf("first connection: %q, want the echo", got)
+		t.Fatalf("first connection: %q, want the echo (the log: %+v)", got, p.Close().Connections)
 	}
 	w.dns.Set("rebind.test", "127.0.0.1")
 	if got := echo(); !strings.HasPrefix(got, "403") || !strings.Contains(got, "resolves to 127.0.0.1") {
@@ -229,6 +232,8 @@ func TestProxyRebinding(t *testing.T) {
 	log := p.Close()
 	if len(log.Connections) != 2 || log.Connections[0].Verdict != "allowed" || log.Connections[1].Verdict != "refused" {
 		t.Errorf("log = %+v, want allowed then refused", log.Connections)
+	} else if ip := log.Connections[0].IP; ip != w.web.Addr.String() {
+		t.Errorf("the first connection went to %s, not to the address this test set up (%s)", ip, w.web.Addr)
 	}
 	if w.hits.Load() != 0 {
 		t.Errorf("the host's loopback was reached")

@@ -7,10 +7,13 @@ import (
 )
 
 // prestartPool keeps sandboxes built ahead of time, so that a run does not
-// wait for namespaces, a cgroup, init's start and the root's mounts. Each
-// pooled sandbox is pristine (no request has touched it) and serves exactly
-// one run, after which it is destroyed: pooling changes when a sandbox is
-// built, never what a run can see.
+// wait for namespaces, a cgroup, init's start and the root's mounts. A
+// pre-started sandbox is pristine (no request has touched it) and serves
+// exactly one run, after which it is destroyed: pooling changes when a
+// sandbox is built, never what a run can see. The same pool also keeps
+// zygote slots (zygotepool.go), which are not destroyed after a run: each
+// comes back after init's reset and serves up to a thousand runs, and is
+// retired sooner on an anomaly (zygote.go says what is reset and checked).
 //
 // A replacement is built when a run ends, not when it begins: building a
 // sandbox costs CPU and kernel locks that would otherwise slow the run that

@@ -2,10 +2,12 @@ package linux
 
 import (
 	"fmt"
-	"github.com/crucible-sandbox/crucible/sandbox/linux/sandboxinit"
 	"os"
 	"path/filepath"
 	"sort"
+
+	"github.com/crucible-sandbox/crucible/image"
+	"github.com/crucible-sandbox/crucible/sandbox/linux/sandboxinit"
 )
 
 // hostSystemDirs are the host directories a sandbox sees when no root
@@ -38,11 +40,13 @@ var rootfsSkipped = map[string]bool{
 	"home": true, "root": true, "mnt": true, "media": true, "boot": true, "lost+found": true,
 }
 
-// identityEntries are the /etc/passwd and /etc/group of a sandbox on the
-// host's directories, which give its user, uid and gid id, a name: programs
-// asking "who am I" (getpass.getuser, os.getlogin's fallbacks, `id`) get
-// an answer instead of an error. Each sandbox has a uid of its own, so
-// each gets its own two entries, appended to the shared root's.
+// identityEntries are the /etc/passwd and /etc/group of a sandbox, on the
+// host's directories or in an image, which give its user, uid and gid id,
+// a name: programs asking "who am I" (getpass.getuser, os.getlogin's
+// fallbacks, `id`) get an answer instead of an error. Each sandbox has a
+// uid of its own, so each gets its own two entries, appended to the
+// shared root's. In an image they replace the image's own, whose users
+// are the build's (and name no sandbox uid).
 func identityEntries(id int) []sandboxinit.RootEntry {
 	return []sandboxinit.RootEntry{
 		{Target: "/etc/passwd", Content: fmt.Sprintf("root:x:0:0:root:/nonexistent:/usr/sbin/nologin\nsandbox:x:%d:%d:sandbox:/tmp:/usr/sbin/nologin\n", id, id)},
@@ -51,7 +55,8 @@ func identityEntries(id int) []sandboxinit.RootEntry {
 }
 
 // hostLayout describes a root made of the host's system directories,
-// bound read-only, as bubblewrap does, but for identityEntries.
+// bound read-only, as bubblewrap does, the allowlisted /etc files, and
+// generatedEtc.
 func hostLayout() ([]sandboxinit.RootEntry, error) {
 	var root []sandboxinit.RootEntry
 	for _, dir := range hostSystemDirs {
@@ -82,15 +87,30 @@ func hostLayout() ([]sandboxinit.RootEntry, error) {
 		}
 		root = append(root, e)
 	}
-	root = append(root,
-		sandboxinit.RootEntry{Target: "/etc/hostname", Content: sandboxinit.Hostname + "\n"},
-		sandboxinit.RootEntry{Target: "/etc/hosts", Content: "127.0.0.1 localhost " + sandboxinit.Hostname + "\n::1 localhost\n"},
-	)
-	return root, nil
+	return append(root, generatedEtc()...), nil
+}
+
+// generatedEtc are the /etc files every sandbox gets from the runtime,
+// on the host's directories and in an image alike: the name the UTS
+// namespace gives it (uname -n, socket.gethostname()) in /etc/hostname,
+// /etc/hosts resolving localhost and that name, and an /etc/resolv.conf
+// naming no server (a sandbox has no DNS of its own; the egress proxy
+// resolves). An image's own copies came from the machine that built it:
+// debootstrap copies the build host's hostname and resolv.conf into the
+// image, and would tell a program the build machine's name and network.
+// In an image they lie on top of its /etc (sandboxinit.hideImagePath),
+// so images built before are covered without a rebuild.
+func generatedEtc() []sandboxinit.RootEntry {
+	return []sandboxinit.RootEntry{
+		{Target: "/etc/hostname", Content: sandboxinit.Hostname + "\n"},
+		{Target: "/etc/hosts", Content: "127.0.0.1 localhost " + sandboxinit.Hostname + "\n::1 localhost\n"},
+		{Target: "/etc/resolv.conf", Content: "# no name server: the sandbox has no network of its own\n"},
+	}
 }
 
 // imageLayout describes a root made of a root filesystem image directory:
-// each top-level entry bound read-only, except those in rootfsSkipped.
+// each top-level entry bound read-only, except those in rootfsSkipped,
+// generatedEtc over the image's /etc, and buildHostEntries.
 func imageLayout(dir string) ([]sandboxinit.RootEntry, error) {
 	fi, err := os.Stat(dir)
 	if err != nil {
@@ -120,7 +140,29 @@ func imageLayout(dir string) ([]sandboxinit.RootEntry, error) {
 	if _, err := os.Stat(filepath.Join(dir, "usr")); err != nil {
 		return nil, fmt.Errorf("root filesystem %s has no /usr: is it a root filesystem?", dir)
 	}
-	return root, nil
+	root = append(root, generatedEtc()...)
+	return append(root, buildHostEntries(dir, root)...), nil
+}
+
+// buildHostEntries are empty files over those of image.BuildHostFiles
+// that the image at dir holds and generatedEtc does not replace: an image
+// built before its build scrubbed them keeps the build machine's machine
+// id, mail name, and debootstrap's log naming the image store's path on
+// the build host (which the overlay of sandboxinit.hideImagePath keeps
+// out of the mount table). An empty file says nothing of them.
+func buildHostEntries(dir string, root []sandboxinit.RootEntry) []sandboxinit.RootEntry {
+	placed := map[string]bool{}
+	for _, e := range root {
+		placed[e.Target] = true
+	}
+	var entries []sandboxinit.RootEntry
+	for _, f := range image.BuildHostFiles {
+		target := "/" + f
+		if _, err := os.Lstat(filepath.Join(dir, f)); err == nil && !placed[target] {
+			entries = append(entries, sandboxinit.RootEntry{Target: target, Content: ""})
+		}
+	}
+	return entries
 }
 
 // entryFor describes host path src placed at target: a symlink stays a

@@ -141,9 +141,7 @@ func (r *Runtime) startInit(cg runCgroup, uid int, requestSocket bool) (*sandbox
 	}
 	base := r.base
 	base.UID, base.GID = uid, uid
-	if r.base.Image == "" { // the host's directories: the runtime writes /etc/passwd and /etc/group
-		base.Root = append(r.base.Root[:len(r.base.Root):len(r.base.Root)], identityEntries(uid)...)
-	}
+	base.Root = append(r.base.Root[:len(r.base.Root):len(r.base.Root)], identityEntries(uid)...)
 	if err := sandboxinit.WriteMessage(config.w, &base, nil); err != nil {
 		return nil, errors.Join(fmt.Errorf("send config: %w", err), p.release())
 	}

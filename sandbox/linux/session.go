@@ -2,7 +2,6 @@ package linux
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -20,6 +19,7 @@ import (
 	units "github.com/docker/go-units"
 	"golang.org/x/sys/unix"
 
+	"github.com/crucible-sandbox/crucible/ids"
 	"github.com/crucible-sandbox/crucible/kernel"
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/sandbox/linux/sandboxinit"
@@ -122,7 +122,7 @@ func (r *Runtime) NewSession(ctx context.Context, req sandbox.SessionRequest) (s
 func (r *Runtime) startSession(ctx context.Context, req *sandbox.SessionRequest) (*Session, error) {
 	lim := req.Limits.WithDefaults()
 	if p := r.takeWarmSession(req, lim); p != nil {
-		s := &Session{rt: r, id: newSessionID(), lim: lim, p: p, ended: make(chan struct{})}
+		s := &Session{rt: r, id: ids.New(ids.Session), lim: lim, p: p, ended: make(chan struct{})}
 		if err := s.attach(p.kernel); err != nil {
 			_ = r.retire(p)
 			return nil, err
@@ -133,7 +133,7 @@ func (r *Runtime) startSession(ctx context.Context, req *sandbox.SessionRequest)
 	if err != nil {
 		return nil, &sandbox.PlatformError{Op: "prepare sandbox", Err: err}
 	}
-	s := &Session{rt: r, id: newSessionID(), lim: lim, p: p, ended: make(chan struct{})}
+	s := &Session{rt: r, id: ids.New(ids.Session), lim: lim, p: p, ended: make(chan struct{})}
 	if err := s.boot(ctx, req); err != nil {
 		_ = r.retire(p)
 		return nil, err
@@ -194,12 +194,6 @@ func childOf(initPid int) (int, error) {
 		return 0, fmt.Errorf("sandbox init has %d children, want 1", len(fields))
 	}
 	return strconv.Atoi(fields[0])
-}
-
-func newSessionID() string {
-	b := make([]byte, 12)
-	_, _ = rand.Read(b)
-	return "ses_" + hex.EncodeToString(b)
 }
 
 // ID names the session.
@@ -410,7 +404,7 @@ func (s *Session) runCell(ctx context.Context, cell sandbox.Cell, n int) (sandbo
 	}
 	s.stdout.begin(s.lim.OutputBytes, outputOver, out)
 	s.stderr.begin(s.lim.OutputBytes, outputOver, out)
-	token := newSessionID()
+	token := ids.New(ids.Session)
 	req, _ := json.Marshal(kernel.Request{ID: n, Code: cell.Code, Token: token, Policy: cell.Rules})
 	start := time.Now()
 	timer := time.NewTimer(wall)

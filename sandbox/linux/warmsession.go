@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/crucible-sandbox/crucible/ids"
 	"github.com/crucible-sandbox/crucible/kernel"
 	"github.com/crucible-sandbox/crucible/sandbox"
 )
@@ -153,7 +154,7 @@ func warmSessionRlimits() kernel.SetupLimits {
 // setupKernel sends a warm session kernel its session's environment and
 // rlimits, and waits for its answer.
 func setupKernel(p *sandboxProc, env map[string]string, lim sandbox.Limits) error {
-	token := newSessionID()
+	token := ids.New(ids.Session)
 	msg, err := json.Marshal(kernel.Setup{Op: "setup", ID: 0, Token: token, Env: env, Limits: kernel.SetupLimits{
 		FileSizeBytes: lim.FileSizeBytes, OpenFiles: lim.OpenFiles, Processes: lim.Processes,
 	}})

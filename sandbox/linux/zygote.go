@@ -64,17 +64,21 @@ import (
 //     sandbox) kills any process of the run user, removes System V IPC
 //     objects and POSIX message queues, and replaces the tmpfs behind
 //     /work, /tmp and /dev/shm with an empty one. Abstract unix sockets
-//     and everything else a process holds end with the process.
+//     and everything else a process holds end with the process. What
+//     outlives it in the slot's network namespace (a TCP connection in
+//     TIME_WAIT, loopback's counters) init cannot undo: a run that used
+//     the network fails the reset (sandboxinit's netstate.go).
 //   - A slot is retired after zygoteMaxRuns runs or zygoteMaxAge, and at
 //     once after any anomaly: processes left running after the program
-//     ended, an OOM kill, a change to the zygote, a reset that failed, a
-//     platform error.
+//     ended, an OOM kill, a change to the zygote, a reset that failed (a
+//     run that used the network among them), a platform error.
 //
 // What runs of one slot share, beyond what every sandbox shares: the
 // zygote's memory image (read-only to them: copy-on-write), so its
 // address-space layout (ASLR is per exec, not per fork) and the str hash
 // seed; and the slot's network namespace, whose loopback a run can bind
-// while it lives. Sessions keep their own interpreter.
+// while it lives, and which a run that used it leaves to no other run.
+// Sessions keep their own interpreter.
 
 // zygoteMaxRuns and zygoteMaxAge bound a zygote slot's service: it is
 // retired after that many runs or that long, whichever comes first.

@@ -2,6 +2,7 @@ package linux_test
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -40,11 +41,24 @@ func slotRun(t *testing.T, rt *linux.Runtime, code string) sandbox.Result {
 // runs of two slots never do.
 const uidLine = "import os\nprint(os.getuid())\n"
 
+// sharedMappings makes a program list, as shared, the start of every
+// writable shared mapping it has (all the zygote's, when it starts): the
+// pages a run and the zygote, and so the next run, would both see.
+const sharedMappings = "import ctypes\n" +
+	"shared = [int(l.split('-')[0], 16) for l in open('/proc/self/maps') if l.split()[1][1] == 'w' and l.split()[1][3] == 's']\n"
+
 // TestZygoteRunsIsolated proves that a run in a zygote slot can neither
 // affect nor observe the next run in the same slot: each case's plant
 // leaves something behind, in the same slot (the same run uid, no slot
 // retired in between) the observer looks for it and prints what it
-// finds, which must be want.
+// finds, which must be want. The first four cases leave state in the
+// sandbox, which only the slot's reset clears (each fails without it);
+// the others leave it in the run's process, which the next run, a new
+// fork of the zygote, must not share: its random generators (each
+// reseeded for each run) and its memory (only a mapping shared with the
+// zygote could carry it). What else a run's process holds (its
+// environment, modules, sockets) ends with it, and a slot whose run
+// leaves a process behind is retired (TestZygoteRetiresAttacked).
 func TestZygoteRunsIsolated(t *testing.T) {
 	rt := newZygoteRuntime(t)
 	for _, tc := range []struct {
@@ -54,6 +68,16 @@ func TestZygoteRunsIsolated(t *testing.T) {
 			"for d in ('/work', '/tmp', '/dev/shm'):\n    open(d + '/planted', 'w').write('x')\n    os.mkdir(d + '/planted.d')",
 			"print([d for d in ('/work', '/tmp', '/dev/shm') if set(os.listdir(d)) & {'planted', 'planted.d'}])",
 			"[]"},
+		// A reset that emptied the directories, not replaced their
+		// file system, would leave these: the next run could not write
+		// its files, or would read a matplotlib cache of the plant's.
+		{"the directories' modes and the /tmp seed",
+			"seeded = [os.path.join(r, f) for r, _, fs in os.walk('/tmp') for f in fs]\nassert seeded\n" +
+				"for f in seeded:\n    open(f, 'ab').write(b'planted')\n" +
+				"for d in ('/work', '/tmp', '/dev/shm'):\n    os.chmod(d, 0o500)",
+			"print([d for d in ('/work', '/tmp', '/dev/shm') if os.stat(d).st_mode & 0o777 == 0o500], " +
+				"[f for r, _, fs in os.walk('/tmp') for f in fs if open(os.path.join(r, f), 'rb').read().endswith(b'planted')])",
+			"[] []"},
 		{"System V shared memory, message queue, semaphores",
 			"import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n" +
 				"assert libc.shmget(4242, 4096, 0o1666) >= 0 and libc.msgget(4242, 0o1666) >= 0 and libc.semget(4242, 1, 0o1666) >= 0, ctypes.get_errno()",
@@ -63,18 +87,15 @@ func TestZygoteRunsIsolated(t *testing.T) {
 			"import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nassert libc.mq_open(b'/planted', 0o100 | 2, 0o666, None) >= 0, ctypes.get_errno()",
 			"import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nprint(libc.mq_open(b'/planted', 0), ctypes.get_errno())",
 			"-1 2"}, // ENOENT
-		{"abstract unix socket",
-			"import socket\ns = socket.socket(socket.AF_UNIX)\ns.bind('\\0planted')\ns.listen()",
-			"print('@planted' in open('/proc/net/unix').read())",
-			"False"},
-		{"environment and interpreter state",
-			"os.environ['PLANTED'] = '1'\nimport sys, json\nsys.modules['json'].planted = 1\nimport builtins\nbuiltins.planted = 1",
-			"import sys, json, builtins\nprint('PLANTED' in os.environ, hasattr(json, 'planted'), hasattr(builtins, 'planted'))",
-			"False False False"},
-		{"random numbers",
-			"import random, numpy\nprint(random.random(), numpy.random.rand())",
-			"import random, numpy\nprint(random.random(), numpy.random.rand())",
+		{"memory shared with the zygote", sharedMappings + "for a in shared:\n    ctypes.memmove(a, b'planted', 7)\nprint(len(shared))",
+			sharedMappings + "print([hex(a) for a in shared if ctypes.string_at(a, 7) == b'planted'])",
+			"[]"},
+		// The stdlib's generator reseeds itself at a fork, numpy's does
+		// not: each is checked alone, so that either reseed's loss fails.
+		{"stdlib random", "import random\nprint(random.random())", "import random\nprint(random.random())",
 			""}, // checked below: the two lines differ
+		{"numpy random", "import numpy\nprint(numpy.random.rand())", "import numpy\nprint(numpy.random.rand())",
+			""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			retired := rt.WarmStats().Retired
@@ -90,7 +111,7 @@ func TestZygoteRunsIsolated(t *testing.T) {
 			got := strings.TrimSpace(o[1])
 			if tc.want == "" {
 				if got == strings.TrimSpace(p[1]) {
-					t.Errorf("two runs of one slot drew the same random numbers: %s", got)
+					t.Errorf("two runs of one slot drew the same random number: %s", got)
 				}
 				return
 			}
@@ -101,17 +122,22 @@ func TestZygoteRunsIsolated(t *testing.T) {
 	}
 }
 
-// reachZygote is a program that tries to reach its zygote (its parent)
-// every way a process of another user might, and prints a JSON object:
-// for each attempt, the error it got ("ok" if none).
+// reachZygote is a program that tries to reach its zygote (its parent,
+// or process $ZYGOTE_PID when it runs on the host) every way a process
+// of another user might, and prints a JSON object: for each attempt, the
+// error it got ("ok" if none).
 const reachZygote = `import ctypes, json, os, signal
 libc = ctypes.CDLL(None, use_errno=True)
-z = os.getppid()
+z = int(os.environ.get("ZYGOTE_PID", "0")) or os.getppid()
+class iovec(ctypes.Structure):
+    _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+buf = ctypes.create_string_buffer(8)
+local, remote = iovec(ctypes.cast(buf, ctypes.c_void_p), 8), iovec(id(os), 8)
 got = {}
 def attempt(name, f):
     try:
         r = f()
-        if r is not None and r < 0:
+        if isinstance(r, int) and r < 0:
             got[name] = os.strerror(ctypes.get_errno())
         else:
             got[name] = "ok"
@@ -125,13 +151,19 @@ for f in ("mem", "environ", "maps", "fd"):
 attempt("ptrace attach", lambda: libc.ptrace(16, z, None, None))
 attempt("prlimit", lambda: libc.prlimit(z, 7, None, None))
 attempt("pidfd_getfd", lambda: libc.syscall(438, os.pidfd_open(z), 0, 0))
+attempt("process_vm_readv", lambda: libc.process_vm_readv(z, ctypes.byref(local), 1, ctypes.byref(remote), 1, 0))
 print(json.dumps(got, sort_keys=True))
 `
 
 // TestZygoteUnreachable proves that a run cannot signal, trace or read
 // its zygote: every attempt fails with a permission error (or, in /proc,
 // which shows a run only its own processes, finds nothing), and a run
-// that broadcasts SIGKILL leaves the zygote serving the next run.
+// that broadcasts SIGKILL leaves the zygote serving the next run. Then,
+// since hidepid stops the /proc attempts before the layer behind it, it
+// proves that layer from the host (probeZygoteFromHost): the zygote's
+// real and saved ids are not the run's, it is not dumpable, and the same
+// attempts made on the host with the run's ids, past any hidepid, all
+// meet a permission error.
 func TestZygoteUnreachable(t *testing.T) {
 	rt := newZygoteRuntime(t)
 	res := slotRun(t, rt, uidLine+reachZygote)
@@ -152,6 +184,20 @@ func TestZygoteUnreachable(t *testing.T) {
 	if uid := strings.TrimSpace(string(next.Stdout)); uid != lines[0] || rt.WarmStats().Retired != 0 {
 		t.Errorf("after a broadcast SIGKILL the next run had uid %s (the slot's is %s): %+v", uid, lines[0], rt.WarmStats())
 	}
+	z := probeZygoteFromHost(t, rt)
+	run := strconv.Itoa(z.runUID)
+	if len(z.uid) != 4 || z.uid[0] == run || z.uid[2] == run || z.gid[0] == strconv.Itoa(z.runGID) || z.gid[2] == strconv.Itoa(z.runGID) {
+		t.Errorf("the zygote's uids %v and gids %v: want real and saved ids other than the run's (%d, %d)", z.uid, z.gid, z.runUID, z.runGID)
+	}
+	if z.memOwner != 0 {
+		t.Errorf("the zygote is dumpable: its /proc/%d/mem belongs to uid %d, not root", z.pid, z.memOwner)
+	}
+	for attempt, err := range z.reach {
+		if err != "Operation not permitted" && err != "Permission denied" {
+			t.Errorf("from the host with the run's ids, %s: %s, want a permission error", attempt, err)
+		}
+	}
+	t.Logf("from the host: zygote uids %v, gids %v; %v", z.uid, z.gid, z.reach)
 }
 
 // TestZygoteRetiresAttacked proves that a run that changes its zygote, or

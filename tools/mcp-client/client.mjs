@@ -38,14 +38,37 @@ if (process.env.MCP_CHART === "1") {
 }
 
 // A run that never ends by itself, cancelled once its first line arrives
-// as a progress notification.
+// as a progress notification. Its sleep is named MCP_CANCEL_MARKER
+// (default mcpcancelmarker), for a test to find on the host. With
+// MCP_CANCEL_ON_STDIN=1 the client, once it has printed the "started"
+// step, waits for a line on its stdin before it cancels: the test first
+// sees the run's process on the host.
+const marker = process.env.MCP_CANCEL_MARKER || "mcpcancelmarker";
+const nextLine = () => new Promise((resolve) => {
+  let seen = "";
+  const onData = (chunk) => {
+    seen += chunk;
+    if (seen.includes("\n")) {
+      process.stdin.off("data", onData);
+      process.stdin.destroy(); // an open stdin would keep the client alive
+      resolve(seen.slice(0, seen.indexOf("\n")));
+    }
+  };
+  process.stdin.setEncoding("utf8");
+  process.stdin.on("data", onData);
+});
 const abort = new AbortController();
+let started = false;
 try {
   await client.callTool({ name: "run_code", arguments: { language: "bash",
-    code: "echo started; exec -a mcpcancelmarker sleep 600", limits: { wall_time_ms: 600000, cpu_time_ms: 600000 } } },
-  undefined, { signal: abort.signal, onprogress: (p) => {
-    if (p.message?.includes("started")) {
+    code: `echo started; exec -a ${marker} sleep 600`, limits: { wall_time_ms: 600000, cpu_time_ms: 600000 } } },
+  undefined, { signal: abort.signal, onprogress: async (p) => {
+    if (!started && p.message?.includes("started")) {
+      started = true;
       out({ step: "started" });
+      if (process.env.MCP_CANCEL_ON_STDIN === "1") {
+        await nextLine();
+      }
       abort.abort();
     }
   } });

@@ -56,12 +56,45 @@ func (d *DNS) Queries(name string) int {
 	return d.queries[strings.ToLower(name)]
 }
 
-// Resolver returns a resolver that asks this server only.
-func (d *DNS) Resolver() *net.Resolver {
-	return &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		var dl net.Dialer
-		return dl.DialContext(ctx, "udp", d.Addr)
-	}}
+// Resolver returns a resolver that asks this server, and nothing else,
+// for a name's IPv4 addresses.
+//
+// Not a *net.Resolver with a Dial to this server: Go's resolver reads
+// the host's /etc/hosts before it asks any server, and appends the
+// host's search domains (/etc/resolv.conf), so an entry there for a
+// test's name (198.51.100.10 rebind.test, say) made a proxy under test
+// dial an address no test set up, whatever the test's table said.
+func (d *DNS) Resolver() Resolver { return Resolver{addr: d.Addr} }
+
+// Resolver looks names up on one test DNS server alone (DNS.Resolver):
+// no hosts file, no search domain, no other server.
+type Resolver struct{ addr string }
+
+// LookupNetIP returns host's IPv4 addresses as the server answers them
+// (network "ip" or "ip4"; the server holds no IPv6 address). A name the
+// server does not know is an error that says so.
+func (r Resolver) LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error) {
+	if network != "ip" && network != "ip4" {
+		return nil, &net.DNSError{Err: "the test DNS server holds IPv4 addresses only, not " + network, Name: host}
+	}
+	q := new(dns.Msg)
+	q.SetQuestion(dns.Fqdn(host), dns.TypeA)
+	in, _, err := new(dns.Client).ExchangeContext(ctx, q, r.addr)
+	if err != nil {
+		return nil, &net.DNSError{Err: err.Error(), Name: host, Server: r.addr}
+	}
+	if in.Rcode != dns.RcodeSuccess {
+		return nil, &net.DNSError{Err: dns.RcodeToString[in.Rcode], Name: host, Server: r.addr, IsNotFound: in.Rcode == dns.RcodeNameError}
+	}
+	var addrs []netip.Addr
+	for _, rr := range in.Answer {
+		if a, ok := rr.(*dns.A); ok {
+			if ip, ok := netip.AddrFromSlice(a.A.To4()); ok {
+				addrs = append(addrs, ip)
+			}
+		}
+	}
+	return addrs, nil
 }
 
 func (d *DNS) serve(w dns.ResponseWriter, q *dns.Msg) {

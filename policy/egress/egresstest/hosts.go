@@ -23,6 +23,12 @@ import (
 
 var seq atomic.Int64
 
+// LinkPrefix begins the name of the host's end of every test host's veth
+// pair ("crv", the process id, a letter): a test that compares the
+// host's interfaces leaves these out, which the tests of any package
+// running beside it add and remove at any moment.
+const LinkPrefix = "crv"
+
 // Host is an upstream host in a network namespace of its own, reached
 // from the host's namespace through a veth pair.
 type Host struct {
@@ -60,7 +66,7 @@ func NewHost(t testing.TB, subnet string) *Host {
 		t.Fatalf("egresstest.NewHost: subnet must be an IPv4 /30, got %s", subnet)
 	}
 	n := seq.Add(1)
-	link := fmt.Sprintf("crv%d%c", os.Getpid()%100000, 'a'+rune(n%26))
+	link := fmt.Sprintf("%s%d%c", LinkPrefix, os.Getpid()%100000, 'a'+rune(n%26))
 	holder := exec.Command("unshare", "--net", "sleep", "infinity")
 	holder.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := holder.Start(); err != nil {

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"syscall"
 	"time"
+
+	"github.com/crucible-sandbox/crucible/sandbox/linux/cloexec"
 )
 
 // Arg0 is the argv[0] under which the host starts the sandbox's init:
@@ -43,10 +45,10 @@ func init() {
 // the first process of a PID namespace dies, the kernel kills every other
 // process in it.
 func runInit() int {
-	// The pipes to the host must not leak into the program.
-	for _, fd := range []int{ConfigFD, EventFD, KernelInFD, KernelOutFD} {
-		syscall.CloseOnExec(fd)
-	}
+	// Nothing but the protocol's descriptors stays open, and none of
+	// them, the pipes to the host included, leaks into the program (see
+	// fds.go).
+	inheritedErr := closeInherited()
 	events := os.NewFile(EventFD, "events")
 	send := func(ev Event) {
 		b, _ := json.Marshal(ev)
@@ -56,6 +58,9 @@ func runInit() int {
 		var missing *missingInterpreterError
 		send(Event{Phase: PhaseFailed, Error: err.Error(), Missing: errors.As(err, &missing)})
 		return 1
+	}
+	if inheritedErr != nil {
+		return fail(inheritedErr)
 	}
 	config := os.NewFile(ConfigFD, "config")
 	var base BaseConfig
@@ -152,6 +157,11 @@ func start(base *BaseConfig, config *os.File) (int, *RunConfig, error) {
 		return 0, nil, err
 	}
 	if err := dropCapabilityBounds(boundsKept(&run)...); err != nil {
+		return 0, nil, err
+	}
+	// Whatever init opened since it started, the program gets exactly
+	// the descriptors startProgram hands it.
+	if err := cloexec.From(3); err != nil {
 		return 0, nil, err
 	}
 	if err := installSeccomp(base.Seccomp, seccompAllThreads(&run)); err != nil {

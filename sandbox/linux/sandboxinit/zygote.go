@@ -36,7 +36,8 @@ import (
 //     and in every run forked from it; and execve makes the saved ids the
 //     effective ones.
 //   - Between two runs it resets what the run user could leave behind
-//     inside the sandbox on the host's request (Reset): see resetSlot.
+//     inside the sandbox on the host's request (Reset): see resetSlot;
+//     a run that used the network fails the reset (netstate.go).
 
 // Reset asks the init of a zygote slot, on the config pipe, to make the
 // sandbox ready for another run; init answers with an Event of
@@ -99,13 +100,14 @@ func programCommand(base *BaseConfig, cfg *RunConfig) (string, []string, *syscal
 // config pipe.
 func serveResets(base *BaseConfig, run *RunConfig, config *os.File, send func(Event)) {
 	defer config.Close()
+	var netBase netState // the network namespace once the zygote was ready (see netstate.go)
 	for {
 		var req Reset
 		if ReadMessage(config, &req) != nil {
 			return
 		}
 		ev := Event{Phase: PhaseReset}
-		if err := resetSlot(base, run); err != nil {
+		if err := resetSlot(base, run, &netBase); err != nil {
 			ev.Error = err.Error()
 		}
 		send(ev)
@@ -116,8 +118,11 @@ func serveResets(base *BaseConfig, run *RunConfig, config *os.File, send func(Ev
 // sandbox beyond the run's cgroup, which the host has killed and emptied:
 // processes (there should be none: any found is an error), System V IPC
 // objects and POSIX message queues of the IPC namespace, and the files of
-// /work, /tmp and /dev/shm, whose tmpfs is replaced by an empty one.
-func resetSlot(base *BaseConfig, run *RunConfig) error {
+// /work, /tmp and /dev/shm, whose tmpfs is replaced by an empty one. What
+// it cannot undo, the run's traces in the network namespace, is an error
+// (checkNet). The first reset, after the zygote's preload, records the
+// namespace as the runs must leave it in *netBase.
+func resetSlot(base *BaseConfig, run *RunConfig, netBase *netState) error {
 	var errs []error
 	if n := killUser(base.UID); n > 0 {
 		errs = append(errs, fmt.Errorf("%d processes of the run user outlived its cgroup", n))
@@ -136,7 +141,24 @@ func resetSlot(base *BaseConfig, run *RunConfig) error {
 	if err := mountScratch(base, run); err != nil {
 		errs = append(errs, err)
 	}
+	if err := checkNet(netBase); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
+}
+
+// checkNet reads the network namespace's state and records it in *base
+// if *base is nil; otherwise it fails if the state differs from *base.
+func checkNet(base *netState) error {
+	st, err := readNetState()
+	if err != nil {
+		return err
+	}
+	if *base == nil {
+		*base = st
+		return nil
+	}
+	return st.changedSince(*base)
 }
 
 // killUser kills every live process whose real uid is uid, until none is

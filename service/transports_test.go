@@ -1,0 +1,74 @@
+package service
+
+import (
+	"go/build"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// module is the import path every package of Crucible's starts with.
+const module = "github.com/crucible-sandbox/crucible/"
+
+// transportRule is what a transport may import of Crucible's, besides
+// service and api: the packages everyone may, and for some, a package in
+// some of its files only.
+type transportRule struct {
+	dir     string              // from the module's root
+	may     []string            // in any file
+	inFiles map[string][]string // package → the files that may import it
+}
+
+// The rule (DESIGN: transports speak to service and api only, never to
+// the packages below them), each exception with its reason:
+//   - every transport may use sandbox, the contract its requests and
+//     results are made of;
+//   - server serves the other transports on its mux (mcpserver, webui),
+//     and authenticates API keys with the key store the command line
+//     hands it (store, in auth.go and server.go only);
+//   - cmd/crucible is also the composition root: it constructs the
+//     native runtime (sandbox/linux), images (image), the run and key
+//     stores (store), model providers (llm), the redactor and the code
+//     policy presets of a config (policy, policy/codecheck), error hints
+//     (hint), and serves the HTTP and MCP transports (server, mcpserver),
+//     or talks to a remote server (client). It does not reach into agent
+//     or analyst types to handle a request: `crucible analyst` goes
+//     through service like every transport. Not yet: `crucible agent`
+//     runs agent.Run over the service's sessions, and `crucible eval` the
+//     eval harness, which service does not wrap (the files below).
+var transportRules = []transportRule{
+	{dir: "server", may: []string{"mcpserver", "webui"}, inFiles: map[string][]string{"store": {"auth.go", "server.go"}}},
+	{dir: "mcpserver"},
+	{dir: "webui"},
+	{dir: "cmd/crucible", may: []string{"sandbox/linux", "image", "store", "llm", "policy", "policy/codecheck", "hint", "client", "server", "mcpserver"},
+		inFiles: map[string][]string{"agent": {"agent.go", "agentsetup.go"}, "eval": {"eval.go"}}},
+}
+
+// TestTransportsSpeakToServiceOnly fails when a transport's code (not its
+// tests) imports a package of Crucible's the rule above does not allow,
+// naming the file.
+func TestTransportsSpeakToServiceOnly(t *testing.T) {
+	ctx := build.Default
+	ctx.BuildTags = append(ctx.BuildTags, "crucible_initexe")
+	for _, r := range transportRules {
+		pkg, err := ctx.ImportDir(filepath.Join("..", r.dir), 0)
+		if err != nil {
+			t.Fatalf("%s: %v", r.dir, err)
+		}
+		if len(pkg.GoFiles) == 0 {
+			t.Fatalf("%s: no Go files read", r.dir)
+		}
+		for path, at := range pkg.ImportPos {
+			rel, ours := strings.CutPrefix(path, module)
+			if !ours || rel == "service" || rel == "api" || rel == "sandbox" || slices.Contains(r.may, rel) {
+				continue
+			}
+			for _, pos := range at {
+				if file := filepath.Base(pos.Filename); !slices.Contains(r.inFiles[rel], file) {
+					t.Errorf("%s/%s imports %s: a transport speaks to service and api only (see transportRules)", r.dir, file, rel)
+				}
+			}
+		}
+	}
+}
