@@ -77,13 +77,14 @@ step "go vet (no crucible-init)" go vet ./sandbox/linux/... ./cmd/...
 step "go test" gotest -tags crucible_initexe -count=1 -timeout 20m ./...
 step "go test (no crucible-init)" gotest -count=1 -timeout 10m -run '^(TestConformance|TestSelfWithoutEmbedded)$' ./sandbox/linux/...
 # The race detector (it needs cgo) on every package with goroutines or
-# state shared between them, but the sandbox runtime and the CLI: the
-# pipeline, the transports, the stores, the agents, the egress proxy
-# (./policy/... : ./policy/ alone is not its subpackages). The sandbox
-# runtime runs a few hostile programs under it.
+# state shared between them: the pipeline, the transports and the CLI, the
+# stores, the agents, the egress proxy (./policy/... : ./policy/ alone is
+# not its subpackages). Not e2e, whose goroutines only read the output of a
+# crucible built without it. The sandbox runtime runs a few hostile
+# programs under it (all its tests would take minutes more).
 step "go test -race" racetest -tags crucible_initexe -count=1 -timeout 15m \
 	./api/... ./service/... ./server/... ./store/... ./policy/... ./client/... ./agent/... ./llm/... \
-	./mcpserver/... ./analyst/... ./eval/... ./hint/... ./sandbox/ ./sandbox/linux/sandboxinit/
+	./mcpserver/... ./analyst/... ./eval/... ./hint/... ./cmd/... ./sandbox/ ./sandbox/linux/sandboxinit/
 step "go test -race (sandbox)" racetest -tags crucible_initexe -count=1 -timeout 10m \
 	-run '^(TestConformance/prestart/ForkBomb|TestSessionCloseEndsRunningCell|TestProcessesExactWhileHostIsSlow)' ./sandbox/linux/
 if $soak; then
