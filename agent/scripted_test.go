@@ -36,6 +36,7 @@ import (
 	"time"
 
 	"github.com/crucible-sandbox/crucible/agent"
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 	"github.com/crucible-sandbox/crucible/llm"
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/sandbox/linux"
@@ -644,13 +645,11 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// nativeRuntime returns the shared native runtime, or skips t when this
-// process cannot run it (it needs root: cgroups, mount namespaces).
+// nativeRuntime returns the shared native runtime; it needs root
+// (cgroups, mount namespaces).
 func nativeRuntime(t *testing.T) *linux.Runtime {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("skipping: the agent's end-to-end tests use the native sandbox, which needs root (cgroups, mount namespaces); run `go test` as root")
-	}
+	testenv.Root(t)
 	nativeOnce.Do(func() { native, nativeErr = linux.New(linux.Options{}) })
 	if nativeErr != nil {
 		t.Fatalf("linux.New: %v", nativeErr)
@@ -731,7 +730,7 @@ type harness struct {
 }
 
 // newHarness starts a scripted model speaking wire and wraps the native
-// sandbox; it skips t without root.
+// sandbox; it needs root.
 func newHarness(t *testing.T, wire string, s script) *harness {
 	t.Helper()
 	rt := nativeRuntime(t)

@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/crucible-sandbox/crucible/agent"
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 	"github.com/crucible-sandbox/crucible/kernel"
 	"github.com/crucible-sandbox/crucible/sandbox"
 )
@@ -41,7 +42,7 @@ func (q dabenchQuestion) prompt() string {
 // loadDabench reads question id and its labels from the dabench data set.
 func loadDabench(t *testing.T, id int) dabenchQuestion {
 	t.Helper()
-	dir := filepath.Dir(dabenchDir(t))
+	dir := filepath.Dir(testenv.Dataset(t, "dabench/tables"))
 	var q dabenchQuestion
 	find := func(file string, v any) {
 		f, err := os.Open(filepath.Join(dir, file))
@@ -74,7 +75,7 @@ func loadDabench(t *testing.T, id int) dabenchQuestion {
 // dabenchDataset reads a dabench table as a Dataset.
 func dabenchDataset(t testing.TB, name string) Dataset {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dabenchDir(t), name))
+	b, err := os.ReadFile(filepath.Join(testenv.Dataset(t, "dabench/tables"), name))
 	if err != nil {
 		t.Fatal(err)
 	}

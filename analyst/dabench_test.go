@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 )
 
 // TestDabenchTablesProfile opens one analysis holding every table of the
@@ -11,7 +13,7 @@ import (
 // must load and profile without error, with rows, columns and a profile
 // per column.
 func TestDabenchTablesProfile(t *testing.T) {
-	dir := dabenchDir(t)
+	dir := testenv.Dataset(t, "dabench/tables")
 	paths, err := filepath.Glob(filepath.Join(dir, "*.csv"))
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("no tables in %s (%v)", dir, err)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/crucible-sandbox/crucible/api"
 	"github.com/crucible-sandbox/crucible/client"
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 	"github.com/crucible-sandbox/crucible/policy"
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/sandbox/linux"
@@ -29,12 +30,17 @@ import (
 
 // The end-to-end tests and the examples drive a real server (httptest
 // around server.Handler) on the native runtime, which needs root, with a
-// SQLite store in a temporary directory. Tests skip when not root. Examples
-// cannot skip, and faking their output would test nothing, so TestMain
-// leaves them out of the run (through -test.skip) when not root and says so.
+// SQLite store in a temporary directory. Tests need root (testenv.Root).
+// Examples cannot skip, and faking their output would test nothing, so
+// TestMain leaves them out of the run (through -test.skip) when not root
+// and says so; under CI, where the tests run as root, it refuses to.
 func TestMain(m *testing.M) {
 	flag.Parse()
 	if os.Geteuid() != 0 {
+		if testenv.CI() {
+			fmt.Fprintln(os.Stderr, "client: the examples need root (the native sandbox), and CI is set, so they may not be left out: run the tests as root, as scripts/test.sh does")
+			os.Exit(1)
+		}
 		skip := "^Example"
 		if old := flag.Lookup("test.skip").Value.String(); old != "" {
 			skip += "|" + old
@@ -105,13 +111,11 @@ func startServer(adjust func(*service.Config)) (baseURL string, stop func(), err
 	}, nil
 }
 
-// newClient starts a server for t, skipping t unless it runs as root, and
-// returns a client of it.
+// newClient starts a server for t (it needs root) and returns a client
+// of it.
 func newClient(t *testing.T, adjust func(*service.Config)) *client.Client {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("skipping: the native sandbox needs root; run `go test` as root")
-	}
+	testenv.Root(t)
 	u, stop, err := startServer(adjust)
 	if err != nil {
 		t.Fatalf("start server: %v", err)

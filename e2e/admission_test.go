@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 )
 
 // TestQueueFull: a real server with one execution slot and one queue place
@@ -15,7 +17,7 @@ import (
 // at once with 429, Retry-After and the JSON error, never an error of
 // another kind, and stays healthy afterwards.
 func TestQueueFull(t *testing.T) {
-	requireRoot(t)
+	testenv.Root(t)
 	srv := startServer(t, "small server", filepath.Join(t.TempDir(), "runs.db"), configFlag(t, `{"max_concurrent": 1, "max_queue": 1}`)...)
 
 	const burst = 8
@@ -57,7 +59,7 @@ func TestQueueFull(t *testing.T) {
 // first output event arrives while the program still runs, read here as
 // any HTTP client would, line by line.
 func TestStreamRaw(t *testing.T) {
-	requireRoot(t)
+	testenv.Root(t)
 	srv := startServer(t, "server", filepath.Join(t.TempDir(), "runs.db"))
 	body := `{"language":"python","code":"import time\nprint('early', flush=True)\ntime.sleep(0.8)\nprint('late')"}`
 	resp, err := http.Post(srv.URL+"/v1/runs?stream=1", "application/json", strings.NewReader(body))

@@ -13,12 +13,14 @@ import (
 	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 )
 
 // The web UI's tests drive Debian's headless Chromium (package chromium,
 // which scripts/setup.sh installs) with chromedp against a real `crucible
-// serve`. CRUCIBLE_CHROMIUM names another browser binary; without one the
-// tests skip. Screenshots go to CRUCIBLE_SCREENSHOTS (a directory), or to
+// serve`. CRUCIBLE_CHROMIUM names another browser binary (testenv.Chromium).
+// Screenshots go to CRUCIBLE_SCREENSHOTS (a directory), or to
 // the test's temporary directory.
 
 // uiStepTimeout bounds one step of a browser test (a click and the wait
@@ -38,25 +40,12 @@ type browserPage struct {
 	dialogs  []string
 }
 
-// chromiumPath returns the browser to drive, or skips t.
-func chromiumPath(t *testing.T) string {
-	t.Helper()
-	p := os.Getenv("CRUCIBLE_CHROMIUM")
-	if p == "" {
-		p = "/usr/bin/chromium"
-	}
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("skipping: no browser at %s (install Debian's chromium, as scripts/setup.sh does, or set CRUCIBLE_CHROMIUM)", p)
-	}
-	return p
-}
-
 // newBrowserPage starts a headless Chromium for t, closed at its end.
 // Uncaught exceptions, Content-Security-Policy violations and dialogs
 // fail t when it ends.
 func newBrowserPage(t *testing.T) *browserPage {
 	t.Helper()
-	exe := chromiumPath(t)
+	exe := testenv.Chromium(t)
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(exe),
 		chromedp.NoSandbox, // the tests run as root, where Chromium's own sandbox cannot start

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 )
 
 // memKiB reads a field of /proc/PID/status in KiB, such as VmRSS (the
@@ -43,7 +45,7 @@ func memKiB(t *testing.T, pid int, field string) int64 {
 // memory goes back to within 50 MiB of the idle figure within a minute.
 // Every run still gets its whole stdin.
 func TestBodyBurstMemory(t *testing.T) {
-	requireRoot(t)
+	testenv.Root(t)
 	dir := t.TempDir()
 	srv := startServer(t, "server", filepath.Join(dir, "runs.db"))
 	pid := srv.PID()
@@ -112,7 +114,7 @@ func (r repeatByte) Read(p []byte) (int, error) {
 // TestSlowBody: a body sent a byte at a time, slower than body_timeout
 // allows, is cut off with 408 naming the body, and the server serves on.
 func TestSlowBody(t *testing.T) {
-	requireRoot(t)
+	testenv.Root(t)
 	srv := startServer(t, "server", filepath.Join(t.TempDir(), "runs.db"), configFlag(t, `{"body_timeout": "1s"}`)...)
 	conn := srv.dial(t)
 	body := `{"language":"python","code":"print('slow')"}`
@@ -149,7 +151,7 @@ func TestSlowBody(t *testing.T) {
 // TestNoRedirects: a path the router would clean ("//", "..") is refused
 // with a JSON 400 naming the path, never redirected elsewhere.
 func TestNoRedirects(t *testing.T) {
-	requireRoot(t)
+	testenv.Root(t)
 	srv := startServer(t, "server", filepath.Join(t.TempDir(), "runs.db"))
 	for _, p := range []string{"/v1/sessions/ses_x/files//etc/passwd", "/v1/runs/../runs", "/v1//runs", "/v1/sessions/ses_x/files/a/./b"} {
 		req, err := http.NewRequest("PUT", srv.URL+p, bytes.NewReader([]byte("x")))
@@ -171,7 +173,7 @@ func TestNoRedirects(t *testing.T) {
 // idle_timeout is closed by the server, so idle clients cannot hold
 // connections open; one in use is not.
 func TestIdleConnectionClosed(t *testing.T) {
-	requireRoot(t)
+	testenv.Root(t)
 	srv := startServer(t, "server", filepath.Join(t.TempDir(), "runs.db"), configFlag(t, `{"idle_timeout": "1s"}`)...)
 	conn := srv.dial(t)
 	rd := bufio.NewReader(conn)

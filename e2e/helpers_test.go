@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/crucible-sandbox/crucible/client"
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 )
 
 // binDir holds the crucible binary built for this test run; TestMain
@@ -41,15 +42,6 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// requireRoot skips t unless it runs as root: the native sandbox needs to
-// create namespaces and cgroups.
-func requireRoot(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("skipping: the e2e tests start a server with the native sandbox, which needs root")
-	}
-}
-
 var (
 	buildOnce sync.Once
 	binPath   string
@@ -57,12 +49,12 @@ var (
 )
 
 // crucibleBinary builds ./cmd/crucible once per test run, with
-// CGO_ENABLED=0, and returns the binary's path. It skips t unless root.
+// CGO_ENABLED=0, and returns the binary's path. It needs root.
 func crucibleBinary(t *testing.T) string {
 	t.Helper()
-	requireRoot(t)
+	testenv.Root(t)
 	buildOnce.Do(func() {
-		root, err := moduleRoot()
+		root, err := testenv.RepoRoot()
 		if err != nil {
 			buildErr = err
 			return
@@ -89,27 +81,6 @@ func crucibleBinary(t *testing.T) string {
 		t.Fatalf("building the crucible binary: %v", buildErr)
 	}
 	return binPath
-}
-
-// moduleRoot finds the directory of the go.mod of module
-// github.com/crucible-sandbox/crucible, from the working directory up (the
-// tests run in e2e/).
-func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-		if err == nil && bytes.Contains(b, []byte("module github.com/crucible-sandbox/crucible\n")) {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod of github.com/crucible-sandbox/crucible above the working directory")
-		}
-		dir = parent
-	}
 }
 
 // serveHasFlag reports whether `crucible serve` accepts --name (flags that

@@ -3,11 +3,11 @@ package e2e
 import (
 	"context"
 	"net/http"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 	"github.com/crucible-sandbox/crucible/sandbox"
 )
 
@@ -18,10 +18,8 @@ import (
 // request work through the real server; an image not offered is refused
 // naming the field.
 func TestImagesPerRequest(t *testing.T) {
-	bin := crucibleBinary(t)
-	if out, err := exec.Command(bin, "image", "ls").CombinedOutput(); err != nil || !strings.Contains(string(out), "datascience") {
-		t.Skipf("skipping: the datascience image is not built (crucible image ls: %v)\n%s", err, out)
-	}
+	crucibleBinary(t)
+	testenv.Image(t, "datascience")
 	srv := startServer(t, "server", filepath.Join(t.TempDir(), "runs.db"), "--image", "datascience", "--image", "host")
 	c, ctx := srv.Client, context.Background()
 

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 )
 
 // soak turns TestSoak on: `go test ./e2e/ -run TestSoak -soak`, or
@@ -53,9 +55,9 @@ func runExpect(body, status, stdout string) func(*testing.T, *server) error {
 // no mount.
 func TestSoak(t *testing.T) {
 	if !*soak {
-		t.Skip("the soak runs with -soak (scripts/test.sh --soak)")
+		t.Skip("not run: the soak takes minutes and runs only with -soak (scripts/test.sh --soak)")
 	}
-	requireRoot(t)
+	testenv.Root(t)
 	mountsBefore := mountinfo(t)
 	srv := startServer(t, "soak server", filepath.Join(t.TempDir(), "runs.db"))
 	cases := []soakCase{

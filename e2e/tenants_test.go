@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/crucible-sandbox/crucible/client"
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 	"github.com/crucible-sandbox/crucible/sandbox"
 )
 
@@ -42,7 +43,7 @@ func crucible(t *testing.T, want int, args ...string) string {
 // other's runs or artifacts; streaming works through the SDK; a key
 // revoked with the CLI stops working while the server runs.
 func TestKeysAndTenants(t *testing.T) {
-	requireRoot(t)
+	testenv.Root(t)
 	db := filepath.Join(t.TempDir(), "runs.db")
 
 	refused := crucible(t, 2, "serve", "--addr", "0.0.0.0:0", "--db", db)

@@ -10,6 +10,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/crucible-sandbox/crucible/client"
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 	"github.com/crucible-sandbox/crucible/sandbox"
 )
 
@@ -268,7 +269,7 @@ func TestUIAccessibility(t *testing.T) {
 		p.do("open the analyst", chromedp.Navigate(srv.URL+"/#/analyses"))
 		p.waitFor("the upload form", `document.querySelector('#an-image option[value="datascience"]')`)
 		p.audit("the analyst's upload form")
-		id := p.uploadAnalysis(dabenchTable(t, "insurance.csv"))
+		id := p.uploadAnalysis(testenv.Dataset(t, "dabench/tables/insurance.csv"))
 		p.audit("analysis " + id)
 		p.fromTop(`document.querySelector('.profile-table')`)
 		order := p.tabThrough(150)

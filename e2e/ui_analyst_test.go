@@ -10,38 +10,16 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 	"github.com/crucible-sandbox/crucible/llm/llmtest"
 )
 
-// dabenchTable returns the path of DABench's table name, under
-// CRUCIBLE_DATASETS (default: ../shared/datasets from the module's
-// root), or skips t.
-func dabenchTable(t *testing.T, name string) string {
-	t.Helper()
-	root := os.Getenv("CRUCIBLE_DATASETS")
-	if root == "" {
-		mod, err := moduleRoot()
-		if err != nil {
-			t.Fatal(err)
-		}
-		root = filepath.Join(mod, "..", "shared", "datasets")
-	}
-	p := filepath.Join(root, "dabench", "tables", name)
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("skipping: no DABench table at %s (set CRUCIBLE_DATASETS)", p)
-	}
-	return p
-}
-
 // analystServer starts `crucible serve --image datascience` with config
-// extra (a JSON object's members, or ""), or skips t when the image is not
-// built.
+// extra (a JSON object's members, or ""); it needs the image.
 func analystServer(t *testing.T, config string) *server {
 	t.Helper()
 	crucibleBinary(t)
-	if !imageBuilt(t, "datascience") {
-		t.Skip("skipping: the datascience image is not built (crucible image build datascience)")
-	}
+	testenv.Image(t, "datascience")
 	return startServer(t, "server", filepath.Join(t.TempDir(), "runs.db"),
 		append([]string{"--image", "datascience"}, configFlag(t, "{"+config+"}")...)...)
 }
@@ -99,7 +77,7 @@ func chartLoaded(root, title string) string {
 // from the list. Its screenshots analyst.png (an answer with its chart)
 // and analyst-profile.png are the docs'.
 func TestUIAnalyst(t *testing.T) {
-	insurance := dabenchTable(t, "insurance.csv")
+	insurance := testenv.Dataset(t, "dabench/tables/insurance.csv")
 	const key = "sk-scripted-model-key-0123456789"
 	model := llmtest.OpenAI(t, llmtest.Script{Key: key, Answer: "The mean of charges is 13270.42; the chart shows it by region.",
 		Codes: []string{

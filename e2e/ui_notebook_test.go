@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -10,14 +9,9 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-)
 
-// imageBuilt reports whether the image name is in the default store.
-func imageBuilt(t *testing.T, name string) bool {
-	t.Helper()
-	out, err := exec.Command(crucibleBinary(t), "image", "ls").CombinedOutput()
-	return err == nil && strings.Contains(string(out), name)
-}
+	"github.com/crucible-sandbox/crucible/internal/testenv"
+)
 
 // runCell puts code in cell i (0-based) of the notebook, runs it with
 // Shift+Enter as a user would, and waits until it ended.
@@ -52,21 +46,15 @@ func (p *browserPage) cellText(i int, sel string) string {
 // serve`: a session opened from the page; a cell's output streamed while
 // it runs (it waits for a file the test writes); an error with its line
 // marked; an interrupted cell and the session kept; a DataFrame as a
-// table and a matplotlib figure (in the datascience image, when built);
+// table and a matplotlib figure (in the datascience image);
 // hostile output shown as text, with nothing executed; a file uploaded,
 // read by a cell, and one the cell wrote downloaded; the session reopened
 // from its history after a reload. It reports the first render's time.
 func TestUINotebook(t *testing.T) {
 	crucibleBinary(t)
+	testenv.Image(t, "datascience")
 	p := newBrowserPage(t)
-	ds := imageBuilt(t, "datascience")
-	images := []string{"--image", "host"}
-	if ds {
-		images = []string{"--image", "datascience", "--image", "host"}
-	} else {
-		t.Log("the datascience image is not built: the DataFrame and figure steps are skipped")
-	}
-	srv := startServer(t, "server", filepath.Join(t.TempDir(), "runs.db"), images...)
+	srv := startServer(t, "server", filepath.Join(t.TempDir(), "runs.db"), "--image", "datascience", "--image", "host")
 
 	p.do("open the UI", chromedp.Navigate(srv.URL+"/#/notebook"))
 	p.waitFor("the session form", `document.querySelector('#nb-image option')`)
@@ -121,16 +109,14 @@ func TestUINotebook(t *testing.T) {
 	}
 
 	next := 5
-	if ds {
-		p.runCell(next, "import pandas as pd\ndf = pd.DataFrame({'city': ['Oslo', 'Lima', 'Pune'], 'temp_c': [3.5, 19.0, 27.25]})\ndf")
-		if got := p.cellText(next, ".table-wrap td"); !strings.Contains(got, "Oslo") || !strings.Contains(got, "27.25") {
-			t.Errorf("DataFrame table cells %q", got)
-		}
-		next++
-		p.runCell(next, "import matplotlib.pyplot as plt\nfig, ax = plt.subplots(figsize=(4, 2.5))\nax.bar(df['city'], df['temp_c'], color='#0b57d0')\nax.set_ylabel('°C')\nfig.tight_layout()")
-		p.waitFor("the figure loaded", `(() => { const img = document.querySelectorAll('.cell')[`+strconv.Itoa(next)+`].querySelector('.figure img'); return img && img.complete && img.naturalWidth > 0 && img.src.startsWith('blob:'); })()`)
-		next++
+	p.runCell(next, "import pandas as pd\ndf = pd.DataFrame({'city': ['Oslo', 'Lima', 'Pune'], 'temp_c': [3.5, 19.0, 27.25]})\ndf")
+	if got := p.cellText(next, ".table-wrap td"); !strings.Contains(got, "Oslo") || !strings.Contains(got, "27.25") {
+		t.Errorf("DataFrame table cells %q", got)
 	}
+	next++
+	p.runCell(next, "import matplotlib.pyplot as plt\nfig, ax = plt.subplots(figsize=(4, 2.5))\nax.bar(df['city'], df['temp_c'], color='#0b57d0')\nax.set_ylabel('°C')\nfig.tight_layout()")
+	p.waitFor("the figure loaded", `(() => { const img = document.querySelectorAll('.cell')[`+strconv.Itoa(next)+`].querySelector('.figure img'); return img && img.complete && img.naturalWidth > 0 && img.src.startsWith('blob:'); })()`)
+	next++
 
 	// Hostile output: markup in stdout, in a value's HTML, in a file name.
 	hostile := "print('<img src=x onerror=\"window.__pwned=1;alert(1)\">')\n" +
@@ -181,10 +167,8 @@ func TestUINotebook(t *testing.T) {
 	}
 	p.do("scroll to the top", chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
 	p.screenshot("notebook")
-	if ds {
-		p.do("scroll to the table", chromedp.Evaluate[chromedp.Void](`document.querySelector('.table-wrap').scrollIntoView({block: 'center'})`))
-		p.screenshot("notebook-dataframe")
-	}
+	p.do("scroll to the table", chromedp.Evaluate[chromedp.Void](`document.querySelector('.table-wrap').scrollIntoView({block: 'center'})`))
+	p.screenshot("notebook-dataframe")
 
 	// Reopened after a reload: the cells come back from the session's runs.
 	p.do("reload", chromedp.Reload())

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/crucible-sandbox/crucible/eval"
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/sandbox/linux"
 )
@@ -53,7 +54,7 @@ func BenchmarkCanonical(b *testing.B) {
 
 func benchCanonical(b *testing.B, workers int, opts linux.Options) {
 	rt := newRuntimeWith(b, opts)
-	problems := loadProblems(b, humanevalDir(b), "HumanEval.jsonl")
+	problems := loadProblems(b, testenv.Dataset(b, "humaneval"), "HumanEval.jsonl")
 	samples, err := eval.CanonicalSamples(problems)
 	if err != nil {
 		b.Fatal(err)

@@ -2,74 +2,31 @@ package eval_test
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"runtime"
 	"testing"
 
 	"github.com/crucible-sandbox/crucible/eval"
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/sandbox/linux"
 )
 
 // The tests in this file run real samples through the native runtime: they
 // need root and the HumanEval data set, which lives outside the repository
-// (see humanevalDir).
-
-// humanevalDir returns the HumanEval data set directory. CRUCIBLE_DATASETS,
-// if set, names the datasets directory (the one holding humaneval/);
-// otherwise every ancestor of the working directory is searched for
-// shared/datasets/humaneval, so that both /work/main beside /work/shared and
-// a CI clone beside its shared/ find it. A data set that is missing fails
-// the test under CI (CI set) and skips it elsewhere.
-func humanevalDir(tb testing.TB) string {
-	tb.Helper()
-	if root := os.Getenv("CRUCIBLE_DATASETS"); root != "" {
-		dir := filepath.Join(root, "humaneval")
-		if !isDir(dir) {
-			tb.Fatalf("CRUCIBLE_DATASETS=%s, but %s is not a directory", root, dir)
-		}
-		return dir
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for dir := wd; ; dir = filepath.Dir(dir) {
-		if cand := filepath.Join(dir, "shared", "datasets", "humaneval"); isDir(cand) {
-			return cand
-		}
-		if filepath.Dir(dir) == dir {
-			break
-		}
-	}
-	msg := "HumanEval data set not found: no shared/datasets/humaneval in any ancestor of " + wd +
-		"; set CRUCIBLE_DATASETS to the datasets directory"
-	if os.Getenv("CI") != "" {
-		tb.Fatal(msg)
-	}
-	tb.Skip(msg)
-	return ""
-}
-
-func isDir(path string) bool {
-	fi, err := os.Stat(path)
-	return err == nil && fi.IsDir()
-}
+// (testenv.Dataset).
 
 // newRuntime returns a native runtime with prestart sandboxes, closed at the
-// end of the test; it skips the test when not running as root.
+// end of the test; it needs root.
 func newRuntime(tb testing.TB, prestart int) *linux.Runtime {
 	return newRuntimeWith(tb, linux.Options{Prestart: prestart})
 }
 
 // newRuntimeWith returns a native runtime of opts, closed at the end of
-// the test; it skips the test when not running as root.
+// the test; it needs root.
 func newRuntimeWith(tb testing.TB, opts linux.Options) *linux.Runtime {
 	tb.Helper()
-	if os.Geteuid() != 0 {
-		tb.Skip("skipping: running samples needs the native sandbox, which needs root (run the tests as root, as scripts/test.sh does)")
-	}
+	testenv.Root(tb)
 	rt, err := linux.New(opts)
 	if err != nil {
 		tb.Fatalf("linux.New: %v", err)
@@ -99,7 +56,7 @@ func loadProblems(tb testing.TB, dir, name string) []eval.Problem {
 // that misses, a sandbox that breaks some standard module) fails here.
 func TestCanonicalSolutionsPass(t *testing.T) {
 	rt := newRuntime(t, runtime.NumCPU())
-	problems := loadProblems(t, humanevalDir(t), "HumanEval.jsonl")
+	problems := loadProblems(t, testenv.Dataset(t, "humaneval"), "HumanEval.jsonl")
 	if len(problems) != 164 {
 		t.Fatalf("HumanEval.jsonl has %d problems, want 164", len(problems))
 	}
@@ -134,7 +91,7 @@ func TestCanonicalSolutionsPass(t *testing.T) {
 // indentation).
 func TestExampleSamples(t *testing.T) {
 	rt := newRuntime(t, runtime.NumCPU())
-	dir := humanevalDir(t)
+	dir := testenv.Dataset(t, "humaneval")
 	problems := loadProblems(t, dir, "example_problem.jsonl")
 	samples, err := eval.LoadSamples(filepath.Join(dir, "example_samples.jsonl"), problems)
 	if err != nil {
@@ -189,7 +146,7 @@ func TestExampleSamples(t *testing.T) {
 // some of them. The control sample proves the problem can be passed.
 func TestCheatingSamplesFail(t *testing.T) {
 	rt := newRuntime(t, runtime.NumCPU())
-	problems := loadProblems(t, humanevalDir(t), "example_problem.jsonl")
+	problems := loadProblems(t, testenv.Dataset(t, "humaneval"), "example_problem.jsonl")
 	if len(problems) != 1 || problems[0].EntryPoint != "return1" {
 		t.Fatalf("example_problem.jsonl: want the single problem return1, got %+v", problems)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 	"github.com/crucible-sandbox/crucible/llm"
 	"github.com/crucible-sandbox/crucible/llm/llmtest"
 	"github.com/crucible-sandbox/crucible/mcpserver"
@@ -38,7 +39,7 @@ func TestAnalysisTools(t *testing.T) {
 	svc := newService(t, withScriptedModel(t, "the mean charge is 200",
 		"m = df['charges'].mean()\nprint('mean', m)\nimport matplotlib.pyplot as plt\nplt.figure()\ndf['charges'].plot()\nplt.title('Charges over rows')",
 		"print('twice', m * 2)"))
-	requireImage(t, svc, "datascience")
+	testenv.Image(t, "datascience") // newService offers it when it is built
 	cs, prog := connect(t, svc)
 
 	var a mcpserver.AnalysisOutput

@@ -5,17 +5,15 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/crucible-sandbox/crucible/api"
 	"github.com/crucible-sandbox/crucible/image"
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 	"github.com/crucible-sandbox/crucible/mcpserver"
 	"github.com/crucible-sandbox/crucible/policy"
 	"github.com/crucible-sandbox/crucible/sandbox/linux"
@@ -32,9 +30,7 @@ import (
 // configure changes the service's configuration first.
 func newService(t *testing.T, configure ...func(*service.Config)) *service.Service {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("skipping: the native sandbox needs root")
-	}
+	testenv.Root(t)
 	rt, err := linux.New(linux.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -137,14 +133,6 @@ func decode(t *testing.T, res *mcp.CallToolResult, out any) {
 	b, _ := json.Marshal(res.StructuredContent)
 	if err := json.Unmarshal(b, out); err != nil {
 		t.Fatalf("structured content %s: %v", b, err)
-	}
-}
-
-// requireImage skips the test when svc does not offer the image name.
-func requireImage(t *testing.T, svc *service.Service, name string) {
-	t.Helper()
-	if !slices.ContainsFunc(svc.Images().Images, func(i api.Image) bool { return i.Name == name }) {
-		t.Skipf("skipping: no %s image (crucible image build %s)", name, name)
 	}
 }
 

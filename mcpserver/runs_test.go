@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/crucible-sandbox/crucible/api"
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 	"github.com/crucible-sandbox/crucible/mcpserver"
 	"github.com/crucible-sandbox/crucible/store"
 )
@@ -122,7 +123,7 @@ func TestRunCodeArtifacts(t *testing.T) {
 // as image content.
 func TestRunCodeChart(t *testing.T) {
 	svc := newService(t)
-	requireImage(t, svc, "datascience")
+	testenv.Image(t, "datascience") // newService offers it when it is built
 	cs, _ := connect(t, svc)
 	code := "import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\nplt.plot([1,2,3],[1,4,9])\nplt.savefig('chart.png')"
 	var out mcpserver.RunOutput

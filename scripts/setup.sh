@@ -8,7 +8,13 @@
 #      packages (tools/mcp-client, npm ci, pinned by its package-lock.json),
 #   5. builds the data-science sandbox image (python3 with pandas, numpy,
 #      matplotlib, scipy, ... from Debian) unless it is up to date; set
-#      CRUCIBLE_SKIP_IMAGE=1 to skip it.
+#      CRUCIBLE_SKIP_IMAGE=1 to skip it,
+#   6. finds the shared data sets (HumanEval, DABench) the tests read:
+#      $CRUCIBLE_DATASETS, else shared/datasets beside the clone. It cannot
+#      fetch them: missing, they are an error when CI is set (the tests that
+#      read them would fail), a warning otherwise.
+# Every need a test has (package internal/testenv) is met here; under CI a
+# test whose need is missing fails instead of skipping.
 # Prints one line per step; a failing step prints its output and exits non-zero.
 set -euo pipefail
 
@@ -16,10 +22,12 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 # Packages the sandboxes and the scripts need. The sandbox runs
 # /usr/bin/python3, /usr/bin/node and /bin/bash from the host, read-only.
-# chromium is the browser the web UI's tests drive (e2e/ui_*_test.go).
+# chromium is the browser the web UI's tests drive (e2e/ui_*_test.go);
+# iproute2's ip and postgresql's initdb and pg_ctl make the test's own
+# network namespaces and PostgreSQL clusters (each test starts its own).
 # npm (for the MCP clients) is installed below only when no npm is on PATH:
 # NodeSource's nodejs package bundles npm and conflicts with Debian's.
-APT_PACKAGES=(python3 nodejs bash coreutils procps util-linux ca-certificates debootstrap postgresql gcc libc6-dev chromium curl)
+APT_PACKAGES=(python3 nodejs bash coreutils procps util-linux ca-certificates debootstrap postgresql gcc libc6-dev chromium curl iproute2)
 
 step() { printf 'setup: %s\n' "$*"; }
 die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
@@ -135,4 +143,19 @@ else
 	# uses); later ones return at once unless the manifest changed.
 	run_quiet "$log" bin/crucible image build || die "crucible image build failed"
 	step "image: $(tail -n 1 "$log")"
+fi
+
+# 6. data sets
+datasets=${CRUCIBLE_DATASETS:-$(cd .. && pwd)/shared/datasets}
+missing=()
+for d in humaneval dabench/tables; do
+	[[ -d $datasets/$d ]] || missing+=("$datasets/$d")
+done
+if ((${#missing[@]} == 0)); then
+	step "data sets at $datasets"
+elif [[ -n ${CI:-} ]]; then
+	die "data sets missing: ${missing[*]}. The tests that read them fail under CI: put the shared
+       data sets in shared/datasets beside the clone, or set CRUCIBLE_DATASETS to their directory."
+else
+	step "warning: data sets missing: ${missing[*]}; the tests that read them skip, and scripts/test.sh fails on those skips (set CRUCIBLE_DATASETS)"
 fi

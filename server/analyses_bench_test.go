@@ -6,12 +6,11 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/crucible-sandbox/crucible/image"
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/sandbox/linux"
 )
@@ -38,13 +37,8 @@ func csvOfSize(n int) []byte {
 // the ratio of the analysis's time over the bare read (target ≤ 0.3),
 // and the warm pool's hits.
 func BenchmarkAnalysisCreate(b *testing.B) {
-	if os.Geteuid() != 0 {
-		b.Skip("the native sandbox needs root")
-	}
-	img, err := image.Open(image.DefaultStore, "datascience")
-	if err != nil {
-		b.Skipf("no data-science image: %v", err)
-	}
+	testenv.Root(b)
+	img := testenv.Image(b, "datascience")
 	opts := linux.Options{RootFS: img.RootFS, Env: img.Manifest.Env, TmpSeed: img.Manifest.TmpSeed, ImageDigest: img.Digest}
 	cold, err := linux.New(opts)
 	if err != nil {

@@ -7,14 +7,13 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/crucible-sandbox/crucible/api"
 	"github.com/crucible-sandbox/crucible/client"
-	"github.com/crucible-sandbox/crucible/image"
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 	"github.com/crucible-sandbox/crucible/llm"
 	"github.com/crucible-sandbox/crucible/llm/llmtest"
 	"github.com/crucible-sandbox/crucible/sandbox"
@@ -130,19 +129,14 @@ func TestAnalysesBadInput(t *testing.T) {
 	}
 }
 
-// dataScienceServer starts a server on the data-science image (root; it
-// skips without) whose model is scripted (llmtest: a local server
+// dataScienceServer starts a server on the data-science image (it needs
+// root and the image) whose model is scripted (llmtest: a local server
 // speaking the OpenAI wire format, since no model can run here), with API
 // keys for the tenants acme and other; it returns a client of each.
 func dataScienceServer(t *testing.T, answer string, codes ...string) (acme, other *client.Client, ts *testServer) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("skipping: the native sandbox needs root")
-	}
-	img, err := image.Open(image.DefaultStore, "datascience")
-	if err != nil {
-		t.Skipf("skipping: no data-science image (%v)", err)
-	}
+	testenv.Root(t)
+	img := testenv.Image(t, "datascience")
 	rt, err := linux.New(linux.Options{RootFS: img.RootFS, Env: img.Manifest.Env, TmpSeed: img.Manifest.TmpSeed, ImageDigest: img.Digest})
 	if err != nil {
 		t.Fatal(err)

@@ -7,13 +7,13 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"testing"
 	"time"
 
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 	"github.com/crucible-sandbox/crucible/policy"
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/sandbox/linux"
@@ -33,9 +33,7 @@ import (
 // bare `/usr/bin/python3 -c 'print(1)'`: api_x_bare and direct_x_bare are
 // the medians over its median (issue 18's target: api_x_bare ≤ 0.15).
 func BenchmarkAPIOverhead(b *testing.B) {
-	if os.Geteuid() != 0 {
-		b.Skip("the native sandbox needs root")
-	}
+	testenv.Root(b)
 	rt, err := linux.New(linux.Options{Warm: 1})
 	if err != nil {
 		b.Fatal(err)

@@ -8,13 +8,13 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/crucible-sandbox/crucible/api"
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 	"github.com/crucible-sandbox/crucible/policy"
 	"github.com/crucible-sandbox/crucible/sandbox/linux"
 	"github.com/crucible-sandbox/crucible/server"
@@ -32,13 +32,11 @@ var (
 	runtimeErr  error
 )
 
-// nativeRuntime returns the native runtime the tests share, skipping tb
-// unless it runs as root.
+// nativeRuntime returns the native runtime the tests share; it needs
+// root.
 func nativeRuntime(tb testing.TB) *linux.Runtime {
 	tb.Helper()
-	if os.Geteuid() != 0 {
-		tb.Skip("skipping: the native sandbox needs root; run `go test` as root")
-	}
+	testenv.Root(tb)
 	runtimeOnce.Do(func() { sharedRT, runtimeErr = linux.New(linux.Options{}) })
 	if runtimeErr != nil {
 		tb.Fatalf("linux.New: %v", runtimeErr)

@@ -4,14 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/crucible-sandbox/crucible/analyst"
 	"github.com/crucible-sandbox/crucible/api"
-	"github.com/crucible-sandbox/crucible/image"
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 	"github.com/crucible-sandbox/crucible/policy"
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/sandbox/linux"
@@ -20,16 +19,11 @@ import (
 )
 
 // dataScienceRuntime returns a native runtime in the data-science image,
-// closed when tb ends; it skips tb without root or the image.
+// closed when tb ends; it needs root and the image.
 func dataScienceRuntime(tb testing.TB) *linux.Runtime {
 	tb.Helper()
-	if os.Geteuid() != 0 {
-		tb.Skip("skipping: the native runtime needs root")
-	}
-	img, err := image.Open(image.DefaultStore, "datascience")
-	if err != nil {
-		tb.Skipf("skipping: no data-science image (%v); build it with `crucible image build`", err)
-	}
+	testenv.Root(tb)
+	img := testenv.Image(tb, "datascience")
 	rt, err := linux.New(linux.Options{RootFS: img.RootFS, Env: img.Manifest.Env, TmpSeed: img.Manifest.TmpSeed, ImageDigest: img.Digest})
 	if err != nil {
 		tb.Fatalf("linux.New: %v", err)

@@ -3,23 +3,21 @@ package service_test
 import (
 	"context"
 	"errors"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/sandbox/linux"
 	"github.com/crucible-sandbox/crucible/service"
 )
 
 // nativeRuntime returns a native runtime in the default root, closed
-// when tb ends; it skips tb without root.
+// when tb ends; it needs root.
 func nativeRuntime(tb testing.TB) *linux.Runtime {
 	tb.Helper()
-	if os.Geteuid() != 0 {
-		tb.Skip("skipping: the native runtime needs root")
-	}
+	testenv.Root(tb)
 	rt, err := linux.New(linux.Options{})
 	if err != nil {
 		tb.Fatalf("linux.New: %v", err)

@@ -9,9 +9,10 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"testing"
+
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 )
 
 // pgCluster is a throwaway PostgreSQL cluster for the tests.
@@ -24,18 +25,10 @@ type pgCluster struct {
 // startPostgres initdb's a cluster in a temporary directory, starts it on a
 // free localhost port with fsync off, and stops it when t ends. It runs the
 // server as the postgres user when the test runs as root (initdb refuses
-// root). Without Debian's PostgreSQL binaries it skips t, or fails it when
-// the CI variable is set.
+// root). It needs Debian's PostgreSQL binaries (testenv.Postgres).
 func startPostgres(t *testing.T) *pgCluster {
 	t.Helper()
-	bin := findPostgresBin()
-	if bin == "" {
-		msg := "PostgreSQL binaries not found in /usr/lib/postgresql/*/bin; install them with: apt-get install -y postgresql"
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
+	bin := testenv.Postgres(t)
 
 	dir := t.TempDir()
 	asPostgres := os.Geteuid() == 0
@@ -100,29 +93,6 @@ func (c *pgCluster) newDatabase(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/%s?sslmode=disable", c.port, name)
-}
-
-// findPostgresBin returns the newest /usr/lib/postgresql/VERSION/bin that
-// has initdb and pg_ctl, or "".
-func findPostgresBin() string {
-	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
-	sort.Slice(dirs, func(i, j int) bool { return pgVersion(dirs[i]) > pgVersion(dirs[j]) })
-	for _, d := range dirs {
-		if isFile(filepath.Join(d, "initdb")) && isFile(filepath.Join(d, "pg_ctl")) {
-			return d
-		}
-	}
-	return ""
-}
-
-func pgVersion(binDir string) int {
-	v, _ := strconv.Atoi(filepath.Base(filepath.Dir(binDir)))
-	return v
-}
-
-func isFile(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && st.Mode().IsRegular()
 }
 
 // freePort returns a localhost TCP port that was free a moment ago.

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/crucible-sandbox/crucible/image"
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 )
 
 // scriptedOpenAI is a local server speaking the OpenAI chat-completions
@@ -63,12 +64,8 @@ func scriptedOpenAIVerdict(t *testing.T, code, answer, verdict string) *httptest
 // progress lines number it. Needs root and the built image (scripts/setup.sh
 // builds it).
 func TestAgentDefaultsToDataScienceImage(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: the agent runs code in a native sandbox")
-	}
-	if image.ForModels(image.DefaultStore) == image.Host {
-		t.Skip("the data-science image is not built (crucible image build)")
-	}
+	testenv.Root(t)
+	testenv.Image(t, "datascience")
 	model := scriptedOpenAI(t, "import pandas\nprint('pandas', pandas.__version__)", "pandas is importable")
 	cmd := exec.Command(os.Args[0], "agent", "--provider", "openai", "--base-url", model.URL+"/v1",
 		"--api-key", "test", "--model", "scripted", "--text-mode", "--max-retries", "0",
@@ -90,9 +87,7 @@ func TestAgentDefaultsToDataScienceImage(t *testing.T) {
 // exits 0 (there is an answer), having spent no attempt on it. Needs root
 // (the native sandbox); runs on the host's directories.
 func TestAgentUnverifiedAnswer(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: the agent runs code in a native sandbox")
-	}
+	testenv.Root(t)
 	model := scriptedOpenAIVerdict(t, "print(6*7)", "42", "The code multiplies the two numbers and prints the product.")
 	cmd := exec.Command(os.Args[0], "agent", "--provider", "openai", "--base-url", model.URL+"/v1",
 		"--api-key", "test", "--model", "scripted", "--text-mode", "--image", image.Host,

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 )
 
 // TestServeAllowedHost: crucible serve answers a Host it was told with
@@ -11,7 +13,7 @@ import (
 // --allowed-host is a usage error naming the flag. (The local socket is no
 // HTTP: TestRunThroughServeSameAsLocal covers it.)
 func TestServeAllowedHost(t *testing.T) {
-	requireRootT(t)
+	testenv.Root(t)
 	for _, bad := range []string{"crucible.test:8080", "*.crucible.test", "http://crucible.test"} {
 		_, stderr, code := cli{}.run(t, "serve", "--addr", "127.0.0.1:0", "--socket", "", "--db", t.TempDir()+"/runs.db", "--allowed-host", bad)
 		if code != exitUsage || !strings.Contains(stderr, "--allowed-host") {

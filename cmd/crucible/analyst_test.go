@@ -15,7 +15,7 @@ import (
 
 	"github.com/creack/pty"
 
-	"github.com/crucible-sandbox/crucible/image"
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 )
 
 // Proves how `crucible analyst` sorts its arguments: files (and --data)
@@ -102,43 +102,9 @@ func scriptedAnalystModel(t *testing.T, replies ...string) *httptest.Server {
 // fenced is a program as the scripted coder sends it.
 func fenced(code string) string { return "```python\n" + code + "\n```" }
 
-// insuranceCSV returns the path of dabench's insurance.csv: under
-// $CRUCIBLE_DATASETS/dabench/tables, else ../shared/datasets relative to
-// the repository, searched from the working directory up. Missing, it
-// skips t (fails it under CI).
-func insuranceCSV(t *testing.T) string {
-	t.Helper()
-	rel := filepath.Join("dabench", "tables", "insurance.csv")
-	if root := os.Getenv("CRUCIBLE_DATASETS"); root != "" {
-		return filepath.Join(root, rel)
-	}
-	wd, _ := os.Getwd()
-	for dir := wd; filepath.Dir(dir) != dir; dir = filepath.Dir(dir) {
-		if p := filepath.Join(dir, "shared", "datasets", rel); fileExists(p) {
-			return p
-		}
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatalf("dabench not found from %s; set CRUCIBLE_DATASETS", wd)
-	}
-	t.Skipf("dabench not found from %s; set CRUCIBLE_DATASETS", wd)
-	return ""
-}
-
 func fileExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
-}
-
-// needsDataScience skips t without root or without the data-science image.
-func needsDataScience(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: the analyst runs a native sandbox session")
-	}
-	if image.ForModels(image.DefaultStore) == image.Host {
-		t.Skip("the data-science image is not built (crucible image build)")
-	}
 }
 
 // analystCmd is `crucible analyst args...` run from this test binary in
@@ -160,8 +126,9 @@ const peopleCSV = "name,joined,city\n Alice ,2024-01-05,Paris\nBob,05/02/2024,  
 // With no question, `crucible analyst FILE` prints the profile and exits
 // 0, no model configured and none needed.
 func TestAnalystProfileOnly(t *testing.T) {
-	needsDataScience(t)
-	cmd := analystCmd(t, t.TempDir(), insuranceCSV(t))
+	testenv.Root(t)
+	testenv.Image(t, "datascience")
+	cmd := analystCmd(t, t.TempDir(), testenv.Dataset(t, "dabench/tables/insurance.csv"))
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -184,7 +151,8 @@ func TestAnalystProfileOnly(t *testing.T) {
 // output are printed after the profile; the chart (with its labels) and
 // the cleaned file are saved in --out; the exit status is 0.
 func TestAnalystQuestions(t *testing.T) {
-	needsDataScience(t)
+	testenv.Root(t)
+	testenv.Image(t, "datascience")
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "people.csv"), []byte(peopleCSV), 0o644); err != nil {
 		t.Fatal(err)
@@ -196,7 +164,7 @@ func TestAnalystQuestions(t *testing.T) {
 		fenced("print(crucible_clean('people', out='people_clean.csv'))"), "FINAL ANSWER: 7 rows in, 5 out",
 	)
 	out := filepath.Join(dir, "out")
-	args := append(modelFlags(model), "--out", out, insuranceCSV(t), "people.csv",
+	args := append(modelFlags(model), "--out", out, testenv.Dataset(t, "dabench/tables/insurance.csv"), "people.csv",
 		"Calculate the mean age. @mean_age[value] rounded to two decimals.", "Plot the mean charges by region.", "Normalise people.csv: trim whitespace, standardise dates, remove duplicates.")
 	cmd := analystCmd(t, dir, args...)
 	var stderr strings.Builder
@@ -233,7 +201,8 @@ func TestAnalystQuestions(t *testing.T) {
 // saved charts; a question left unanswered (its only attempt failed) is
 // in it too, and makes the exit status 1.
 func TestAnalystJSONTranscript(t *testing.T) {
-	needsDataScience(t)
+	testenv.Root(t)
+	testenv.Image(t, "datascience")
 	dir := t.TempDir()
 	model := scriptedAnalystModel(t,
 		fenced("show_table(df.groupby('smoker')['charges'].mean().round(2), 'by smoker')\nimport matplotlib.pyplot as plt\nplt.hist(df['age'])\nplt.title('Ages')\nplt.xlabel('age')\nplt.ylabel('people')\nprint('done')"),
@@ -241,7 +210,7 @@ func TestAnalystJSONTranscript(t *testing.T) {
 		fenced("print(undefined_name)"),
 	)
 	out := filepath.Join(dir, "out")
-	args := append(modelFlags(model), "--json", "--max-retries", "0", "--out", out, "--data", insuranceCSV(t), "Do smokers pay more?", "Something that fails")
+	args := append(modelFlags(model), "--json", "--max-retries", "0", "--out", out, "--data", testenv.Dataset(t, "dabench/tables/insurance.csv"), "Do smokers pay more?", "Something that fails")
 	cmd := analystCmd(t, dir, args...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -290,13 +259,14 @@ func TestAnalystJSONTranscript(t *testing.T) {
 // and reads questions typed one per line, each answered in the same
 // session (the second uses the first's variable), until Ctrl-D: exit 0.
 func TestAnalystInteractive(t *testing.T) {
-	needsDataScience(t)
+	testenv.Root(t)
+	testenv.Image(t, "datascience")
 	model := scriptedAnalystModel(t,
 		fenced("mean_age = round(df['age'].mean(), 2)\nprint(mean_age)"), "FINAL ANSWER: @mean_age[39.21]",
 		fenced("print(mean_age + 1)"), "FINAL ANSWER: 40.21",
 	)
 	args := append([]string{"analyst", "--db", filepath.Join(t.TempDir(), "runs.db"), "--out", t.TempDir()}, modelFlags(model)...)
-	cmd := crucibleCommand(append(args, insuranceCSV(t))...)
+	cmd := crucibleCommand(append(args, testenv.Dataset(t, "dabench/tables/insurance.csv"))...)
 	ptmx, err := pty.Start(cmd)
 	if err != nil {
 		t.Fatal(err)

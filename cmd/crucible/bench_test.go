@@ -4,15 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"os"
 	"testing"
 	"time"
+
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 )
 
 func TestBenchAPI(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("the native sandbox needs root")
-	}
+	testenv.Root(t)
 	f := benchAPIFlags{duration: time.Second, levels: []int{2}, warm: 1, prestart: 1, code: "print(1)", language: "python"}
 	rep, err := benchAPI(context.Background(), &f, io.Discard)
 	if err != nil {

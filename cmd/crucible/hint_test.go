@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/crucible-sandbox/crucible/image"
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 )
 
 // fakeImage adds to store an image called name whose root filesystem holds
@@ -35,7 +36,7 @@ func fakeImage(t *testing.T, store, name string, dirs ...string) {
 // directories, with a store holding one image (web) that has requests and
 // lodash: the summary line, and the session's display, give the hint.
 func TestErrorHints(t *testing.T) {
-	requireRootT(t)
+	testenv.Root(t)
 	store := t.TempDir()
 	fakeImage(t, store, "web", "usr/lib/python3/dist-packages/requests", "usr/share/nodejs/lodash")
 	const offline = "hint: The network is off in this sandbox by policy: names do not resolve and no host outside can be reached. Give the program its data as input files instead (the request's files; crucible run --file NAME=PATH)."

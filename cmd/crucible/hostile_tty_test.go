@@ -14,6 +14,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/creack/pty"
+
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 )
 
 // hostileOutput is a program that attacks the operator's terminal: it sets
@@ -91,7 +93,7 @@ func checkInert(t *testing.T, screen string) {
 }
 
 func TestHostileOutputOnTerminal(t *testing.T) {
-	requireRootT(t)
+	testenv.Root(t)
 	screen, code := ttyRun(t, "", "run", "--lang", "python", "-c", hostileOutput+"sys.exit(3)\n")
 	t.Logf("screen: %q", screen)
 	if code != 3 {
@@ -113,7 +115,7 @@ func TestHostileOutputOnTerminal(t *testing.T) {
 }
 
 func TestHostileArtifactNamesOnTerminal(t *testing.T) {
-	requireRootT(t)
+	testenv.Root(t)
 	out := t.TempDir()
 	target := filepath.Join(t.TempDir(), "target")
 	if err := os.WriteFile(target, []byte("host data"), 0o600); err != nil {
@@ -150,13 +152,5 @@ func TestHostileArtifactNamesOnTerminal(t *testing.T) {
 		if n != "planted" && cleanName(n) != n {
 			t.Errorf("host file name %q is not clean (clean: %q)", n, cleanName(n))
 		}
-	}
-}
-
-// requireRootT skips t unless root: the native sandbox needs it.
-func requireRootT(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("the native sandbox needs root")
 	}
 }

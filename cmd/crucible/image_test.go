@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/crucible-sandbox/crucible/image"
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 )
 
 // imageCLI runs the crucible command with stdout and stderr on pipes (not
@@ -107,7 +108,7 @@ var elapsed = regexp.MustCompile(`\[\d+:\d\d\] `)
 // CI log) prints one plain line per stage, from debootstrap's own output,
 // and no redraws; stdout says what was built.
 func TestImageBuildProgressInLog(t *testing.T) {
-	requireRootT(t) // the build tools run in a mount namespace of their own
+	testenv.Root(t) // the build tools run in a mount namespace of their own
 	store := t.TempDir()
 	cmd := exec.Command(os.Args[0], "image", "build", "--store", store, "--manifest", tinyManifest(t), "--mirror", "http://mirror.invalid/debian")
 	cmd.Env = append(os.Environ(), "CRUCIBLE_TEST_MAIN=1", "PATH="+fakeDebootstrap(t, "debootstrap-minbase.txt", 0))
@@ -142,7 +143,7 @@ store
 // line redrawn in place with the stage, debootstrap's package counts and
 // the elapsed time, and clears it before the summary.
 func TestImageBuildProgressOnTerminal(t *testing.T) {
-	requireRootT(t)
+	testenv.Root(t)
 	t.Setenv("PATH", fakeDebootstrap(t, "debootstrap-minbase.txt", 0)) // ttyRun passes the environment on
 	screen, code := ttyRun(t, "", "image", "build", "--store", t.TempDir(), "--manifest", tinyManifest(t), "--mirror", "http://mirror.invalid/debian")
 	t.Logf("screen: %q", screen)
@@ -167,7 +168,7 @@ func elapsedZero(s string) string { return elapsed.ReplaceAllString(s, "[0:00] "
 // TestImageBuildFailureSaysWhat: a failed build shows the last lines the
 // failing tool printed, not just its exit status.
 func TestImageBuildFailureSaysWhat(t *testing.T) {
-	requireRootT(t)
+	testenv.Root(t)
 	cmd := exec.Command(os.Args[0], "image", "build", "--store", t.TempDir(), "--manifest", tinyManifest(t), "--mirror", "http://mirror.invalid/debian")
 	cmd.Env = append(os.Environ(), "CRUCIBLE_TEST_MAIN=1", "PATH="+fakeDebootstrap(t, "debootstrap-nosuchpkg.txt", 1))
 	var stderr bytes.Buffer
@@ -188,7 +189,7 @@ func TestImageBuildFailureSaysWhat(t *testing.T) {
 // package scripts and prepare commands write, is inert on a terminal, both
 // with --verbose and in the last lines a failed build shows.
 func TestImageBuildToolOutputOnTerminal(t *testing.T) {
-	requireRootT(t)
+	testenv.Root(t)
 	hostile := filepath.Join(t.TempDir(), "hostile.txt")
 	if err := os.WriteFile(hostile, []byte("I: Unpacking \x1b]52;c;cm0=\x07x...\nSetting up \x1b[2J\u202e (1) ...\n"), 0o644); err != nil {
 		t.Fatal(err)

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 )
 
 // inheritedProbe is a hostile program: it looks at every descriptor from
@@ -56,7 +58,7 @@ time.sleep(2)
 // directory are unchanged on the host, and the crucible that inherited
 // them holds both close-on-exec.
 func TestRunInheritedFDs(t *testing.T) {
-	requireRootT(t)
+	testenv.Root(t)
 	for _, serve := range []bool{false, true} {
 		t.Run(map[bool]string{false: "run --local", true: "serve"}[serve], func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "held")

@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/crucible-sandbox/crucible/image"
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 )
 
 // cliRun is one run of the crucible command with extra environment.
@@ -53,13 +53,10 @@ const serveUIDBase = 2100000000
 // both give the same stdout, stderr (the summary's measurements aside),
 // exit code and saved files, and that the first did run on the server.
 func TestRunThroughServeSameAsLocal(t *testing.T) {
-	requireRootT(t)
+	testenv.Root(t)
+	testenv.Image(t, "datascience")
 	serveArgs := []string{"--warm", "1", "--prestart", "1", "--config", writeTemp(t, "serve.json",
-		`{"uid_base": `+strconv.Itoa(serveUIDBase)+`, "uid_count": 1000}`), "--image", "host"}
-	_, dsErr := image.Open(image.DefaultStore, "datascience")
-	if dsErr == nil {
-		serveArgs = append(serveArgs, "--image", "datascience")
-	}
+		`{"uid_base": `+strconv.Itoa(serveUIDBase)+`, "uid_count": 1000}`), "--image", "host", "--image", "datascience"}
 	sock, _ := startLocalServe(t, "", serveArgs...)
 	data := writeTemp(t, "data.csv", "a,b\n1,2\n3,4\n")
 	type row struct {
@@ -87,15 +84,10 @@ func TestRunThroughServeSameAsLocal(t *testing.T) {
 		{"invalid request", "", []string{"--memory", "1KiB", "-c", "print(1)"}, nil},
 		{"an image the server lacks", "", []string{"--rootfs", "/", "-c", "print(1)"}, nil},
 		{"another store, whose images a hint names", "", []string{"--store", t.TempDir(), "-c", "import pandas"}, nil},
-	}
-	if dsErr == nil {
-		tests = append(tests,
-			row{"datascience: pandas", "", []string{"--image", "datascience", "--file", "data.csv=" + data, "-c",
-				"import pandas as pd\nprint(pd.read_csv('data.csv').sum().to_dict())"}, nil},
-			row{"datascience: a chart via --out", "", []string{"--image", "datascience", "--out", "out", "-c",
-				"import matplotlib.pyplot as plt\nplt.plot([1, 2])\nplt.savefig('chart.png')\nprint('saved')"}, []string{"chart.png"}})
-	} else {
-		t.Logf("no datascience image (%v): its rows are left out", dsErr)
+		{"datascience: pandas", "", []string{"--image", "datascience", "--file", "data.csv=" + data, "-c",
+			"import pandas as pd\nprint(pd.read_csv('data.csv').sum().to_dict())"}, nil},
+		{"datascience: a chart via --out", "", []string{"--image", "datascience", "--out", "out", "-c",
+			"import matplotlib.pyplot as plt\nplt.plot([1, 2])\nplt.savefig('chart.png')\nprint('saved')"}, []string{"chart.png"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -120,11 +112,7 @@ func TestRunThroughServeSameAsLocal(t *testing.T) {
 		})
 	}
 	t.Run("ran on the server", func(t *testing.T) {
-		images := [][]string{nil}
-		if dsErr == nil {
-			images = append(images, []string{"--image", "datascience"})
-		}
-		for _, img := range images {
+		for _, img := range [][]string{nil, {"--image", "datascience"}} {
 			for i, env := range []string{"CRUCIBLE_SOCKET=" + sock, localEnv + "=1"} {
 				args := append(append([]string{"run"}, img...), "-c", "import os; print(os.getuid())")
 				stdout, stderr, code := cliRun{env: []string{env}}.run(t, args...)
@@ -152,7 +140,7 @@ func TestRunThroughServeSameAsLocal(t *testing.T) {
 // server run as nobody, that answers any request with a forged result)
 // receives nothing.
 func TestRunSkipsOtherUsersServe(t *testing.T) {
-	requireRootT(t)
+	testenv.Root(t)
 	tests := []struct {
 		name      string
 		chownRoot bool // give the socket file to root, as if root made it
@@ -273,7 +261,7 @@ func savedFiles(t *testing.T, dir string) string {
 // is mode 0600, and a caller of another user that reaches it all the same
 // (the test opens the mode up) gets no answer: its request is not run.
 func TestServeSocketOnlyForItsUser(t *testing.T) {
-	requireRootT(t)
+	testenv.Root(t)
 	sock, _ := startLocalServe(t, "", "--prestart", "0")
 	fi, err := os.Stat(sock)
 	if err != nil {
@@ -312,7 +300,7 @@ except OSError:  # closed before the request was written
 // locally: the run is killed on the server as it is here, with the same
 // summary and exit code.
 func TestRunThroughServeInterrupted(t *testing.T) {
-	requireRootT(t)
+	testenv.Root(t)
 	sock, _ := startLocalServe(t, "", "--warm", "1", "--prestart", "0")
 	var got [2]string
 	for i, env := range []string{"CRUCIBLE_SOCKET=" + sock, localEnv + "=1"} {

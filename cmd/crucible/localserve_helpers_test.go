@@ -13,14 +13,6 @@ import (
 	"time"
 )
 
-// requireRootB skips b unless root: the native sandbox needs it.
-func requireRootB(b *testing.B) {
-	b.Helper()
-	if os.Geteuid() != 0 {
-		b.Skip("the native sandbox needs root")
-	}
-}
-
 // startLocalServe starts `crucible serve` with args, its local socket and
 // database in a temporary directory, waits until it listens on the socket,
 // and returns the socket's path and the API's base URL; the server is

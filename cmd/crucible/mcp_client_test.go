@@ -14,12 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crucible-sandbox/crucible/image"
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 )
-
-// mcpClientDir holds the official TypeScript SDK's client script and its
-// pinned packages (scripts/setup.sh installs them).
-const mcpClientDir = "../../tools/mcp-client"
 
 // TestMCPTypeScriptClient drives `crucible mcp` (stdio) and /mcp on
 // `crucible serve` (streamable HTTP) with the official TypeScript SDK's
@@ -29,15 +25,9 @@ const mcpClientDir = "../../tools/mcp-client"
 // a progress notification and the test saw its process on the host; then
 // nothing of that run is left on the host.
 func TestMCPTypeScriptClient(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("skipping: the native sandbox needs root")
-	}
-	if _, err := os.Stat(filepath.Join(mcpClientDir, "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
-		t.Skip("skipping: the MCP client packages are not installed (scripts/setup.sh runs npm ci in tools/mcp-client)")
-	}
-	if _, err := image.Open(image.DefaultStore, "datascience"); err != nil {
-		t.Skipf("skipping: no datascience image (%v)", err)
-	}
+	testenv.Root(t)
+	clientDir := testenv.NPMClients(t) // the client script and its pinned packages
+	testenv.Image(t, "datascience")
 	for i, tc := range []struct {
 		name string
 		args func(t *testing.T) []string
@@ -53,7 +43,7 @@ func TestMCPTypeScriptClient(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			marker := fmt.Sprintf("mcpcancel%d%c", os.Getpid(), 'a'+i)
 			cmd := exec.Command("node", append([]string{"client.mjs"}, tc.args(t)...)...)
-			cmd.Dir = mcpClientDir
+			cmd.Dir = clientDir
 			cmd.Env = append(os.Environ(), "CRUCIBLE_TEST_MAIN=1", "MCP_CHART=1", "MCP_CANCEL_ON_STDIN=1", "MCP_CANCEL_MARKER="+marker)
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 )
 
 // TestMCPConformance runs the protocol's own conformance runner
@@ -23,16 +25,9 @@ import (
 // its reason; the runner fails on any other failure, and on a listed
 // scenario that passes.
 func TestMCPConformance(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("skipping: the native sandbox needs root")
-	}
-	runner, err := filepath.Abs(filepath.Join(mcpClientDir, "node_modules", ".bin", "conformance"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(runner); err != nil {
-		t.Skip("skipping: the MCP conformance runner is not installed (scripts/setup.sh runs npm ci in tools/mcp-client)")
-	}
+	testenv.Root(t)
+	clientDir := testenv.NPMClients(t)
+	runner := filepath.Join(clientDir, "node_modules", ".bin", "conformance")
 	for _, tc := range []struct {
 		name, baseline string
 		url            func(t *testing.T) string
@@ -48,7 +43,7 @@ func TestMCPConformance(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			url := tc.url(t)
 			cmd := exec.Command(runner, "server", "--url", url, "--expected-failures", tc.baseline)
-			cmd.Dir = mcpClientDir
+			cmd.Dir = clientDir
 			cmd.Env = append(os.Environ(), "NO_COLOR=1")
 			out, err := cmd.CombinedOutput()
 			if err != nil {
@@ -76,7 +71,7 @@ func startStdioBridge(t *testing.T, command string) string {
 	l.Close()
 	cmd := exec.Command(filepath.Join("node_modules", ".bin", "supergateway"), "--stdio", command,
 		"--outputTransport", "streamableHttp", "--stateful", "--port", fmt.Sprint(port), "--logLevel", "none")
-	cmd.Dir = mcpClientDir
+	cmd.Dir = testenv.NPMClients(t)
 	cmd.Env = append(os.Environ(), "CRUCIBLE_TEST_MAIN=1")
 	logs := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs

@@ -9,14 +9,14 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 )
 
 // TestMCPStdio drives `crucible mcp` over stdio with the Go SDK's client:
 // the tools are listed and run_code answers print(6*7) with 42.
 func TestMCPStdio(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("skipping: the native sandbox needs root")
-	}
+	testenv.Root(t)
 	cmd := exec.Command(os.Args[0], "mcp", "--db", filepath.Join(t.TempDir(), "runs.db"))
 	cmd.Env = append(os.Environ(), "CRUCIBLE_TEST_MAIN=1")
 	ctx := context.Background()

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/crucible-sandbox/crucible/image"
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 )
 
 // TestRunPolicyEvasions drives each way around the Python policy the
@@ -17,7 +17,7 @@ import (
 // under --policy block it is blocked with the rule expected and nothing
 // ran (no output, no file from its first line).
 func TestRunPolicyEvasions(t *testing.T) {
-	requireRootT(t)
+	testenv.Root(t)
 	const first = "open('ran.txt', 'w').write('x')\n"
 	cases := []struct{ name, code, rule, image string }{
 		{"issue's __self__", `m = getattr(print.__self__, "_"+"_import__")("os")` + "\nprint('reached', m.getpid())", "evasion-attribute", ""},
@@ -43,7 +43,7 @@ func TestRunPolicyEvasions(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			args := []string{"run", "--timeout", "60s"}
 			if tc.image != "" {
-				requireDatascience(t)
+				testenv.Image(t, "datascience")
 				args = append(args, "--image", tc.image, "--memory", "1GiB")
 			}
 			out := t.TempDir()
@@ -91,8 +91,8 @@ except SystemExit as e:
 // TestRunPolicyAllowsAnalysis runs analysisProgram in the datascience
 // image under --policy block: no finding, it runs and writes its chart.
 func TestRunPolicyAllowsAnalysis(t *testing.T) {
-	requireRootT(t)
-	requireDatascience(t)
+	testenv.Root(t)
+	testenv.Image(t, "datascience")
 	out := t.TempDir()
 	// pandas and matplotlib load for seconds on a loaded machine: a wall
 	// limit well over the default 5 s.
@@ -106,17 +106,5 @@ func TestRunPolicyAllowsAnalysis(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
 			t.Errorf("%s not saved: %v; stderr:\n%s", f, err, stderr)
 		}
-	}
-}
-
-// requireDatascience skips t without the datascience image, which
-// scripts/setup.sh builds; under CI its absence is a failure.
-func requireDatascience(t *testing.T) {
-	t.Helper()
-	if _, err := image.Open(image.DefaultStore, "datascience"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("the datascience image is required under CI (scripts/setup.sh builds it): %v", err)
-		}
-		t.Skipf("skipping: no datascience image (%v)", err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 	"github.com/crucible-sandbox/crucible/sandbox"
 )
 
@@ -16,7 +17,7 @@ import (
 // nothing ran: the program's print and its file, both before the
 // blocked import, never happened (the check is before the first line).
 func TestRunPolicy(t *testing.T) {
-	requireRootT(t)
+	testenv.Root(t)
 	const before = "open('ran.txt', 'w').write('x')\nprint('ran')\nimport socket\n"
 	cases := []struct {
 		name       string
@@ -62,7 +63,7 @@ func TestRunPolicy(t *testing.T) {
 
 // TestRunPolicyJSON proves --json carries the policy and the findings.
 func TestRunPolicyJSON(t *testing.T) {
-	requireRootT(t)
+	testenv.Root(t)
 	stdout, stderr, code := cli{}.run(t, "run", "--json", "--policy", "block", "-c", "x = 1\nfrom os import system")
 	var res sandbox.Result
 	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
@@ -78,7 +79,7 @@ func TestRunPolicyJSON(t *testing.T) {
 // cell: the blocked cell prints its finding and runs nothing (its print
 // never shows), the session goes on, and the exit code is 120.
 func TestSessionPolicy(t *testing.T) {
-	requireRootT(t)
+	testenv.Root(t)
 	cells := "x = 1\n# %%\nprint('ran')\nimport os\n# %%\nprint(x + 1)\n"
 	stdout, stderr, code := cli{stdin: strings.NewReader(cells)}.run(t, "session", "--out", t.TempDir(), "--policy", "block")
 	if code != exitBlocked || stdout != "2\n" {

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 )
 
 // makesArtifacts is a program that creates two files in its working
@@ -24,7 +26,7 @@ with open("holes.bin", "wb") as f: f.truncate(32 << 20)
 // under cleaned names and the summary lists them; a file over the artifact
 // limit is mentioned, never saved.
 func TestRunArtifacts(t *testing.T) {
-	requireRootT(t)
+	testenv.Root(t)
 	tests := []struct {
 		name    string
 		out     string // --out, relative to the working directory; "" for none

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 	"github.com/crucible-sandbox/crucible/sandbox"
 )
 
@@ -20,7 +21,7 @@ const echoStdin = `import sys; print("[" + sys.stdin.read() + "]")`
 // works, that too much input is refused naming --stdin and the rule, and
 // that "run -" cannot also give its standard input to the program.
 func TestRunStdin(t *testing.T) {
-	requireRootT(t)
+	testenv.Root(t)
 	dir := t.TempDir()
 	prog := filepath.Join(dir, "echo.py")
 	input := filepath.Join(dir, "input.txt")

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 	"github.com/crucible-sandbox/crucible/sandbox"
 )
 
@@ -37,7 +38,7 @@ print("second", file=out)
 // output was streamed, the line came only when --timeout killed the
 // program, which then never printed its second line.
 func TestRunStreamsOutput(t *testing.T) {
-	requireRootT(t)
+	testenv.Root(t)
 	for _, stream := range []string{"stdout", "stderr"} {
 		t.Run(stream, func(t *testing.T) {
 			token := rand.Text()
@@ -140,7 +141,7 @@ func signalProgram(token string, sig syscall.Signal) error {
 // program's stdout, streamed, equals its --json Result's. (One stream only:
 // how the limit falls between two streams depends on their timing.)
 func TestRunStreamedOutputIsTheResults(t *testing.T) {
-	requireRootT(t)
+	testenv.Root(t)
 	const prog = `for i in range(300): print("out", i, "x" * 40)`
 	args := []string{"run", "--output", "8KiB", "-c", prog}
 	stdout, stderr, code := cli{}.run(t, args...)

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 )
 
 // BenchmarkCLIRunPrint1 runs `crucible run -c 'print(1)'`, the real binary
@@ -32,7 +34,7 @@ import (
 // of a process waits for an RCU grace period), 4 ms from init's start to
 // the sandbox built, 10 ms of Python, 2 ms removing the cgroups.
 func BenchmarkCLIRunPrint1(b *testing.B) {
-	requireRootB(b)
+	testenv.Root(b)
 	bin := buildCrucible(b)
 	b.Run("cold", func(b *testing.B) {
 		benchCLI(b, bin, []string{"CRUCIBLE_SOCKET=" + filepath.Join(b.TempDir(), "none.sock")}, nil)
@@ -96,7 +98,8 @@ func benchCLI(b *testing.B, bin string, env []string, idle func()) {
 func buildCrucible(tb testing.TB) string {
 	tb.Helper()
 	if _, err := os.Stat("../../sandbox/linux/initexe/crucible-init"); err != nil {
-		tb.Skip("build the embedded init first: CGO_ENABLED=0 go build -o sandbox/linux/initexe/crucible-init ./cmd/crucible-init")
+		testenv.Missing(tb, "the embedded init, sandbox/linux/initexe/crucible-init",
+			"run scripts/setup.sh, which builds it, or: CGO_ENABLED=0 go build -o sandbox/linux/initexe/crucible-init ./cmd/crucible-init")
 	}
 	bin := filepath.Join(tb.TempDir(), "crucible")
 	out, err := exec.Command("go", "build", "-tags", "crucible_initexe", "-o", bin, ".").CombinedOutput()

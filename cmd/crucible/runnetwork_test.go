@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
 
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 	"github.com/crucible-sandbox/crucible/policy/egress/egresstest"
 	"github.com/crucible-sandbox/crucible/sandbox"
 )
@@ -17,9 +17,7 @@ import (
 // of the test's in a network namespace, at a documentation address) and
 // nothing else; the summary counts the connections, --json lists them.
 func TestRunAllow(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: the native sandbox, and network namespaces for the test host")
-	}
+	testenv.Root(t)
 	web := egresstest.NewHost(t, "198.51.100.4/30")
 	srv := &httptest.Server{Listener: web.Listen(t, 80), Config: &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, "hello from web")

@@ -19,6 +19,7 @@ import (
 
 	"github.com/crucible-sandbox/crucible/api"
 	"github.com/crucible-sandbox/crucible/client"
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 	"github.com/crucible-sandbox/crucible/llm/llmtest"
 	"github.com/crucible-sandbox/crucible/sandbox"
 )
@@ -108,9 +109,7 @@ func serveProcess(t *testing.T, args []string, env ...string) (base string, logs
 // one whose program is refused (denied, with the reason), an unknown
 // approval and a second decision.
 func TestServeAgentRuns(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: the agent runs code in a native sandbox")
-	}
+	testenv.Root(t)
 	const key, secret = "sk-scripted-model-key-0123456789", "hunter2-secret-value"
 	model := llmtest.OpenAI(t, llmtest.Script{Key: key, Answer: "the data sums to 6",
 		Codes: []string{`print(sum(int(x) for x in open("data.csv").read().split(",")), "` + secret + `")`}})

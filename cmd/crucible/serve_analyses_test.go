@@ -13,7 +13,7 @@ import (
 	"github.com/crucible-sandbox/crucible/analyst"
 	"github.com/crucible-sandbox/crucible/api"
 	"github.com/crucible-sandbox/crucible/client"
-	"github.com/crucible-sandbox/crucible/image"
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 	"github.com/crucible-sandbox/crucible/llm/llmtest"
 	"github.com/crucible-sandbox/crucible/sandbox"
 )
@@ -26,13 +26,9 @@ import (
 // server speaking the OpenAI wire format from a script (llmtest.OpenAI),
 // as no model can run here.
 func TestServeAnalyses(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: the analysis runs in a native sandbox")
-	}
-	if _, err := image.Open(image.DefaultStore, "datascience"); err != nil {
-		t.Skipf("no data-science image: %v", err)
-	}
-	csv := insuranceCSV(t)
+	testenv.Root(t)
+	testenv.Image(t, "datascience")
+	csv := testenv.Dataset(t, "dabench/tables/insurance.csv")
 	const key = "sk-scripted-model-key-0123456789"
 	model := llmtest.OpenAI(t, llmtest.Script{Key: key, Answer: "see the output",
 		Codes: []string{

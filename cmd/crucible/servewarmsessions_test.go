@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 )
 
 // TestServeWarmSessions starts `crucible serve --warm-sessions 1` (the real
@@ -20,9 +22,7 @@ import (
 // "warm-sessions", that a session created through the API is served from
 // it, and that its cells run.
 func TestServeWarmSessions(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("skipping: the server's native sandbox needs root")
-	}
+	testenv.Root(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

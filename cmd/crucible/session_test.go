@@ -15,6 +15,7 @@ import (
 
 	"github.com/creack/pty"
 
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 	"github.com/crucible-sandbox/crucible/sandbox"
 )
 
@@ -150,7 +151,7 @@ func (s *ptySession) exitCode(t *testing.T) int {
 // each after the previous one's result appeared: every one must run, the
 // first included, and each in turn.
 func TestSessionTypedLines(t *testing.T) {
-	requireRootT(t)
+	testenv.Root(t)
 	s := startPTYSession(t, "--out", t.TempDir())
 	s.screen.waitFor(t, ">>> ")
 	for i := 1; i <= 6; i++ {
@@ -173,7 +174,7 @@ func TestSessionTypedLines(t *testing.T) {
 // person ends it, whatever the typed cells raised, and ends at once with
 // the code of the cell that ended the session when one does.
 func TestSessionExitCodeTyped(t *testing.T) {
-	requireRootT(t)
+	testenv.Root(t)
 	cases := []struct {
 		name  string
 		lines []string // typed, each after the previous one's result
@@ -210,7 +211,7 @@ func TestSessionExitCodeTyped(t *testing.T) {
 // cell failed (the first failure's code) or the session ended (the code
 // of the cell that ended it), and 0 when every cell ran.
 func TestSessionExitCodePiped(t *testing.T) {
-	requireRootT(t)
+	testenv.Root(t)
 	cases := []struct {
 		name  string
 		args  []string
@@ -274,7 +275,7 @@ print("second")
 // stdout and stderr apart, inert on a terminal, and followed by the
 // traceback and the next cell's value.
 func TestSessionStreamsOutput(t *testing.T) {
-	requireRootT(t)
+	testenv.Root(t)
 	token := fmt.Sprintf("%d", time.Now().UnixNano())
 	ptmx, tty, err := pty.Open()
 	if err != nil {

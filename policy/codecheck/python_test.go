@@ -2,11 +2,11 @@ package codecheck_test
 
 import (
 	"context"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 	"github.com/crucible-sandbox/crucible/policy/codecheck"
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/sandbox/linux"
@@ -20,9 +20,7 @@ import (
 // code objects or a blocked module, literal or computed at run time), and
 // what an analyst writes that stays allowed.
 func TestCheckPython(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("skipping: the native sandbox needs root")
-	}
+	testenv.Root(t)
 	rt, err := linux.New(linux.Options{})
 	if err != nil {
 		t.Fatalf("linux.New: %v", err)

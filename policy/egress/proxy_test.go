@@ -9,11 +9,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
 
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 	"github.com/crucible-sandbox/crucible/policy/egress"
 	"github.com/crucible-sandbox/crucible/policy/egress/egresstest"
 	"github.com/crucible-sandbox/crucible/sandbox"
@@ -34,9 +34,7 @@ type world struct {
 const bigBody = 10 << 10
 
 func newWorld(t *testing.T) *world {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: it creates network namespaces")
-	}
+	testenv.Root(t)
 	w := &world{dns: egresstest.NewDNS(t), web: egresstest.NewHost(t, "198.51.100.0/30")}
 	w.dns.Set("web.test", w.web.Addr.String())
 	w.dns.Set("intra.test", "127.0.0.1")

@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 	"github.com/crucible-sandbox/crucible/sandbox"
 )
 
@@ -137,9 +138,7 @@ func TestArtifactsCancelled(t *testing.T) {
 // program's own exit code and a reason saying the artifacts are
 // incomplete, and no artifact was read.
 func TestRunCancelledWhileCollecting(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("skipping: the native sandbox needs root")
-	}
+	testenv.Root(t)
 	rt, err := New(Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/sandbox/linux"
 	"github.com/crucible-sandbox/crucible/sandbox/linux/sandboxinit"
@@ -101,7 +102,7 @@ func BenchmarkWarmPrint1(b *testing.B) {
 // same program in a bare interpreter chrooted into the same image, which
 // imports pandas itself (target: x_bare at most 0.05).
 func BenchmarkWarmPandas(b *testing.B) {
-	img := openImage(b)
+	img := testenv.Image(b, "datascience")
 	opts := imageOptions(img)
 	opts.Warm = 1
 	rt := newRuntime(b, opts)

@@ -2,11 +2,11 @@ package linux_test
 
 import (
 	"context"
-	"os"
 	"os/exec"
 	"testing"
 	"time"
 
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/sandbox/linux"
 )
@@ -21,9 +21,7 @@ import (
 var print1 = sandbox.Request{Language: sandbox.Python, Code: "print(1)"}
 
 func newBenchRuntime(b *testing.B, opts linux.Options) *linux.Runtime {
-	if os.Geteuid() != 0 {
-		b.Skip("the native sandbox needs root")
-	}
+	testenv.Root(b)
 	rt, err := linux.New(opts)
 	if err != nil {
 		b.Fatal(err)

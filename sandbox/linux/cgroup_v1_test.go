@@ -7,15 +7,15 @@ import (
 	"testing"
 
 	"github.com/containerd/cgroups/v3"
+
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 )
 
 // A v1 run cgroup limits its socket buffers from the start (the kernel
 // charges only sockets made while the limit is set) and follows every
 // change of the memory limit, as a pool's sandbox gets its run's limits.
 func TestCgroupV1SocketMemory(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("creating cgroups needs root")
-	}
+	testenv.Root(t)
 	tcpFile := filepath.Join(cgroupRoot, "memory", "memory.kmem.tcp.limit_in_bytes")
 	if cgroups.Mode() == cgroups.Unified {
 		t.Skip("cgroup v2 charges socket memory to memory.current")

@@ -1,9 +1,9 @@
 package linux_test
 
 import (
-	"os"
 	"testing"
 
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/sandbox/linux"
 	"github.com/crucible-sandbox/crucible/sandbox/sandboxtest"
@@ -14,10 +14,7 @@ import (
 // building each sandbox when its run starts, once taking sandboxes from a
 // pool built ahead of time (the suite closes the runtime at the end).
 func TestConformance(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("skipping the conformance suite: the native runtime needs root " +
-			"(it creates cgroups and mount namespaces); run `go test` as root")
-	}
+	testenv.Root(t)
 	for _, tc := range []struct {
 		name string
 		opts linux.Options

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 	"github.com/crucible-sandbox/crucible/policy/egress"
 	"github.com/crucible-sandbox/crucible/policy/egress/egresstest"
 	"github.com/crucible-sandbox/crucible/sandbox"
@@ -83,7 +84,7 @@ print(json.dumps(out))
 // warm; every connection is in the run's record with its bytes and
 // verdict; and nothing of the proxy is left once the run has ended.
 func TestEgressAllowlist(t *testing.T) {
-	needRoot(t)
+	testenv.Root(t)
 	dns := egresstest.NewDNS(t)
 	web := egresstest.NewHost(t, "203.0.113.0/30")
 	dns.Set("web.test", web.Addr.String())

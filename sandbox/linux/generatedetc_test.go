@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/sandbox/linux"
 )
@@ -40,7 +41,7 @@ const identityWant = "sandbox\nsandbox sandbox\n127.0.0.1 127.0.0.1\nsandbox Tru
 // image store's path on the build host.
 // The generated files lie over the image's, which stays unchanged.
 func TestGeneratedEtc(t *testing.T) {
-	needRoot(t)
+	testenv.Root(t)
 	leaky := filepath.Join(t.TempDir(), "rootfs")
 	buildEtc := map[string]string{
 		"hostname": "buildhost-7\n", "resolv.conf": "nameserver 192.0.2.53\nsearch build.example\n",
@@ -71,7 +72,7 @@ func TestGeneratedEtc(t *testing.T) {
 	}{
 		{"host's directories", func(*testing.T) linux.Options { return linux.Options{} },
 			sandbox.Request{Language: sandbox.Python, Code: identityProgram}, identityWant},
-		{"datascience image", func(t *testing.T) linux.Options { return imageOptions(openImage(t)) },
+		{"datascience image", func(t *testing.T) linux.Options { return imageOptions(testenv.Image(t, "datascience")) },
 			sandbox.Request{Language: sandbox.Python, Code: identityProgram}, identityWant},
 		// Bash and coreutils only: the files themselves, the kernel's name
 		// as bash has it, and id's name for the uid (from /etc/passwd).

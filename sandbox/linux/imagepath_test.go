@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/sandbox/linux"
 )
@@ -16,7 +17,7 @@ import (
 // name where the image lives on the host (the image store's path, the
 // image's name), only the sandbox's own paths.
 func TestImageHostPathHidden(t *testing.T) {
-	needRoot(t)
+	testenv.Root(t)
 	// A small image: its own /etc, and copies of bash and cat with the
 	// libraries they load under its own /usr (merged-/usr links beside).
 	// Copies, not a bind of the host's /usr: a mount in the host's mount

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/sandbox/linux"
 )
@@ -218,7 +219,7 @@ func (h *heldFDs) checkHost(t *testing.T, token string) {
 // first run on the host, with the same descriptors, to show it finds
 // them (attacking nothing).
 func TestInheritedFDsUnreachable(t *testing.T) {
-	needRoot(t)
+	testenv.Root(t)
 	h := holdHostFDs(t)
 	control := exec.Command("python3", "-c", probe("control"))
 	out, err := control.Output()
@@ -240,7 +241,7 @@ func TestInheritedFDsUnreachable(t *testing.T) {
 
 	warmHits := func(rt *linux.Runtime) uint64 { return rt.WarmStats().Hits }
 	dataScience := func(t *testing.T, opts linux.Options) linux.Options { // a zygote with numpy, pandas and matplotlib loaded
-		o := imageOptions(openImage(t))
+		o := imageOptions(testenv.Image(t, "datascience"))
 		o.Warm = opts.Warm
 		return o
 	}

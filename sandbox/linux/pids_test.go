@@ -3,11 +3,11 @@ package linux
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 	"github.com/crucible-sandbox/crucible/sandbox"
 )
 
@@ -48,9 +48,7 @@ print(json.dumps({"first": first, "settled": alive}), flush=True)
 // never has more than limits.processes processes, and once init has left
 // it can have exactly that many.
 func TestProcessesExactWhileHostIsSlow(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("skipping: the native sandbox needs root (it creates cgroups and mount namespaces)")
-	}
+	testenv.Root(t)
 	for _, tc := range []struct {
 		name string
 		opts Options

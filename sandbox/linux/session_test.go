@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/crucible-sandbox/crucible/image"
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/sandbox/linux"
 	"github.com/crucible-sandbox/crucible/sandbox/sandboxtest"
@@ -39,18 +40,10 @@ func sandboxed(uid int) bool {
 // hang fails its test instead of the whole test binary.
 const callTimeout = 60 * time.Second
 
-// needRoot skips tb unless it runs as root, as the native runtime needs.
-func needRoot(tb testing.TB) {
-	tb.Helper()
-	if os.Geteuid() != 0 {
-		tb.Skip("skipping: the native sandbox needs root (it creates cgroups and mount namespaces); run `go test` as root")
-	}
-}
-
 // newRuntime returns a native runtime with opts, closed when tb ends.
 func newRuntime(tb testing.TB, opts linux.Options) *linux.Runtime {
 	tb.Helper()
-	needRoot(tb)
+	testenv.Root(tb)
 	rt, err := linux.New(opts)
 	if err != nil {
 		tb.Fatalf("linux.New: %v", err)
@@ -232,20 +225,6 @@ func ownCgroups() []string {
 		dirs = append(dirs, m...)
 	}
 	return dirs
-}
-
-// openImage opens the data-science image. When it is absent the test is
-// skipped, unless CI is set: there the image is part of the setup.
-func openImage(tb testing.TB) *image.Image {
-	tb.Helper()
-	img, err := image.Open(image.DefaultStore, "datascience")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			tb.Fatalf("the data-science image is required under CI: %v", err)
-		}
-		tb.Skipf("skipping: no data-science image (%v); build it with `crucible image build`", err)
-	}
-	return img
 }
 
 // imageOptions runs sandboxes in img, with its environment and /tmp seed.
@@ -759,7 +738,7 @@ func TestSessionIdleExpiry(t *testing.T) {
 // cache (no warning about a non-writable config directory), and that each
 // Result names the image.
 func TestSessionRichOutputs(t *testing.T) {
-	img := openImage(t)
+	img := testenv.Image(t, "datascience")
 	s := newSession(t, newRuntime(t, imageOptions(img)), sandbox.Limits{})
 
 	res := execCode(t, s, "import pandas as pd\npd.DataFrame({'a': [1, 2]})")

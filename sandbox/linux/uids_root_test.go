@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/sandbox/linux"
 )
@@ -40,7 +41,7 @@ func TestUIDCountBoundsLiveSandboxes(t *testing.T) {
 // TestUIDOptionsRefused checks the errors of a bad range, which name the
 // fields.
 func TestUIDOptionsRefused(t *testing.T) {
-	needRoot(t)
+	testenv.Root(t)
 	for _, tc := range []struct {
 		opts linux.Options
 		err  string

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/sandbox/linux"
 	"github.com/crucible-sandbox/crucible/sandbox/sandboxtest"
@@ -75,7 +76,7 @@ func TestWarmNothingPersists(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			opts, seed := linux.Options{Warm: 2}, []string{}
 			if tc.image {
-				img := openImage(t)
+				img := testenv.Image(t, "datascience")
 				opts = imageOptions(img)
 				opts.Warm = 2
 				if img.Manifest.TmpSeed != "" {
@@ -298,7 +299,7 @@ func (w warmFirst) Run(ctx context.Context, req sandbox.Request) (sandbox.Result
 // pool before each run, so that every run it can serve is served warm.
 // Each fails if no run was served warm.
 func TestConformanceWarm(t *testing.T) {
-	needRoot(t)
+	testenv.Root(t)
 	for _, tc := range []struct {
 		name string
 		wrap func(*linux.Runtime) sandbox.Runtime
@@ -356,7 +357,7 @@ func TestRuntimesShareNoCgroup(t *testing.T) {
 // the interpreter already has must run cold. In the data-science image,
 // on a machine with more than one core, processes 1 is such a run.
 func TestWarmProcessLimit(t *testing.T) {
-	opts := imageOptions(openImage(t))
+	opts := imageOptions(testenv.Image(t, "datascience"))
 	opts.Warm = 1
 	rt := newRuntime(t, opts)
 	// The tasks of every process but init (pid 1, outside the run's count).

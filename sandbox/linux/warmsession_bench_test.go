@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 	"github.com/crucible-sandbox/crucible/sandbox"
 )
 
@@ -32,7 +33,7 @@ func csv1MB() []byte {
 // to be full again, and the session is closed untimed. It reports cold_ms,
 // warm_ms and x_cold, their ratio (the target is at most 0.3).
 func BenchmarkWarmSessionCSV(b *testing.B) {
-	img := openImage(b)
+	img := testenv.Image(b, "datascience")
 	data := csv1MB()
 	coldOpts := imageOptions(img)
 	warmOpts := imageOptions(img)

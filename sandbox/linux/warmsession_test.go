@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/sandbox/linux"
 	"github.com/crucible-sandbox/crucible/sandbox/sandboxtest"
@@ -129,7 +130,7 @@ func TestWarmSessionReplaced(t *testing.T) {
 // has pandas imported before its first cell, which reads a read-only CSV;
 // and that a session with less memory than that holds starts cold.
 func TestWarmSessionPreloaded(t *testing.T) {
-	opts := imageOptions(openImage(t))
+	opts := imageOptions(testenv.Image(t, "datascience"))
 	opts.WarmSessions = 1
 	rt := newRuntime(t, opts)
 	awaitWarmSessions(t, rt)
@@ -183,7 +184,7 @@ func (w warmSessionsFirst) NewSession(ctx context.Context, req sandbox.SessionRe
 // be handled by a warm session as by a cold one. It fails if no session
 // was served warm.
 func TestConformanceWarmSessions(t *testing.T) {
-	needRoot(t)
+	testenv.Root(t)
 	sandboxtest.RunWith(t, func(t *testing.T) sandbox.Runtime {
 		rt, err := linux.New(linux.Options{WarmSessions: 2})
 		if err != nil {

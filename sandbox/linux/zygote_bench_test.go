@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 	"github.com/crucible-sandbox/crucible/sandbox/linux"
 )
 
@@ -109,7 +110,7 @@ func BenchmarkZygoteThroughput(b *testing.B) {
 // program in bare interpreters chrooted into the image, which import
 // pandas themselves, from 2 clients at once (target: x_bare at least 20).
 func BenchmarkZygotePandas(b *testing.B) {
-	img := openImage(b)
+	img := testenv.Image(b, "datascience")
 	opts := imageOptions(img)
 	opts.Warm = 2
 	rt := newRuntime(b, opts)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/sandbox/linux"
 )
@@ -18,7 +19,7 @@ import (
 // newZygoteRuntime returns a runtime with one zygote slot in the
 // data-science image.
 func newZygoteRuntime(t *testing.T) *linux.Runtime {
-	opts := imageOptions(openImage(t))
+	opts := imageOptions(testenv.Image(t, "datascience"))
 	opts.Warm = 1
 	return newRuntime(t, opts)
 }

@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 )
 
 // TestForkReadyRun drives readyRun, the host's wait for a fork's word that
@@ -13,9 +15,7 @@ import (
 // its CPU base read; another byte, or a gate closed before a word, is an
 // error that names what the fork said or did not say.
 func TestForkReadyRun(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: it makes a cgroup")
-	}
+	testenv.Root(t)
 	cases := []struct {
 		name    string
 		says    []byte // written on the fork's end, which is then closed

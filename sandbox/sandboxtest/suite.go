@@ -25,9 +25,7 @@ import (
 // A runtime package wires it up in a test of its own:
 //
 //	func TestConformance(t *testing.T) {
-//		if os.Geteuid() != 0 {
-//			t.Skip("the runtime needs root")
-//		}
+//		testenv.Root(t) // skips, or fails under CI, unless root
 //		sandboxtest.Run(t, func(t *testing.T) sandbox.Runtime {
 //			rt, err := myruntime.New(myruntime.Options{})
 //			if err != nil {

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 	"github.com/crucible-sandbox/crucible/policy/egress"
 )
 
@@ -53,6 +54,13 @@ type Host struct {
 // test ends.
 func NewHost(t testing.TB, subnet string) *Host {
 	t.Helper()
+	// Without these, the test would fail at the first command, saying
+	// neither what it needs nor how to get it.
+	testenv.Root(t)
+	if _, err := exec.LookPath("ip"); err != nil {
+		testenv.Missing(t, "the ip command (iproute2), to make the test's network namespaces",
+			"run scripts/setup.sh, which installs iproute2")
+	}
 	pfx := netip.MustParsePrefix(subnet)
 	if pfx.Bits() != 30 || !pfx.Addr().Is4() {
 		t.Fatalf("egresstest.NewHost: subnet must be an IPv4 /30, got %s", subnet)

@@ -1,0 +1,7 @@
+package image
+
+// The build's steps, for the tests outside the package (runstep_test.go).
+var (
+	RunStep     = runStep
+	WithLogTail = withLogTail
+)
