@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 )
 
 // TestServePoolFailuresReported starts `crucible serve` (the real binary)
@@ -17,7 +19,7 @@ import (
 // fails, and checks that /metrics counts the failures of the "warm" pool
 // and that the server's log says why, once, not once per failure.
 func TestServePoolFailuresReported(t *testing.T) {
-	requireRootT(t)
+	testenv.Root(t)
 	rootfs := t.TempDir()
 	if err := os.Mkdir(filepath.Join(rootfs, "usr"), 0o755); err != nil {
 		t.Fatal(err)
