@@ -41,8 +41,11 @@ func hideImagePath(base *BaseConfig) ([]RootEntry, error) {
 	}
 	root := make([]RootEntry, 0, len(base.Root))
 	fromImage := map[string]bool{} // the top directories bound from the image
+	// The image's own path ends in one slash, also when it is "/" (a
+	// root filesystem given as --rootfs /).
+	prefix := strings.TrimSuffix(base.Image, "/") + "/"
 	for _, e := range base.Root {
-		if rel, ok := strings.CutPrefix(e.Source, base.Image+"/"); ok {
+		if rel, ok := strings.CutPrefix(e.Source, prefix); ok {
 			if sameInode(e.Source, path.Join(dir, "lower", rel)) {
 				e.Source = path.Join(dir, "root", rel)
 				fromImage[topDir(e.Target)] = true
