@@ -32,6 +32,8 @@ type transportRule struct {
 //     stores (store), model providers (llm), the redactor and the code
 //     policy presets of a config (policy, policy/codecheck), error hints
 //     (hint), and serves the HTTP and MCP transports (server, mcpserver),
+//     and marks the descriptors it inherited close-on-exec as it starts
+//     (sandbox/linux/cloexec, in main.go),
 //     or talks to a remote server (client). It does not reach into agent
 //     or analyst types to handle a request: `crucible analyst` goes
 //     through service like every transport. Not yet: `crucible agent`
@@ -42,7 +44,7 @@ var transportRules = []transportRule{
 	{dir: "mcpserver"},
 	{dir: "webui"},
 	{dir: "cmd/crucible", may: []string{"sandbox/linux", "image", "store", "llm", "policy", "policy/codecheck", "hint", "client", "server", "mcpserver"},
-		inFiles: map[string][]string{"agent": {"agent.go", "agentsetup.go"}, "eval": {"eval.go"}}},
+		inFiles: map[string][]string{"agent": {"agent.go", "agentsetup.go"}, "eval": {"eval.go"}, "sandbox/linux/cloexec": {"main.go"}}},
 }
 
 // TestTransportsSpeakToServiceOnly fails when a transport's code (not its
