@@ -82,10 +82,10 @@ func (x *execution) run(ctx context.Context) (err error) {
 	if p := x.rt.takeZygote(ctx, x.req, x.lim); p != nil {
 		return x.runZygote(ctx, p, t0)
 	}
-	p := x.rt.takeWarm(x.req, x.lim)
+	p := x.rt.takeWarm(ctx, x.req, x.lim)
 	warm := p != nil
 	if !warm {
-		if p, err = x.rt.acquire(cgroupLimitsFor(x.lim)); err != nil {
+		if p, err = x.rt.acquire(ctx, cgroupLimitsFor(x.lim)); err != nil {
 			return &sandbox.PlatformError{Op: "prepare sandbox", Err: err}
 		}
 		if x.checkedInSandbox() {

@@ -1,6 +1,7 @@
 package linux
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"sync"
@@ -8,24 +9,56 @@ import (
 	"time"
 )
 
-// prestartPool keeps sandboxes built ahead of time, so that a run does not
-// wait for namespaces, a cgroup, init's start and the root's mounts. A
-// pre-started sandbox is pristine (no request has touched it) and serves
-// exactly one run, after which it is destroyed: pooling changes when a
-// sandbox is built, never what a run can see. The same pool also keeps
-// zygote slots (zygotepool.go), which are not destroyed after a run: each
-// comes back after init's reset and serves up to a thousand runs, and is
-// retired sooner on an anomaly (zygote.go says what is reset and checked).
+// pooled is what a pool keeps: a sandbox (a *sandboxProc, or a fake in the
+// pool's tests) that can say whether it still lives and be destroyed.
+type pooled interface {
+	alive() bool
+	release() error
+}
+
+// sandboxPool keeps sandboxes of one kind built ahead of time, so that a
+// request does not wait for namespaces, a cgroup, init's start and the
+// root's mounts. Pooling changes when a sandbox is built, never what a run
+// can see. There are three kinds, one per job:
+//
+//   - oneShotPool (Options.Prestart, Options.SingleRunWarm): a sandbox is
+//     pristine (no request has touched it) and serves one run, after which
+//     it is destroyed and its replacement built.
+//   - recyclePool (zygote slots, Options.Warm): a slot comes back after
+//     init's reset and serves up to a thousand runs, and is retired sooner
+//     on an anomaly (zygote.go says what is reset and checked).
+//   - detachPool (Options.WarmSessions): a warm session, once taken, is its
+//     session's until it closes; its replacement is built at once.
 //
 // A replacement is built when a run ends, not when it begins: building a
 // sandbox costs CPU and kernel locks that would otherwise slow the run that
 // just took one. Between runs (while an agent thinks) the machine is idle.
-type prestartPool struct {
-	build func() (*sandboxProc, error)
+type sandboxPool[S pooled] interface {
+	// take returns a ready sandbox, or false when none is ready (a miss).
+	take(ctx context.Context) (S, bool)
+	// put ends the request that took s. why nil: s may serve another
+	// (only a recyclePool keeps it; the others destroy it, at the end of
+	// its service); else s is retired because of why (see retireFor),
+	// which is counted and logged, and destroyed. An error destroying s
+	// is counted and logged.
+	put(s S, why error) error
+	// cleanupFailed counts and logs err, if not nil: an error cleaning up
+	// after a sandbox of the pool outside it (a zygote slot's run cgroup).
+	cleanupFailed(err error)
+	// stats reports the pool.
+	stats() PoolStats
+	// close destroys the ready sandboxes and stops building more.
+	close()
+}
+
+// readyPool is what the three kinds share: the sandboxes ready, the
+// goroutine that builds them (refill), the counts and the shutdown.
+type readyPool[S pooled] struct {
+	build func() (S, error)
 	// gate, if set, returns a channel closed when a build may start.
 	gate      func() <-chan struct{}
 	size      int
-	ready     chan *sandboxProc
+	ready     chan S
 	want      chan struct{} // one token per sandbox to build
 	done      chan struct{}
 	wg        sync.WaitGroup
@@ -87,12 +120,12 @@ const (
 // newPool begins keeping size sandboxes made by build ready. Each build
 // waits until gate, if not nil, allows it. The pool's failures are logged
 // to log (nil: slog.Default()) as the pool called name's.
-func newPool(name string, size int, build func() (*sandboxProc, error), gate func() <-chan struct{}, log *slog.Logger) *prestartPool {
-	p := &prestartPool{
+func newPool[S pooled](name string, size int, build func() (S, error), gate func() <-chan struct{}, log *slog.Logger) *readyPool[S] {
+	p := &readyPool[S]{
 		build:  build,
 		gate:   gate,
 		size:   size,
-		ready:  make(chan *sandboxProc, size),
+		ready:  make(chan S, size),
 		want:   make(chan struct{}, size),
 		done:   make(chan struct{}),
 		report: newPoolReport(name, log),
@@ -108,7 +141,7 @@ func newPool(name string, size int, build func() (*sandboxProc, error), gate fun
 // Failures back off, so a broken host does not spin, and are counted and
 // logged (rate-limited: a build that fails for good logs a line per
 // rateLogEvery).
-func (pool *prestartPool) refill() {
+func (pool *readyPool[S]) refill() {
 	backoff := minBuildBackoff
 	for {
 		select {
@@ -143,7 +176,6 @@ func (pool *prestartPool) refill() {
 			}
 		}
 		backoff = minBuildBackoff
-		p.pool = pool
 		select {
 		case pool.ready <- p:
 		case <-pool.done:
@@ -153,42 +185,41 @@ func (pool *prestartPool) refill() {
 	}
 }
 
-// take returns a ready, live sandbox, or nil if none is ready.
-func (pool *prestartPool) take() *sandboxProc {
+// takeReady returns a ready, live sandbox, or false if none is ready.
+func (pool *readyPool[S]) takeReady() (S, bool) {
 	for {
 		select {
 		case p, ok := <-pool.ready:
-			if p, retry := pool.received(p, ok); !retry {
-				return p
+			if p, got, retry := pool.received(p, ok); !retry {
+				return p, got
 			}
 		default:
 			pool.misses.Add(1)
-			return nil
+			var none S
+			return none, false
 		}
 	}
 }
 
 // received handles a sandbox received from the ready channel (ok false:
-// the pool is closed): a live one is a hit, returned; a dead one is
-// replaced and retry is set; a closed pool gives nil.
-func (pool *prestartPool) received(p *sandboxProc, ok bool) (_ *sandboxProc, retry bool) {
+// the pool is closed): a live one is a hit, returned with got set; a dead
+// one is replaced and retry is set; a closed pool gives nothing.
+func (pool *readyPool[S]) received(p S, ok bool) (_ S, got, retry bool) {
 	if !ok {
-		return nil, false
+		return p, false, false
 	}
 	if !p.alive() {
 		pool.report.retired(retireFor(retiredDead, errors.New("a ready sandbox had died")))
 		_ = pool.replace(p)
-		return nil, true
+		return p, false, true
 	}
 	pool.hits.Add(1)
-	return p, false
+	return p, true, false
 }
 
-// detach makes p, just taken, no longer the pool's (its end asks for
-// nothing) and asks for its replacement now: for a sandbox that outlives
-// its request by far, such as a session's.
-func (pool *prestartPool) detach(p *sandboxProc) {
-	p.pool = nil
+// detach asks for the replacement of a sandbox just taken now: for a
+// sandbox that outlives its request by far, such as a session's.
+func (pool *readyPool[S]) detach() {
 	select {
 	case pool.want <- struct{}{}:
 	default:
@@ -197,7 +228,7 @@ func (pool *prestartPool) detach(p *sandboxProc) {
 
 // replace destroys a pooled sandbox and asks for another. An error
 // destroying it is counted and logged, and returned.
-func (pool *prestartPool) replace(p *sandboxProc) error {
+func (pool *readyPool[S]) replace(p S) error {
 	err := p.release()
 	pool.report.recycleFailed(err)
 	select {
@@ -207,21 +238,19 @@ func (pool *prestartPool) replace(p *sandboxProc) error {
 	return err
 }
 
+// cleanupFailed counts and logs err, if not nil (see sandboxPool).
+func (pool *readyPool[S]) cleanupFailed(err error) { pool.report.recycleFailed(err) }
+
 // stats reports the pool.
-func (pool *prestartPool) stats() PoolStats {
-	if pool == nil {
-		return PoolStats{}
-	}
+func (pool *readyPool[S]) stats() PoolStats {
 	st := PoolStats{Size: pool.size, Ready: len(pool.ready), Hits: pool.hits.Load(), Misses: pool.misses.Load()}
 	pool.report.fill(&st)
 	return st
 }
 
-// close destroys the ready sandboxes and stops building more.
-func (pool *prestartPool) close() {
-	if pool == nil {
-		return
-	}
+// close destroys the ready sandboxes and stops building more, once no
+// sandbox taken is still to come back.
+func (pool *readyPool[S]) close() {
 	pool.closeOnce.Do(func() {
 		close(pool.done)
 		pool.wg.Wait()
@@ -238,38 +267,64 @@ func (pool *prestartPool) close() {
 
 // acquire returns a built sandbox with limits lim: a pre-started one when
 // there is one, else one built now.
-func (r *Runtime) acquire(lim cgroupLimits) (*sandboxProc, error) {
-	if r.pool != nil {
-		if p := r.pool.take(); p != nil {
-			if err := p.cg.setLimits(lim); err != nil {
-				_ = r.retire(p)
-				return nil, err
-			}
-			return p, nil
+func (r *Runtime) acquire(ctx context.Context, lim cgroupLimits) (*sandboxProc, error) {
+	if p := takeFrom(ctx, r.pool); p != nil {
+		if err := p.cg.setLimits(lim); err != nil {
+			_ = r.retire(p)
+			return nil, err
 		}
+		return p, nil
 	}
 	return r.launch(lim)
 }
 
-// retire destroys a sandbox after its run and, if it came from a pool,
-// asks for a replacement.
+// takeFrom takes a ready sandbox from pool, if there is a pool and it has
+// one, and marks it as the pool's, for retire.
+func takeFrom(ctx context.Context, pool sandboxPool[*sandboxProc]) *sandboxProc {
+	if pool == nil {
+		return nil
+	}
+	p, ok := pool.take(ctx)
+	if !ok {
+		return nil
+	}
+	p.pool = pool
+	return p
+}
+
+// retire ends a sandbox's request: it is destroyed and, if it came from a
+// pool, the pool asks for a replacement (see sandboxPool).
 func (r *Runtime) retire(p *sandboxProc) error {
 	if p.pool != nil {
-		return p.pool.replace(p)
+		return p.pool.put(p, nil)
 	}
 	return p.release()
 }
 
-// PoolStats reports the pool of pre-started sandboxes; all zero without one.
-func (r *Runtime) PoolStats() PoolStats { return r.pool.stats() }
+// statsOf reports pool; all zero without one.
+func statsOf(pool sandboxPool[*sandboxProc]) PoolStats {
+	if pool == nil {
+		return PoolStats{}
+	}
+	return pool.stats()
+}
 
-// WarmStats reports the pool of warm Python sandboxes; all zero without one.
-func (r *Runtime) WarmStats() PoolStats { return r.warm.stats() }
+// PoolStats reports the pool of pre-started sandboxes; all zero without one.
+func (r *Runtime) PoolStats() PoolStats { return statsOf(r.pool) }
+
+// WarmStats reports the pool of warm Python sandboxes (zygote slots, or
+// Options.SingleRunWarm's); all zero without one.
+func (r *Runtime) WarmStats() PoolStats {
+	if r.zygotes != nil {
+		return r.zygotes.stats()
+	}
+	return statsOf(r.warm)
+}
 
 // WarmSessionStats reports the pool of warm sessions (Options.WarmSessions):
 // Hits counts sessions that took one, Misses sessions that fitted one but
 // found none ready; all zero without the pool.
-func (r *Runtime) WarmSessionStats() PoolStats { return r.warmSessions.stats() }
+func (r *Runtime) WarmSessionStats() PoolStats { return statsOf(r.warmSessions) }
 
 // Close closes every session, destroys the sandboxes kept ready and stops
 // building more. Runs in progress are not affected (Close waits for those
@@ -279,8 +334,10 @@ func (r *Runtime) Close() error {
 	for _, s := range r.sessions.all() {
 		_ = s.Close()
 	}
-	r.pool.close()
-	r.warm.close()
-	r.warmSessions.close()
+	for _, pool := range []sandboxPool[*sandboxProc]{r.pool, r.zygotes, r.warm, r.warmSessions} {
+		if pool != nil {
+			pool.close()
+		}
+	}
 	return nil
 }

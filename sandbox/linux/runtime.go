@@ -102,18 +102,19 @@ type Runtime struct {
 	env                 []string
 	egress              egress.Config
 	defaultCgroupLimits cgroupLimits
-	pool                *prestartPool
-	warm                *prestartPool
-	warmSessions        *prestartPool
+	// pool keeps Options.Prestart's sandboxes; zygotes Options.Warm's
+	// zygote slots, or warm those of Options.SingleRunWarm instead; and
+	// warmSessions Options.WarmSessions'. Each is nil without any.
+	pool         sandboxPool[*sandboxProc]
+	zygotes      sandboxPool[*sandboxProc]
+	warm         sandboxPool[*sandboxProc]
+	warmSessions sandboxPool[*sandboxProc]
 	// warmTasks is the number of processes and threads the last warm
 	// interpreter built had once started (numpy's math library starts
 	// threads as it is imported): a run allowed fewer is not served warm.
 	// warmSessionTasks is the same for warm sessions, and
 	// warmSessionMemory the memory the last one built had used: a
 	// session allowed no more is not served warm.
-	// zygote says the warm sandboxes are zygote slots (not
-	// Options.SingleRunWarm).
-	zygote            bool
 	warmTasks         atomic.Int64
 	warmSessionTasks  atomic.Int64
 	warmSessionMemory atomic.Int64
@@ -188,17 +189,16 @@ func New(opts Options) (*Runtime, error) {
 		preload = DefaultPreload()
 	}
 	if opts.Prestart > 0 {
-		r.pool = newPool("prestart", opts.Prestart, func() (*sandboxProc, error) { return r.launch(r.defaultCgroupLimits) }, nil, opts.Logger)
+		r.pool = newOneShotPool("prestart", opts.Prestart, func() (*sandboxProc, error) { return r.launch(r.defaultCgroupLimits) }, opts.Logger)
 	}
 	switch {
 	case opts.Warm > 0 && !opts.SingleRunWarm:
-		r.zygote = true
-		r.warm = newPool("warm", opts.Warm, func() (*sandboxProc, error) { return r.launchZygote(preload) }, nil, opts.Logger)
+		r.zygotes = newRecyclePool("warm", opts.Warm, func() (*sandboxProc, error) { return r.launchZygote(preload) }, zygoteWait, opts.Logger)
 	case opts.Warm > 0:
-		r.warm = newPool("warm", opts.Warm, func() (*sandboxProc, error) { return r.launchWarm(preload) }, nil, opts.Logger)
+		r.warm = newOneShotPool("warm", opts.Warm, func() (*sandboxProc, error) { return r.launchWarm(preload) }, opts.Logger)
 	}
 	if opts.WarmSessions > 0 {
-		r.warmSessions = newPool("warm-sessions", opts.WarmSessions, func() (*sandboxProc, error) { return r.launchWarmSession(preload) }, r.cellsRunning.quiet, opts.Logger)
+		r.warmSessions = newDetachPool("warm-sessions", opts.WarmSessions, func() (*sandboxProc, error) { return r.launchWarmSession(preload) }, r.cellsRunning.quiet, opts.Logger)
 	}
 	return r, nil
 }

@@ -43,7 +43,6 @@ type sandboxProc struct {
 	fromKernel *os.File // a session kernel's replies
 	events     <-chan sandboxinit.Event
 	waited     <-chan struct{} // closed once init has exited and been reaped
-	pool       *prestartPool   // the pool that built it, if any
 	kernel     *kernelProc     // the kernel running in it, for a warm sandbox
 	evicted    bool            // init has left the run's cgroup
 	zygote     *zygoteState    // for a zygote slot: what it keeps between runs
@@ -52,6 +51,8 @@ type sandboxProc struct {
 	// release has seen every process of the sandbox gone (see uids.go).
 	uid  int
 	uids *uidAllocator
+	// pool is the pool it was taken from, if any: retire puts it back.
+	pool sandboxPool[*sandboxProc]
 }
 
 // launch starts a sandbox's init in new namespaces, inside a new cgroup with

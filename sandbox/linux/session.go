@@ -121,7 +121,7 @@ func (r *Runtime) NewSession(ctx context.Context, req sandbox.SessionRequest) (s
 
 func (r *Runtime) startSession(ctx context.Context, req *sandbox.SessionRequest) (*Session, error) {
 	lim := req.Limits.WithDefaults()
-	if p := r.takeWarmSession(req, lim); p != nil {
+	if p := r.takeWarmSession(ctx, req, lim); p != nil {
 		s := &Session{rt: r, id: ids.New(ids.Session), lim: lim, p: p, ended: make(chan struct{})}
 		if err := s.attach(p.kernel); err != nil {
 			_ = r.retire(p)
@@ -129,7 +129,7 @@ func (r *Runtime) startSession(ctx context.Context, req *sandbox.SessionRequest)
 		}
 		return s, nil
 	}
-	p, err := r.acquire(cgroupLimitsFor(lim))
+	p, err := r.acquire(ctx, cgroupLimitsFor(lim))
 	if err != nil {
 		return nil, &sandbox.PlatformError{Op: "prepare sandbox", Err: err}
 	}

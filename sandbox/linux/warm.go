@@ -56,20 +56,19 @@ func (r *Runtime) launchWarm(preload []string) (*sandboxProc, error) {
 // and no environment variable the interpreter has read already
 // (startupEnv). Read-only input files are sealed by the host as the
 // sandbox's init seals them (see placeFiles).
-func (r *Runtime) takeWarm(req *sandbox.Request, lim sandbox.Limits) *sandboxProc {
+func (r *Runtime) takeWarm(ctx context.Context, req *sandbox.Request, lim sandbox.Limits) *sandboxProc {
 	def := sandbox.DefaultLimits().WithDefaults()
-	if r.warm == nil || r.zygote || req.Language != sandbox.Python || lim.DiskBytes != def.DiskBytes || startupEnv(req.Env) ||
+	if r.warm == nil || req.Language != sandbox.Python || lim.DiskBytes != def.DiskBytes || startupEnv(req.Env) ||
 		lim.FileSizeBytes > def.FileSizeBytes || lim.OpenFiles > def.OpenFiles ||
 		lim.Processes < r.warmTasks.Load() {
 		return nil
 	}
-	p := r.warm.take()
+	p := takeFrom(ctx, r.warm)
 	if p == nil {
 		return nil
 	}
 	if err := p.cg.setLimits(cgroupLimits{MemoryBytes: lim.MemoryBytes, Pids: lim.Processes}); err != nil {
-		r.warm.report.retired(retireFor(retiredLimits, err))
-		_ = r.retire(p)
+		_ = r.warm.put(p, retireFor(retiredLimits, err))
 		return nil
 	}
 	// Security: the interpreter's threads are the program's, and lowering
@@ -78,8 +77,7 @@ func (r *Runtime) takeWarm(req *sandbox.Request, lim sandbox.Limits) *sandboxPro
 	// interpreter already has more tasks than the run may is not used, so
 	// that limits.processes holds for a warm run as for a cold one.
 	if n, err := p.cg.pidsCurrent(); err != nil || n > lim.Processes {
-		r.warm.report.retired(retireFor(retiredLimits, fmt.Errorf("the interpreter has %d tasks, the run may have %d (%v)", n, lim.Processes, err)))
-		_ = r.retire(p)
+		_ = r.warm.put(p, retireFor(retiredLimits, fmt.Errorf("the interpreter has %d tasks, the run may have %d (%v)", n, lim.Processes, err)))
 		return nil
 	}
 	return p

@@ -78,18 +78,17 @@ func (r *Runtime) launchWarmSession(preload []string) (*sandboxProc, error) {
 // files and environment), or nil when there is no pool, none is ready,
 // or req cannot be served warm. A warm session that fails to become req's
 // is destroyed, and req starts cold.
-func (r *Runtime) takeWarmSession(req *sandbox.SessionRequest, lim sandbox.Limits) *sandboxProc {
+func (r *Runtime) takeWarmSession(ctx context.Context, req *sandbox.SessionRequest, lim sandbox.Limits) *sandboxProc {
 	top := warmSessionRlimits()
 	if r.warmSessions == nil || startupEnv(req.Env) || lim.Processes < r.warmSessionTasks.Load() ||
 		lim.MemoryBytes <= r.warmSessionMemory.Load() ||
 		lim.Processes > top.Processes || lim.FileSizeBytes > top.FileSizeBytes || lim.OpenFiles > top.OpenFiles {
 		return nil
 	}
-	p := r.warmSessions.take()
+	p := takeFrom(ctx, r.warmSessions)
 	if p == nil {
 		return nil
 	}
-	r.warmSessions.detach(p)
 	if err := r.fitWarmSession(p, req, lim); err != nil {
 		_ = p.release()
 		return nil

@@ -262,15 +262,11 @@ func (r *Runtime) takeZygote(ctx context.Context, req *sandbox.Request, lim sand
 	// which has both: the fork has closed the kernel's channel the
 	// policy's findings come back on, and a slot's network namespace is
 	// built without the proxy's listener.
-	if !r.zygote || r.warm == nil || req.Language != sandbox.Python || lim.DiskBytes != def.DiskBytes || startupEnv(req.Env) ||
+	if r.zygotes == nil || req.Language != sandbox.Python || lim.DiskBytes != def.DiskBytes || startupEnv(req.Env) ||
 		lim.FileSizeBytes > def.FileSizeBytes || lim.OpenFiles > def.OpenFiles || req.Rules != nil || !req.Network.IsZero() {
 		return nil
 	}
-	p := r.warm.takeSoon(ctx, zygoteWait)
-	if p != nil {
-		r.warm.willRecycle()
-	}
-	return p
+	return takeFrom(ctx, r.zygotes)
 }
 
 // recycleZygote resets slot p after a run in cgroup cg and gives it back
@@ -282,11 +278,11 @@ func (r *Runtime) recycleZygote(p *sandboxProc, cg runCgroup, anomaly error) {
 		anomaly = r.resetZygote(p, cg)
 	}
 	if anomaly != nil {
-		r.warm.report.recycleFailed(removeRunCgroup(cg))
-		r.warm.discard(p, anomaly)
+		r.zygotes.cleanupFailed(removeRunCgroup(cg))
+		_ = r.zygotes.put(p, anomaly)
 		return
 	}
-	r.warm.recycle(p)
+	_ = r.zygotes.put(p, nil)
 }
 
 // resetZygote checks that the run's cgroup is empty, has init reset the

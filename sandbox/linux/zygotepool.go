@@ -2,31 +2,68 @@ package linux
 
 import (
 	"context"
+	"log/slog"
 	"time"
 )
 
-// A zygote slot serves many runs: after each it is reset and given back
-// to the pool it came from, rather than replaced. These are the pool's
-// operations for that.
+// recyclePool keeps zygote slots (Options.Warm): a slot serves many runs,
+// and after each it is reset and given back to the pool (put with why
+// nil) rather than replaced, or retired after an anomaly or at the end of
+// its service (put with why) and replaced. A take waits at most wait for
+// a slot being reset.
+type recyclePool[S pooled] struct {
+	*readyPool[S]
+	wait time.Duration
+}
 
-// takeSoon returns a ready, live sandbox, or nil if none is ready and
+// newRecyclePool begins keeping size slots made by build ready, as the
+// pool called name (see newPool).
+func newRecyclePool[S pooled](name string, size int, build func() (S, error), wait time.Duration, log *slog.Logger) recyclePool[S] {
+	return recyclePool[S]{newPool(name, size, build, nil, log), wait}
+}
+
+// take returns a ready slot (see takeSoon), counted as one that will come
+// back: close waits for its put.
+func (pool recyclePool[S]) take(ctx context.Context) (S, bool) {
+	s, ok := pool.takeSoon(ctx, pool.wait)
+	if ok {
+		pool.willRecycle()
+	}
+	return s, ok
+}
+
+// put gives s, taken, back after its run if why is nil (s has been
+// reset), and otherwise retires it because of why and asks for its
+// replacement.
+func (pool recyclePool[S]) put(s S, why error) error {
+	if why != nil {
+		pool.discard(s, why)
+		return nil
+	}
+	pool.recycle(s)
+	return nil
+}
+
+// The operations below are readyPool's; only a recyclePool uses them.
+
+// takeSoon returns a ready, live sandbox, or false if none is ready and
 // none is being recycled. If one is being recycled it waits for a sandbox
 // at most wait (a reset takes a few milliseconds; a run served by a slot
 // of another kind costs more) or until ctx ends.
-func (pool *prestartPool) takeSoon(ctx context.Context, wait time.Duration) *sandboxProc {
+func (pool *readyPool[S]) takeSoon(ctx context.Context, wait time.Duration) (_ S, _ bool) {
 	var timeout <-chan time.Time
 	for {
 		select {
 		case p, ok := <-pool.ready:
-			if p, retry := pool.received(p, ok); !retry {
-				return p
+			if p, got, retry := pool.received(p, ok); !retry {
+				return p, got
 			}
 			continue
 		default:
 		}
 		if pool.recycling.Load() == 0 {
 			pool.misses.Add(1)
-			return nil
+			return
 		}
 		if timeout == nil {
 			timer := time.NewTimer(wait)
@@ -35,26 +72,26 @@ func (pool *prestartPool) takeSoon(ctx context.Context, wait time.Duration) *san
 		}
 		select {
 		case p, ok := <-pool.ready:
-			if p, retry := pool.received(p, ok); !retry {
-				return p
+			if p, got, retry := pool.received(p, ok); !retry {
+				return p, got
 			}
 			continue
 		case <-timeout:
 			pool.misses.Add(1)
-			return nil
+			return
 		case <-ctx.Done():
-			return nil
+			return
 		}
 	}
 }
 
 // willRecycle counts p, just taken, as one that will come back (recycle
 // or discard); close waits for it.
-func (pool *prestartPool) willRecycle() { pool.recycling.Add(1) }
+func (pool *readyPool[S]) willRecycle() { pool.recycling.Add(1) }
 
 // recycle gives p, reset after its run, back to the ready sandboxes; if
 // the pool is closed (or full), p is released instead.
-func (pool *prestartPool) recycle(p *sandboxProc) {
+func (pool *readyPool[S]) recycle(p S) {
 	defer pool.recycling.Add(-1)
 	pool.closeMu.Lock()
 	defer pool.closeMu.Unlock()
@@ -69,7 +106,7 @@ func (pool *prestartPool) recycle(p *sandboxProc) {
 }
 
 // awaitRecycled waits until no sandbox taken is still to come back.
-func (pool *prestartPool) awaitRecycled() {
+func (pool *readyPool[S]) awaitRecycled() {
 	for pool.recycling.Load() > 0 {
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -78,7 +115,7 @@ func (pool *prestartPool) awaitRecycled() {
 // discard releases p, taken for a run after which it cannot serve
 // another because of why (see retireFor), and asks for its replacement;
 // the retirement is counted and logged, as an error releasing p is.
-func (pool *prestartPool) discard(p *sandboxProc, why error) {
+func (pool *readyPool[S]) discard(p S, why error) {
 	defer pool.recycling.Add(-1)
 	pool.report.retired(why)
 	_ = pool.replace(p)
