@@ -31,7 +31,9 @@ const setupTimeout = 30 * time.Second
 
 // sandboxProc is one sandbox seen from the host: its init process, built up
 // to sandboxinit.PhaseReady and waiting for a request, its cgroup, and the host's ends
-// of its pipes. It serves exactly one run and is then released.
+// of its pipes. It serves one run (or one session) and is then released,
+// unless it is a zygote slot, which is reset and serves the next run
+// (zygote.go).
 type sandboxProc struct {
 	cmd        *exec.Cmd
 	cg         runCgroup
