@@ -1,8 +1,8 @@
 package linux_test
 
 import (
-	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -10,47 +10,28 @@ import (
 )
 
 // The benchmarks in this file measure zygote slots (linux.Options.Warm, the default)
-// against bare interpreters measured in the same run, as bench5_test.go
-// does for warm sandboxes; each reports its ratio to bare as x_bare.
-
-// median returns the median of ds.
-func median(ds []time.Duration) time.Duration {
-	slices.Sort(ds)
-	return ds[len(ds)/2]
-}
+// against bare interpreters measured in the same run, in separate phases
+// (benchphase_test.go); each reports its ratio to bare as x_bare.
 
 // BenchmarkZygotePrint1 is the latency of stateless print(1) runs served
-// by one zygote slot back to back (no wait between runs: the slot's reset
-// after a run overlaps the caller's own work, here none), against a bare
-// `python3 -c 'print(1)'` on the host, alternating the two: the medians
-// and their ratio, x_bare (target: at most 0.15).
+// by one zygote slot, against a bare `python3 -c 'print(1)'` on the host
+// (benchphase_test.go). b2b: each run starts when the previous one's
+// result arrived, so it waits for the slot's reset and re-fork, which
+// run after Run returns (target: b2b_x_bare at most 0.15); idle: each run
+// after the slot is ready again. Every idle run must be served by the
+// slot; b2b_pool_pct is the share of the back-to-back ones it served.
 func BenchmarkZygotePrint1(b *testing.B) {
 	rt := newRuntime(b, linux.Options{Warm: 1})
-	base := bare{code: "print(1)", want: "1\n"}
-	awaitWarm(b, rt)
-	for range 3 { // untimed: the page cache, the first forks
-		base.run(b)
-		boxed(b, rt, base.code, base.want)
-	}
-	hits := rt.WarmStats().Hits
-	var bareTook, boxedTook []time.Duration
-	for b.Loop() {
-		bareTook = append(bareTook, base.run(b))
-		boxedTook = append(boxedTook, boxed(b, rt, base.code, base.want))
-	}
-	if st := rt.WarmStats(); st.Hits-hits != uint64(b.N) {
-		b.Fatalf("%d of %d timed runs were served by the zygote slot: %+v", st.Hits-hits, b.N, st)
-	}
-	bm, zm := median(bareTook), median(boxedTook)
-	b.ReportMetric(float64(bm)/1e6, "bare_p50_ms")
-	b.ReportMetric(float64(zm)/1e6, "sandbox_p50_ms")
-	b.ReportMetric(float64(zm)/float64(bm), "x_bare")
+	compareLatency(b, rt, bare{code: "print(1)", want: "1\n"}, true)
 }
 
-// throughput runs op from clients goroutines at once, n times in all, and
-// returns the rate in runs per second.
-func throughput(clients, n int, op func()) float64 {
-	var wg sync.WaitGroup
+// throughput runs op n times from clients goroutines at once and returns
+// the rate in runs per second. It fails b if any run fails.
+func throughput(b *testing.B, clients, n int, op func() (time.Duration, error)) float64 {
+	var (
+		wg     sync.WaitGroup
+		failed atomic.Pointer[error]
+	)
 	work := make(chan struct{}, n)
 	for range n {
 		work <- struct{}{}
@@ -60,34 +41,46 @@ func throughput(clients, n int, op func()) float64 {
 	for range clients {
 		wg.Go(func() {
 			for range work {
-				op()
+				if _, err := op(); err != nil {
+					failed.CompareAndSwap(nil, &err)
+				}
 			}
 		})
 	}
 	wg.Wait()
-	return float64(n) / time.Since(start).Seconds()
+	rate := float64(n) / time.Since(start).Seconds()
+	if err := failed.Load(); err != nil {
+		b.Fatal(*err)
+	}
+	return rate
 }
 
 // compareThroughput measures, with clients at once, the rate of runs of
-// base's program served by rt's zygote slots against that of base run
-// bare, the same number of runs each (b.N, at least 4 per client), and
-// reports both and their ratio, x_bare.
+// base's program served by rt's zygote slots (b.N runs; ns/op is their
+// time over b.N) against that of base run bare (as many runs), in two
+// phases,
+// each started once every slot is ready (so that neither pays for the
+// resets of the runs before it), and reports both rates, their ratio,
+// x_bare, and the share of the sandboxed runs the slots served. Every
+// run must succeed with base's stdout.
 func compareThroughput(b *testing.B, rt *linux.Runtime, base bare, clients int) {
-	awaitWarm(b, rt)
+	awaitPools(b, rt)
 	for range clients { // untimed: the page cache, the first forks
 		base.run(b)
 		boxed(b, rt, base.code, base.want)
 	}
-	awaitWarm(b, rt)
-	hits := rt.WarmStats().Hits
-	n := max(b.N, 4*clients)
-	boxedRate := throughput(clients, n, func() { boxed(b, rt, base.code, base.want) })
-	served := rt.WarmStats().Hits - hits
-	bareRate := throughput(clients, n, func() { base.run(b) })
+	awaitPools(b, rt)
+	hits := poolHits(rt)
+	b.ResetTimer()
+	boxedRate := throughput(b, clients, b.N, func() (time.Duration, error) { return tryBoxed(rt, base.code, base.want) })
+	b.StopTimer()
+	served := poolHits(rt) - hits
+	awaitPools(b, rt)
+	bareRate := throughput(b, clients, b.N, base.try)
 	b.ReportMetric(boxedRate, "sandbox_runs_per_s")
 	b.ReportMetric(bareRate, "bare_runs_per_s")
 	b.ReportMetric(boxedRate/bareRate, "x_bare")
-	b.ReportMetric(100*float64(served)/float64(n), "zygote_%")
+	b.ReportMetric(100*float64(served)/float64(b.N), "zygote_pct")
 }
 
 // BenchmarkZygoteThroughput is the rate of stateless print(1) runs from 2
