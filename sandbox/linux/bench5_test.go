@@ -9,12 +9,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/sandbox/linux"
+	bt "github.com/crucible-sandbox/crucible/sandbox/linux/benchtest"
 	"github.com/crucible-sandbox/crucible/sandbox/linux/sandboxinit"
 )
 
@@ -23,42 +23,6 @@ import (
 // (benchphase_test.go): the same interpreter started bare, with an empty
 // environment, in the same root filesystem. Each reports the ratio as a
 // metric (x_bare); ns/op is not the figure of interest.
-
-// bare is an interpreter command run without a sandbox.
-type bare struct {
-	root string // chroot into this directory first; "" for the host's
-	code string // passed to python3 -c
-	want string // its expected stdout
-}
-
-// run runs the command once and returns how long it took; it fails b
-// unless the command succeeds with the expected stdout.
-func (c bare) run(b *testing.B) time.Duration {
-	took, err := c.try()
-	if err != nil {
-		b.Fatal(err)
-	}
-	return took
-}
-
-// try runs the command once and returns how long it took, or why it did
-// not succeed with the expected stdout. It does not touch b, so that any
-// goroutine may call it.
-func (c bare) try() (time.Duration, error) {
-	cmd := exec.Command("/usr/bin/python3", "-c", c.code)
-	cmd.Env = []string{}
-	if c.root != "" {
-		cmd.Dir = "/"
-		cmd.SysProcAttr = &syscall.SysProcAttr{Chroot: c.root}
-	}
-	start := time.Now()
-	out, err := cmd.Output()
-	took := time.Since(start)
-	if err != nil || string(out) != c.want {
-		return took, fmt.Errorf("bare python3 -c %q: stdout %q, %v, want %q", c.code, out, err, c.want)
-	}
-	return took, nil
-}
 
 // boxed runs code as a stateless Python run on rt, returning how long it
 // took; it fails b unless the run ends ok with stdout want.
@@ -93,7 +57,7 @@ func tryBoxed(rt *linux.Runtime, code, want string) (time.Duration, error) {
 // measures the default kind, zygote slots.
 func BenchmarkWarmPrint1(b *testing.B) {
 	rt := newRuntime(b, linux.Options{Warm: 1, SingleRunWarm: true})
-	compareLatency(b, rt, bare{code: "print(1)", want: "1\n"}, true)
+	compareLatency(b, rt, bt.Print1, true)
 }
 
 // BenchmarkWarmPandas is the latency of a small pandas program served by a
@@ -106,10 +70,10 @@ func BenchmarkWarmPandas(b *testing.B) {
 	opts := imageOptions(img)
 	opts.Warm = 1
 	rt := newRuntime(b, opts)
-	compareLatency(b, rt, bare{
-		root: img.RootFS,
-		code: "import pandas as pd; print(pd.DataFrame({'a': [1, 2]}).sum())",
-		want: "a    3\ndtype: int64\n",
+	compareLatency(b, rt, bt.Bare{
+		Root: img.RootFS,
+		Code: "import pandas as pd; print(pd.DataFrame({'a': [1, 2]}).sum())",
+		Want: "a    3\ndtype: int64\n",
 	}, true)
 }
 
@@ -117,22 +81,22 @@ func BenchmarkWarmPandas(b *testing.B) {
 // back to back, one client, on a runtime keeping two warm sandboxes of
 // the single-run kind (Options.SingleRunWarm: refills compete with the
 // runs; a run that finds the pool empty is served cold), against as many
-// bare interpreters run one after another, each phase started with every
+// bare interpreters run one after another, each bt.Phase started with every
 // pool full (target: x_bare, the ratio of the rates, at least 1.5).
 // ZygoteThroughput measures the default kind, zygote slots.
 func BenchmarkWarmThroughput(b *testing.B) {
 	rt := newRuntime(b, linux.Options{Warm: 2, SingleRunWarm: true})
-	base := bare{code: "print(1)", want: "1\n"}
-	base.run(b)
-	boxed(b, rt, base.code, base.want)
-	awaitPools(b, rt)
-	hits := poolHits(rt)
+	base := bt.Print1
+	base.Run(b)
+	boxed(b, rt, base.Code, base.Want)
+	bt.AwaitPools(b, rt)
+	hits := bt.PoolHits(rt)
 	b.ResetTimer()
-	boxedRate := throughput(b, 1, b.N, func() (time.Duration, error) { return tryBoxed(rt, base.code, base.want) })
+	boxedRate := throughput(b, 1, b.N, func() (time.Duration, error) { return tryBoxed(rt, base.Code, base.Want) })
 	b.StopTimer()
-	served := poolHits(rt) - hits
-	awaitPools(b, rt)
-	bareRate := throughput(b, 1, b.N, base.try)
+	served := bt.PoolHits(rt) - hits
+	bt.AwaitPools(b, rt)
+	bareRate := throughput(b, 1, b.N, base.Try)
 	b.ReportMetric(boxedRate, "sandbox_runs_per_s")
 	b.ReportMetric(bareRate, "bare_runs_per_s")
 	b.ReportMetric(boxedRate/bareRate, "x_bare")
@@ -147,7 +111,7 @@ func BenchmarkSessionCell(b *testing.B) {
 	execCode(b, s, "x = 0")
 	ctx := context.Background()
 	cell := sandbox.Cell{Code: "x += 1"}
-	var took phase
+	var took bt.Phase
 	for b.Loop() {
 		start := time.Now()
 		res, err := s.Exec(ctx, cell)
@@ -159,8 +123,8 @@ func BenchmarkSessionCell(b *testing.B) {
 	if res := execCode(b, s, "x"); res.Value != strconv.Itoa(len(took)) {
 		b.Fatalf("after %d cells x = %s", len(took), res.Value)
 	}
-	b.ReportMetric(ms(took.p50()), "p50_ms")
-	b.ReportMetric(ms(took.at(0.99)), "p99_ms")
+	b.ReportMetric(bt.MS(took.P50()), "p50_ms")
+	b.ReportMetric(bt.MS(took.At(0.99)), "p99_ms")
 }
 
 // memory is the resident memory of a set of processes, in bytes.

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/crucible-sandbox/crucible/sandbox/linux"
+	bt "github.com/crucible-sandbox/crucible/sandbox/linux/benchtest"
 )
 
 // The benchmarks below run `python3 -c 'print(1)'` through the native
@@ -16,7 +17,7 @@ import (
 // BenchmarkPrint1Cold builds every sandbox inside the timed run, back to
 // back: what each run costs when nothing is prepared.
 func BenchmarkPrint1Cold(b *testing.B) {
-	compareLatency(b, newRuntime(b, linux.Options{}), bare{code: "print(1)", want: "1\n"}, false)
+	compareLatency(b, newRuntime(b, linux.Options{}), bt.Print1, false)
 }
 
 // BenchmarkPrint1Prestart takes a sandbox built ahead of time (one kept
@@ -25,5 +26,5 @@ func BenchmarkPrint1Cold(b *testing.B) {
 // the pool uses to build a replacement (target: at most 1.2). Back to
 // back (b2b), most runs find the pool empty and build their own.
 func BenchmarkPrint1Prestart(b *testing.B) {
-	compareLatency(b, newRuntime(b, linux.Options{Prestart: 1}), bare{code: "print(1)", want: "1\n"}, true)
+	compareLatency(b, newRuntime(b, linux.Options{Prestart: 1}), bt.Print1, true)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/crucible-sandbox/crucible/policy/codecheck"
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/sandbox/linux"
+	bt "github.com/crucible-sandbox/crucible/sandbox/linux/benchtest"
 )
 
 // BenchmarkPolicyWarmRun is what the Python code policy costs a warm
@@ -40,27 +41,27 @@ func BenchmarkPolicyWarmRun(b *testing.B) {
 	}
 	for range 2 { // untimed: the page cache, the first refills
 		for _, r := range []*sandbox.CodeRules{nil, rules} {
-			awaitPools(b, rt)
+			bt.AwaitPools(b, rt)
 			run(r)
 		}
 	}
-	hits := poolHits(rt)
-	var checked phase
+	hits := bt.PoolHits(rt)
+	var checked bt.Phase
 	for b.Loop() {
 		b.StopTimer()
-		awaitPools(b, rt)
+		bt.AwaitPools(b, rt)
 		b.StartTimer()
 		checked = append(checked, run(rules))
 	}
-	var plain phase
+	var plain bt.Phase
 	for range b.N {
-		awaitPools(b, rt)
+		bt.AwaitPools(b, rt)
 		plain = append(plain, run(nil))
 	}
-	if served := poolHits(rt) - hits; served != uint64(2*b.N) {
+	if served := bt.PoolHits(rt) - hits; served != uint64(2*b.N) {
 		b.Fatalf("%d of %d runs were served warm", served, 2*b.N)
 	}
-	b.ReportMetric(ms(plain.p50()), "unchecked_p50_ms")
-	b.ReportMetric(ms(checked.p50()), "checked_p50_ms")
-	b.ReportMetric(ratio(checked, plain), "x_unchecked")
+	b.ReportMetric(bt.MS(plain.P50()), "unchecked_p50_ms")
+	b.ReportMetric(bt.MS(checked.P50()), "checked_p50_ms")
+	b.ReportMetric(bt.Ratio(checked, plain), "x_unchecked")
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/crucible-sandbox/crucible/sandbox"
+	bt "github.com/crucible-sandbox/crucible/sandbox/linux/benchtest"
 )
 
 // csv1MB is a CSV of about 1 MB: numbers, text and dates, as a dataset.
@@ -58,10 +59,10 @@ func BenchmarkWarmSessionCSV(b *testing.B) {
 	}
 	runCold() // untimed: the page cache
 	before := warm.WarmSessionStats()
-	var warmRuns phase
+	var warmRuns bt.Phase
 	for b.Loop() {
 		b.StopTimer()
-		awaitPools(b, warm)
+		bt.AwaitPools(b, warm)
 		b.StartTimer()
 		t0 := time.Now()
 		s, err := warm.NewSession(ctx, sreq)
@@ -80,12 +81,12 @@ func BenchmarkWarmSessionCSV(b *testing.B) {
 	if st := warm.WarmSessionStats(); st.Hits-before.Hits != uint64(b.N) {
 		b.Fatalf("%d of %d sessions were served warm: %+v", st.Hits-before.Hits, b.N, st)
 	}
-	awaitPools(b, warm)
-	var coldRuns phase
+	bt.AwaitPools(b, warm)
+	var coldRuns bt.Phase
 	for range b.N {
 		coldRuns = append(coldRuns, runCold())
 	}
-	coldRuns.report(b, "cold")
-	warmRuns.report(b, "warm")
-	b.ReportMetric(ratio(warmRuns, coldRuns), "x_cold")
+	coldRuns.Report(b, "cold")
+	warmRuns.Report(b, "warm")
+	b.ReportMetric(bt.Ratio(warmRuns, coldRuns), "x_cold")
 }

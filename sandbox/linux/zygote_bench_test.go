@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/crucible-sandbox/crucible/sandbox/linux"
+	bt "github.com/crucible-sandbox/crucible/sandbox/linux/benchtest"
 )
 
 // The benchmarks in this file measure zygote slots (linux.Options.Warm, the default)
@@ -22,7 +23,7 @@ import (
 // slot; b2b_pool_pct is the share of the back-to-back ones it served.
 func BenchmarkZygotePrint1(b *testing.B) {
 	rt := newRuntime(b, linux.Options{Warm: 1})
-	compareLatency(b, rt, bare{code: "print(1)", want: "1\n"}, true)
+	compareLatency(b, rt, bt.Print1, true)
 }
 
 // throughput runs op n times from clients goroutines at once and returns
@@ -55,32 +56,38 @@ func throughput(b *testing.B, clients, n int, op func() (time.Duration, error)) 
 	return rate
 }
 
+// throughputRuns is the number of runs of each phase of a throughput
+// benchmark with clients at once: b.N, but at least 25 per client, so
+// that the runs that find every slot ready at the phase's start are a
+// small part of it.
+func throughputRuns(b *testing.B, clients int) int { return max(b.N, 25*clients) }
+
 // compareThroughput measures, with clients at once, the rate of runs of
-// base's program served by rt's zygote slots (b.N runs; ns/op is their
-// time over b.N) against that of base run bare (as many runs), in two
-// phases,
-// each started once every slot is ready (so that neither pays for the
-// resets of the runs before it), and reports both rates, their ratio,
-// x_bare, and the share of the sandboxed runs the slots served. Every
-// run must succeed with base's stdout.
-func compareThroughput(b *testing.B, rt *linux.Runtime, base bare, clients int) {
-	awaitPools(b, rt)
+// base's program served by rt's zygote slots against that of base run
+// bare, throughputRuns each, in two phases, each started once every slot
+// is ready (so that neither pays for the resets of the runs before it),
+// and reports both rates, their ratio, x_bare, and the share of the
+// sandboxed runs the slots served. Every run must succeed with base's
+// stdout. ns/op is the sandboxed phase's time over b.N.
+func compareThroughput(b *testing.B, rt *linux.Runtime, base bt.Bare, clients int) {
+	bt.AwaitPools(b, rt)
 	for range clients { // untimed: the page cache, the first forks
-		base.run(b)
-		boxed(b, rt, base.code, base.want)
+		base.Run(b)
+		boxed(b, rt, base.Code, base.Want)
 	}
-	awaitPools(b, rt)
-	hits := poolHits(rt)
+	n := throughputRuns(b, clients)
+	bt.AwaitPools(b, rt)
+	hits := bt.PoolHits(rt)
 	b.ResetTimer()
-	boxedRate := throughput(b, clients, b.N, func() (time.Duration, error) { return tryBoxed(rt, base.code, base.want) })
+	boxedRate := throughput(b, clients, n, func() (time.Duration, error) { return tryBoxed(rt, base.Code, base.Want) })
 	b.StopTimer()
-	served := poolHits(rt) - hits
-	awaitPools(b, rt)
-	bareRate := throughput(b, clients, b.N, base.try)
+	served := bt.PoolHits(rt) - hits
+	bt.AwaitPools(b, rt)
+	bareRate := throughput(b, clients, n, base.Try)
 	b.ReportMetric(boxedRate, "sandbox_runs_per_s")
 	b.ReportMetric(bareRate, "bare_runs_per_s")
 	b.ReportMetric(boxedRate/bareRate, "x_bare")
-	b.ReportMetric(100*float64(served)/float64(b.N), "zygote_pct")
+	b.ReportMetric(100*float64(served)/float64(n), "zygote_pct")
 }
 
 // BenchmarkZygoteThroughput is the rate of stateless print(1) runs from 2
@@ -91,7 +98,7 @@ func BenchmarkZygoteThroughput(b *testing.B) {
 	for _, clients := range []int{2, 8} {
 		b.Run(map[int]string{2: "2_clients", 8: "8_clients"}[clients], func(b *testing.B) {
 			rt := newRuntime(b, linux.Options{Warm: clients})
-			compareThroughput(b, rt, bare{code: "print(1)", want: "1\n"}, clients)
+			compareThroughput(b, rt, bt.Print1, clients)
 		})
 	}
 }
@@ -106,10 +113,10 @@ func BenchmarkZygotePandas(b *testing.B) {
 	opts := imageOptions(img)
 	opts.Warm = 2
 	rt := newRuntime(b, opts)
-	compareThroughput(b, rt, bare{
-		root: img.RootFS,
-		code: "import pandas as pd; print(pd.DataFrame({'a': [1, 2]}).sum())",
-		want: "a    3\ndtype: int64\n",
+	compareThroughput(b, rt, bt.Bare{
+		Root: img.RootFS,
+		Code: "import pandas as pd; print(pd.DataFrame({'a': [1, 2]}).sum())",
+		Want: "a    3\ndtype: int64\n",
 	}, 2)
 }
 
