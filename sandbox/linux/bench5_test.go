@@ -20,7 +20,7 @@ import (
 
 // The benchmarks in this file measure warm sandboxes and sessions against
 // a baseline measured in the same run, in separate phases
-// (benchphase_test.go): the same interpreter started bare, with an empty
+// (package benchtest): the same interpreter started bare, with an empty
 // environment, in the same root filesystem. Each reports the ratio as a
 // metric (x_bare); ns/op is not the figure of interest.
 
@@ -51,7 +51,7 @@ func tryBoxed(rt *linux.Runtime, code, want string) (time.Duration, error) {
 // warm sandbox of the single-run kind (Options.SingleRunWarm: one
 // interpreter started ahead for each run, replaced after it), against a
 // cold bare `python3 -c 'print(1)'` on the host, in phases
-// (benchphase_test.go). The target, idle_x_bare at most 0.2, is for runs
+// (package benchtest). The target, idle_x_bare at most 0.2, is for runs
 // that find the pool refilled; back to back (b2b) a run finds the
 // replacement still starting and builds its own sandbox. ZygotePrint1
 // measures the default kind, zygote slots.
@@ -63,7 +63,7 @@ func BenchmarkWarmPrint1(b *testing.B) {
 // BenchmarkWarmPandas is the latency of a small pandas program served by a
 // zygote slot of the data-science image, pandas preloaded, against the
 // same program in a bare interpreter chrooted into the same image, which
-// imports pandas itself, in phases (benchphase_test.go; target: b2b_x_bare
+// imports pandas itself, in phases (package benchtest; target: b2b_x_bare
 // at most 0.05).
 func BenchmarkWarmPandas(b *testing.B) {
 	img := openImage(b)
@@ -91,9 +91,7 @@ func BenchmarkWarmThroughput(b *testing.B) {
 	boxed(b, rt, base.Code, base.Want)
 	bt.AwaitPools(b, rt)
 	hits := bt.PoolHits(rt)
-	b.ResetTimer()
 	boxedRate := throughput(b, 1, b.N, func() (time.Duration, error) { return tryBoxed(rt, base.Code, base.Want) })
-	b.StopTimer()
 	served := bt.PoolHits(rt) - hits
 	bt.AwaitPools(b, rt)
 	bareRate := throughput(b, 1, b.N, base.Try)
@@ -101,6 +99,7 @@ func BenchmarkWarmThroughput(b *testing.B) {
 	b.ReportMetric(bareRate, "bare_runs_per_s")
 	b.ReportMetric(boxedRate/bareRate, "x_bare")
 	b.ReportMetric(100*float64(served)/float64(b.N), "warm_pct")
+	b.ReportMetric(1e9/boxedRate, "ns/op")
 }
 
 // BenchmarkSessionCell is the round trip of a trivial cell in a session,

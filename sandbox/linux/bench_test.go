@@ -10,7 +10,7 @@ import (
 // The benchmarks below run `python3 -c 'print(1)'` through the native
 // runtime and the same interpreter started bare (no sandbox, an empty
 // environment, the same root filesystem: the host's), in separate phases
-// of one benchmark (benchphase_test.go): ns/op is one sandboxed run back
+// of one benchmark (package benchtest): ns/op is one sandboxed run back
 // to back; the figures of interest are the medians and their ratio,
 // x_bare (lower is better).
 

@@ -28,7 +28,7 @@ func csv1MB() []byte {
 // shape) against a cold `python3 -c "import pandas;
 // pandas.read_csv(...)"`: here a run of that program in a sandbox of the
 // same image built for it (no pool, no warm interpreter), the CSV as its
-// input file. Two phases (benchphase_test.go), b.N each: warm (the
+// input file. Two phases (package benchtest), b.N each: warm (the
 // benchmark's loop), each session after an untimed wait for the pool to
 // be full again and closed untimed; then cold, back to back, once the pool
 // is full. It reports each phase's p50 and p99 and x_cold, the ratio of

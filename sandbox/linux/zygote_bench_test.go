@@ -12,11 +12,11 @@ import (
 
 // The benchmarks in this file measure zygote slots (linux.Options.Warm, the default)
 // against bare interpreters measured in the same run, in separate phases
-// (benchphase_test.go); each reports its ratio to bare as x_bare.
+// (package benchtest); each reports its ratio to bare as x_bare.
 
 // BenchmarkZygotePrint1 is the latency of stateless print(1) runs served
 // by one zygote slot, against a bare `python3 -c 'print(1)'` on the host
-// (benchphase_test.go). b2b: each run starts when the previous one's
+// (package benchtest). b2b: each run starts when the previous one's
 // result arrived, so it waits for the slot's reset and re-fork, which
 // run after Run returns (target: b2b_x_bare at most 0.15); idle: each run
 // after the slot is ready again. Every idle run must be served by the
@@ -68,7 +68,7 @@ func throughputRuns(b *testing.B, clients int) int { return max(b.N, 25*clients)
 // is ready (so that neither pays for the resets of the runs before it),
 // and reports both rates, their ratio, x_bare, and the share of the
 // sandboxed runs the slots served. Every run must succeed with base's
-// stdout. ns/op is the sandboxed phase's time over b.N.
+// stdout. ns/op is the sandboxed phase's time over its runs.
 func compareThroughput(b *testing.B, rt *linux.Runtime, base bt.Bare, clients int) {
 	bt.AwaitPools(b, rt)
 	for range clients { // untimed: the page cache, the first forks
@@ -78,9 +78,7 @@ func compareThroughput(b *testing.B, rt *linux.Runtime, base bt.Bare, clients in
 	n := throughputRuns(b, clients)
 	bt.AwaitPools(b, rt)
 	hits := bt.PoolHits(rt)
-	b.ResetTimer()
 	boxedRate := throughput(b, clients, n, func() (time.Duration, error) { return tryBoxed(rt, base.Code, base.Want) })
-	b.StopTimer()
 	served := bt.PoolHits(rt) - hits
 	bt.AwaitPools(b, rt)
 	bareRate := throughput(b, clients, n, base.Try)
@@ -88,6 +86,7 @@ func compareThroughput(b *testing.B, rt *linux.Runtime, base bt.Bare, clients in
 	b.ReportMetric(bareRate, "bare_runs_per_s")
 	b.ReportMetric(boxedRate/bareRate, "x_bare")
 	b.ReportMetric(100*float64(served)/float64(n), "zygote_pct")
+	b.ReportMetric(1e9/boxedRate, "ns/op")
 }
 
 // BenchmarkZygoteThroughput is the rate of stateless print(1) runs from 2
