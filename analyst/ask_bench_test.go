@@ -49,13 +49,8 @@ func BenchmarkFollowUpOverhead(b *testing.B) {
 		ask()
 		cell()
 	}
-	var asks, cells bt.Phase
-	for b.Loop() {
-		asks = append(asks, ask())
-	}
-	for range b.N {
-		cells = append(cells, cell())
-	}
+	asks := bt.Loop(b, nil, ask)
+	cells := bt.Times(b.N, nil, cell)
 	askMed, cellMed := asks.P50(), cells.P50()
 	b.ReportMetric(float64(askMed.Microseconds())/1000, "ask-ms")
 	b.ReportMetric(float64(cellMed.Microseconds())/1000, "cell-ms")

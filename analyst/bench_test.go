@@ -114,13 +114,8 @@ func benchmarkProfile(b *testing.B, rt sandbox.SessionRuntime, content []byte) {
 		}
 		return nil
 	}
-	var tp, tb bt.Phase
-	for b.Loop() {
-		tp = append(tp, timed(prof, code, profiled))
-	}
-	for range b.N {
-		tb = append(tb, timed(bare, baseline, counted))
-	}
+	tp := bt.Loop(b, nil, func() time.Duration { return timed(prof, code, profiled) })
+	tb := bt.Times(b.N, nil, func() time.Duration { return timed(bare, baseline, counted) })
 	b.ReportMetric(tp.P50().Seconds(), "profile-s/op")
 	b.ReportMetric(tb.P50().Seconds(), "baseline-s/op")
 	b.ReportMetric(bt.Ratio(tp, tb), "ratio")

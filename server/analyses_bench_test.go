@@ -118,20 +118,9 @@ func BenchmarkAnalysisCreate(b *testing.B) {
 	bare() // untimed: the page cache, the first session
 	bt.AwaitPools(b, rt)
 	create()
-	var created bt.Phase
-	for b.Loop() {
-		b.StopTimer()
-		bt.AwaitPools(b, rt)
-		b.StartTimer()
-		created = append(created, create())
-	}
+	created := bt.Loop(b, func() { bt.AwaitPools(b, rt) }, create)
 	bt.AwaitPools(b, rt)
-	var base bt.Phase
-	for range b.N {
-		base = append(base, bare())
-	}
-	created.Report(b, "create")
-	base.Report(b, "bare_read_csv")
-	b.ReportMetric(bt.Ratio(created, base), "ratio")
+	base := bt.Times(b.N, nil, bare)
+	bt.Compare(b, created, "create", base, "bare_read_csv", "ratio")
 	b.ReportMetric(float64(rt.WarmSessionStats().Hits), "warm_hits")
 }

@@ -129,27 +129,18 @@ func BenchmarkAPIOverhead(b *testing.B) {
 		bt.AwaitPools(b, rt)
 		viaBareHTTP()
 	}
-	phase := func(run func() time.Duration, idle bool) bt.Phase {
-		bt.AwaitPools(b, rt)
-		p := make(bt.Phase, 0, b.N)
-		for range b.N {
-			if idle {
-				bt.AwaitPools(b, rt)
-			}
-			p = append(p, run())
-		}
-		return p
+	wait := func() { bt.AwaitPools(b, rt) }
+	phase := func(run func() time.Duration, before func()) bt.Phase {
+		wait()
+		return bt.Times(b.N, before, run)
 	}
-	bt.AwaitPools(b, rt)
-	var apiB2B bt.Phase
-	for b.Loop() {
-		apiB2B = append(apiB2B, viaAPI())
-	}
-	directB2B := phase(direct, false)
-	bareHTTPB2B := phase(viaBareHTTP, false)
-	barePython := phase(func() time.Duration { return bt.Print1.Run(b) }, false)
-	apiIdle := phase(viaAPI, true)
-	directIdle := phase(direct, true)
+	wait()
+	apiB2B := bt.Loop(b, nil, viaAPI)
+	directB2B := phase(direct, nil)
+	bareHTTPB2B := phase(viaBareHTTP, nil)
+	barePython := phase(func() time.Duration { return bt.Print1.Run(b) }, nil)
+	apiIdle := phase(viaAPI, wait)
+	directIdle := phase(direct, wait)
 
 	barePython.Report(b, "bare_python")
 	apiB2B.Report(b, "api")

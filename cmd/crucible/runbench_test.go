@@ -81,23 +81,14 @@ func benchCLI(b *testing.B, bin string, env []string, ready func(), idle bool) {
 		cli()
 	}
 	wait()
-	var cliRuns bt.Phase
-	for b.Loop() {
-		if idle {
-			b.StopTimer()
-			wait()
-			b.StartTimer()
-		}
-		cliRuns = append(cliRuns, cli())
+	var before func()
+	if idle {
+		before = wait
 	}
+	cliRuns := bt.Loop(b, before, cli)
 	wait()
-	var bareRuns bt.Phase
-	for range b.N {
-		bareRuns = append(bareRuns, bare.Run(b))
-	}
-	bareRuns.Report(b, "bare")
-	cliRuns.Report(b, "cli")
-	b.ReportMetric(bt.Ratio(cliRuns, bareRuns), "x_bare")
+	bareRuns := bt.Times(b.N, nil, func() time.Duration { return bare.Run(b) })
+	bt.Compare(b, cliRuns, "cli", bareRuns, "bare", "x_bare")
 }
 
 // buildCrucible builds the crucible command as scripts/setup.sh does, with

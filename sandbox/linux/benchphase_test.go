@@ -2,6 +2,7 @@ package linux_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/crucible-sandbox/crucible/sandbox/linux"
 	bt "github.com/crucible-sandbox/crucible/sandbox/linux/benchtest"
@@ -22,31 +23,20 @@ func compareLatency(b *testing.B, rt *linux.Runtime, base bt.Bare, idle bool) {
 	}
 	bt.AwaitPools(b, rt)
 	hits := bt.PoolHits(rt)
-	var b2b bt.Phase
-	for b.Loop() {
-		b2b = append(b2b, boxed(b, rt, base.Code, base.Want))
-	}
+	run := func() time.Duration { return boxed(b, rt, base.Code, base.Want) }
+	b2b := bt.Loop(b, nil, run)
 	b2bServed := bt.PoolHits(rt) - hits
 	bt.AwaitPools(b, rt)
-	var bareRuns bt.Phase
-	for range b.N {
-		bareRuns = append(bareRuns, base.Run(b))
-	}
-	bareRuns.Report(b, "bare")
-	b2b.Report(b, "b2b")
-	b.ReportMetric(bt.Ratio(b2b, bareRuns), "b2b_x_bare")
+	bareRuns := bt.Times(b.N, nil, func() time.Duration { return base.Run(b) })
+	bt.Compare(b, b2b, "b2b", bareRuns, "bare", "b2b_x_bare")
 	if bt.HasPool(rt) {
 		b.ReportMetric(100*float64(b2bServed)/float64(len(b2b)), "b2b_pool_pct")
 	}
 	if !idle {
 		return
 	}
-	var idleRuns bt.Phase
 	hits = bt.PoolHits(rt)
-	for range b.N {
-		bt.AwaitPools(b, rt)
-		idleRuns = append(idleRuns, boxed(b, rt, base.Code, base.Want))
-	}
+	idleRuns := bt.Times(b.N, func() { bt.AwaitPools(b, rt) }, run)
 	if served := bt.PoolHits(rt) - hits; served != uint64(b.N) {
 		b.Fatalf("%d of %d runs after an idle gap were served by a pool", served, b.N)
 	}

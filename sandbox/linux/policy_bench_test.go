@@ -46,18 +46,9 @@ func BenchmarkPolicyWarmRun(b *testing.B) {
 		}
 	}
 	hits := bt.PoolHits(rt)
-	var checked bt.Phase
-	for b.Loop() {
-		b.StopTimer()
-		bt.AwaitPools(b, rt)
-		b.StartTimer()
-		checked = append(checked, run(rules))
-	}
-	var plain bt.Phase
-	for range b.N {
-		bt.AwaitPools(b, rt)
-		plain = append(plain, run(nil))
-	}
+	wait := func() { bt.AwaitPools(b, rt) }
+	checked := bt.Loop(b, wait, func() time.Duration { return run(rules) })
+	plain := bt.Times(b.N, wait, func() time.Duration { return run(nil) })
 	if served := bt.PoolHits(rt) - hits; served != uint64(2*b.N) {
 		b.Fatalf("%d of %d runs were served warm", served, 2*b.N)
 	}

@@ -59,34 +59,24 @@ func BenchmarkWarmSessionCSV(b *testing.B) {
 	}
 	runCold() // untimed: the page cache
 	before := warm.WarmSessionStats()
-	var warmRuns bt.Phase
-	for b.Loop() {
-		b.StopTimer()
-		bt.AwaitPools(b, warm)
-		b.StartTimer()
+	warmRuns := bt.Loop(b, func() { bt.AwaitPools(b, warm) }, func() time.Duration {
 		t0 := time.Now()
 		s, err := warm.NewSession(ctx, sreq)
 		if err != nil {
 			b.Fatalf("NewSession: %v", err)
 		}
 		res, err := s.Exec(ctx, sandbox.Cell{Code: cell})
-		warmRuns = append(warmRuns, time.Since(t0))
-		b.StopTimer()
+		took := time.Since(t0)
 		s.Close()
 		if err != nil || res.Status != sandbox.StatusOK || string(res.Stdout) != want {
 			b.Fatalf("cell: %v %s, want stdout %q", err, describe(res), want)
 		}
-		b.StartTimer()
-	}
+		return took
+	})
 	if st := warm.WarmSessionStats(); st.Hits-before.Hits != uint64(b.N) {
 		b.Fatalf("%d of %d sessions were served warm: %+v", st.Hits-before.Hits, b.N, st)
 	}
 	bt.AwaitPools(b, warm)
-	var coldRuns bt.Phase
-	for range b.N {
-		coldRuns = append(coldRuns, runCold())
-	}
-	coldRuns.Report(b, "cold")
-	warmRuns.Report(b, "warm")
-	b.ReportMetric(bt.Ratio(warmRuns, coldRuns), "x_cold")
+	coldRuns := bt.Times(b.N, nil, runCold)
+	bt.Compare(b, warmRuns, "warm", coldRuns, "cold", "x_cold")
 }

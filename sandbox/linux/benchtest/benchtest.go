@@ -84,3 +84,40 @@ func AwaitPools(tb testing.TB, rt *linux.Runtime) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// Loop is a benchmark's timed phase: it times run once per iteration of
+// b.Loop, after wait, if not nil, run untimed (a wait for full pools,
+// for runs after an idle gap).
+func Loop(b *testing.B, wait func(), run func() time.Duration) Phase {
+	var p Phase
+	for b.Loop() {
+		if wait != nil {
+			b.StopTimer()
+			wait()
+			b.StartTimer()
+		}
+		p = append(p, run())
+	}
+	return p
+}
+
+// Times is a phase after the timed one: run n times, one after another,
+// after wait, if not nil, before each.
+func Times(n int, wait func(), run func() time.Duration) Phase {
+	p := make(Phase, 0, n)
+	for range n {
+		if wait != nil {
+			wait()
+		}
+		p = append(p, run())
+	}
+	return p
+}
+
+// Compare reports p and base as name and baseName (Report) and the
+// ratio of their medians as ratioName.
+func Compare(b *testing.B, p Phase, name string, base Phase, baseName, ratioName string) {
+	p.Report(b, name)
+	base.Report(b, baseName)
+	b.ReportMetric(Ratio(p, base), ratioName)
+}
