@@ -88,18 +88,19 @@ One runtime (keeping --warm and --prestart sandboxes ready) and one API server
 start in this process; the server listens on a loopback port the kernel picks.
 For each --concurrency level, that many clients of the Go SDK, over real HTTP
 connections, send POST /v1/runs?cache=0 back to back for --duration, so every
-request really runs --code (which must succeed, printing --want-stdout); then, as the baseline, as
-many goroutines call the same runtime directly for as long. The sandbox pools
-are refilled before each phase. The defaults take 3 minutes: 30s for each of
-concurrency 2, 8 and 32, over the API and direct.
+request really runs --code (which must succeed, printing --want-stdout);
+then, as the baseline, as many goroutines call the same runtime directly for
+as long. The sandbox pools are refilled before each phase. The defaults take
+3 minutes: 30s for each of concurrency 2, 8 and 32, over the API and direct.
 
 For each level and path (api, direct) it reports the requests sent; ok,
-answered 200 with status ok; 429s; errors: any other HTTP status, transport
-failures and results whose status is not ok or whose stdout is not
---want-stdout, the first few distinct ones listed; throughput, ok runs per
-second; and the latency of the ok requests (p50, p90, p99, max). Then the api/direct throughput ratio and what the API
-adds to p50 and p99. Warnings and errors the server logs (a run record the
-store failed to write, say) are counted and listed too.
+answered 200 with status ok and the stdout wanted; 429s; errors: any other
+HTTP status, transport failures and results whose status is not ok or whose
+stdout is not --want-stdout, the first few distinct ones listed; throughput,
+ok runs per second; and the latency of the ok requests (p50, p90, p99, max).
+Then the api/direct throughput ratio and what the API adds to p50 and p99.
+Warnings and errors the server logs (a run record the store failed to write,
+say) are counted and listed too.
 
 A 429 is admission control working, not an error: before its next request,
 the client waits as the Retry-After header says, at most ` + benchMaxBackoff.String() + `
