@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/crucible-sandbox/crucible/sandbox"
+	bt "github.com/crucible-sandbox/crucible/sandbox/linux/benchtest"
 )
 
 // bigCSV returns about size bytes of CSV with mixed columns: integers,
@@ -40,8 +41,11 @@ func bigCSV(size int, id bool) []byte {
 // BenchmarkProfile50MB measures the profile of a 50 MB CSV (the loader
 // and profiler cell) against bare pandas.read_csv followed by
 // describe(include="all") on the same file, each in a session of the
-// data-science image with pandas already imported; it reports their
-// ratio (target: at most 1.5). The file comes with an id column, which
+// data-science image with pandas already imported, in separate phases
+// (package benchtest), b.N cells each: the profile (the benchmark's
+// loop), then the baseline. It reports the medians and their ratio
+// (target: at most 1.5). Every cell must end ok; the profile's must print
+// its JSON, one table of the file's every row. The file comes with an id column, which
 // tells the profiler at once that no row repeats another, and without
 // one, which makes it key every row over every column.
 func BenchmarkProfile50MB(b *testing.B) {
@@ -80,21 +84,39 @@ func benchmarkProfile(b *testing.B, rt sandbox.SessionRuntime, content []byte) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	timed := func(s sandbox.Session, code string) time.Duration {
+	rows := bytes.Count(content, []byte("\n")) - 1
+	timed := func(s sandbox.Session, code string, check func(sandbox.Result) error) time.Duration {
 		start := time.Now()
 		res, err := s.Exec(ctx, sandbox.Cell{Code: code})
+		took := time.Since(start)
 		if err != nil || res.Status != sandbox.StatusOK {
 			b.Fatalf("cell: %v %s %s", err, res.Status, res.Stderr)
 		}
-		return time.Since(start)
+		if err := check(res); err != nil {
+			b.Fatal(err)
+		}
+		return took
 	}
-	var tp, tb time.Duration
-	b.ResetTimer()
-	for range b.N {
-		tp += timed(prof, code)
-		tb += timed(bare, `d = pandas.read_csv("data/big.csv"); d.describe(include="all")`)
+	profiled := func(res sandbox.Result) error {
+		p, err := decodeProfile(res.Stdout, frames)
+		if err != nil {
+			return err
+		}
+		if p.Tables[0].Rows != rows {
+			return fmt.Errorf("the profile has %d rows, want %d", p.Tables[0].Rows, rows)
+		}
+		return nil
 	}
-	b.ReportMetric(tp.Seconds()/float64(b.N), "profile-s/op")
-	b.ReportMetric(tb.Seconds()/float64(b.N), "baseline-s/op")
-	b.ReportMetric(tp.Seconds()/tb.Seconds(), "ratio")
+	const baseline = `d = pandas.read_csv("data/big.csv"); d.describe(include="all"); print(len(d))`
+	counted := func(res sandbox.Result) error {
+		if want := fmt.Sprintf("%d\n", rows); string(res.Stdout) != want {
+			return fmt.Errorf("baseline: stdout %q, want %q", res.Stdout, want)
+		}
+		return nil
+	}
+	tp := bt.Loop(b, nil, func() time.Duration { return timed(prof, code, profiled) })
+	tb := bt.Times(b.N, nil, func() time.Duration { return timed(bare, baseline, counted) })
+	b.ReportMetric(tp.P50().Seconds(), "profile-s/op")
+	b.ReportMetric(tb.P50().Seconds(), "baseline-s/op")
+	b.ReportMetric(bt.Ratio(tp, tb), "ratio")
 }

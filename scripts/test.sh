@@ -92,13 +92,14 @@ if $soak; then
 	step "API soak" gotest -tags crucible_initexe -count=1 -timeout 30m -run '^TestSoak$' ./e2e/ -soak
 fi
 if $bench; then
-	step "benchmarks" go test -tags crucible_initexe -run '^$' -bench . -benchtime 20x ./sandbox/linux/
-	step "eval benchmark" go test -tags crucible_initexe -run '^$' -bench Canonical -benchtime 2x ./eval/
-	step "CLI benchmark" go test -tags crucible_initexe -run '^$' -bench CLIRunPrint1 -benchtime 30x ./cmd/crucible/
+	step "benchmarks" go test -tags crucible_initexe -run '^$' -bench . -benchtime 100x ./sandbox/linux/
+	step "eval benchmark" go test -tags crucible_initexe -run '^$' -bench Canonical -benchtime 3x ./eval/
+	step "CLI benchmark" go test -tags crucible_initexe -run '^$' -bench CLIRunPrint1 -benchtime 50x ./cmd/crucible/
 	step "agent benchmark" go test -tags crucible_initexe -run '^$' -bench LoopOverhead -benchtime 200x ./agent/
-	step "API benchmark" go test -tags crucible_initexe -run '^$' -bench APIOverhead -benchtime 40x ./server/
-	step "analyst benchmarks" go test -tags crucible_initexe -run '^$' -bench 'Profile50MB|FollowUpOverhead' -benchtime 3x ./analyst/
-	step "analysis API benchmark" go test -tags crucible_initexe -run '^$' -bench AnalysisCreate -benchtime 10x ./server/
+	step "API benchmark" go test -tags crucible_initexe -run '^$' -bench APIOverhead -benchtime 150x ./server/
+	step "analyst benchmark" go test -tags crucible_initexe -run '^$' -bench Profile50MB -benchtime 3x ./analyst/
+	step "analyst follow-up benchmark" go test -tags crucible_initexe -run '^$' -bench FollowUpOverhead -benchtime 100x ./analyst/
+	step "analysis API benchmark" go test -tags crucible_initexe -run '^$' -bench AnalysisCreate -benchtime 20x ./server/
 	step "API throughput" bin/crucible bench api --duration 30s --concurrency 2,8,32
 fi
 

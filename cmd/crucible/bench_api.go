@@ -32,6 +32,12 @@ import (
 	"github.com/crucible-sandbox/crucible/store"
 )
 
+// benchDefaultCode is the program `crucible bench api` runs by default,
+// and benchDefaultStdout what it prints.
+const benchDefaultCode = "print(1)"
+
+var benchDefaultStdout = "1\n"
+
 // benchAPIFlags are the flags of `crucible bench api`.
 type benchAPIFlags struct {
 	duration      time.Duration
@@ -44,6 +50,8 @@ type benchAPIFlags struct {
 	maxConcurrent int
 	maxQueue      int
 	jsonOut       bool
+	// wantStdout, if set, is the stdout every run must print.
+	wantStdout *string
 }
 
 // Bounds of the load `crucible bench api` generates.
@@ -64,6 +72,7 @@ const (
 
 func newBenchAPICommand() *cobra.Command {
 	var f benchAPIFlags
+	var wantStdout string
 	cmd := &cobra.Command{
 		Use: "api",
 		Example: `  # Load the API and the runtime directly, 10 s per level, and print the ratio
@@ -79,18 +88,19 @@ One runtime (keeping --warm and --prestart sandboxes ready) and one API server
 start in this process; the server listens on a loopback port the kernel picks.
 For each --concurrency level, that many clients of the Go SDK, over real HTTP
 connections, send POST /v1/runs?cache=0 back to back for --duration, so every
-request really runs --code (which must succeed); then, as the baseline, as
-many goroutines call the same runtime directly for as long. The sandbox pools
-are refilled before each phase. The defaults take 3 minutes: 30s for each of
-concurrency 2, 8 and 32, over the API and direct.
+request really runs --code (which must succeed, printing --want-stdout);
+then, as the baseline, as many goroutines call the same runtime directly for
+as long. The sandbox pools are refilled before each phase. The defaults take
+3 minutes: 30s for each of concurrency 2, 8 and 32, over the API and direct.
 
 For each level and path (api, direct) it reports the requests sent; ok,
-answered 200 with status ok; 429s; errors: any other HTTP status, transport
-failures and results whose status is not ok, the first few distinct ones
-listed; throughput, ok runs per second; and the latency of the ok requests
-(p50, p90, p99, max). Then the api/direct throughput ratio and what the API
-adds to p50 and p99. Warnings and errors the server logs (a run record the
-store failed to write, say) are counted and listed too.
+answered 200 with status ok and the stdout wanted; 429s; errors: any other
+HTTP status, transport failures and results whose status is not ok or whose
+stdout is not --want-stdout, the first few distinct ones listed; throughput,
+ok runs per second; and the latency of the ok requests (p50, p90, p99, max).
+Then the api/direct throughput ratio and what the API adds to p50 and p99.
+Warnings and errors the server logs (a run record the store failed to write,
+say) are counted and listed too.
 
 A 429 is admission control working, not an error: before its next request,
 the client waits as the Retry-After header says, at most ` + benchMaxBackoff.String() + `
@@ -103,14 +113,23 @@ runs execute at once.
 Exit code: 0 when no level had errors other than 429 (nor server log
 warnings), 70 when one had, 2 for bad flags, 130 when interrupted.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error { return runBenchAPI(cmd.Context(), &f) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			switch fl := cmd.Flags(); {
+			case fl.Changed("want-stdout"):
+				f.wantStdout = &wantStdout
+			case !fl.Changed("code"):
+				f.wantStdout = &benchDefaultStdout
+			}
+			return runBenchAPI(cmd.Context(), &f)
+		},
 	}
 	fl := cmd.Flags()
 	durationVar(fl, &f.duration, "duration", 30*time.Second, "how long each path (api, direct) is loaded at each level")
 	fl.IntSliceVar(&f.levels, "concurrency", []int{2, 8, 32}, "comma-separated concurrency levels: clients sending requests at once")
 	fl.IntVar(&f.warm, "warm", 2, "Python sandboxes kept running with the interpreter started")
 	fl.IntVar(&f.prestart, "prestart", 2, "sandboxes kept built ahead of requests")
-	fl.StringVar(&f.code, "code", "print(1)", "program every request runs; it must succeed")
+	fl.StringVar(&f.code, "code", benchDefaultCode, "program every request runs; it must succeed")
+	fl.StringVar(&wantStdout, "want-stdout", "", `stdout every run must print, its newline included (--want-stdout $'1\n'); default: "1\n" for the default --code, unchecked for another`)
 	fl.StringVar(&f.language, "language", "python", "language of --code: python, javascript or bash")
 	fl.StringVar(&f.db, "db", "", "run store: SQLite file path or postgres:// URL (default: a temporary SQLite file, removed afterwards)")
 	fl.IntVar(&f.maxConcurrent, "max-concurrent", 0, "runs the server executes at once (default: twice the number of CPUs)")
@@ -286,7 +305,7 @@ func benchAPI(ctx context.Context, f *benchAPIFlags, progress io.Writer) (*apiBe
 	if rep.MaxQueue == 0 {
 		rep.MaxQueue = service.DefaultMaxQueue
 	}
-	api, direct := apiCall(c, req), directCall(rt, req)
+	api, direct := apiCall(c, req, f.wantStdout), directCall(rt, req, f.wantStdout)
 	for _, n := range f.levels {
 		lv := benchLevel{Concurrency: n}
 		fmt.Fprintf(progress, "concurrency %d: API for %s\n", n, f.duration)
@@ -339,8 +358,8 @@ type outcome struct {
 }
 
 // apiCall returns a call that runs req through the API, bypassing its
-// cache.
-func apiCall(c *client.Client, req sandbox.Request) func(context.Context) outcome {
+// cache; the run must print want, if set.
+func apiCall(c *client.Client, req sandbox.Request, want *string) func(context.Context) outcome {
 	return func(ctx context.Context) outcome {
 		ctx, cancel := context.WithTimeout(ctx, benchRequestTimeout)
 		defer cancel()
@@ -354,12 +373,13 @@ func apiCall(c *client.Client, req sandbox.Request) func(context.Context) outcom
 		case res.CacheHit:
 			return outcome{err: errors.New("cache hit despite ?cache=0")}
 		}
-		return resultOutcome(res.Result)
+		return resultOutcome(res.Result, want)
 	}
 }
 
-// directCall returns a call that runs req on rt directly.
-func directCall(rt *linux.Runtime, req sandbox.Request) func(context.Context) outcome {
+// directCall returns a call that runs req on rt directly; the run must
+// print want, if set.
+func directCall(rt *linux.Runtime, req sandbox.Request, want *string) func(context.Context) outcome {
 	return func(ctx context.Context) outcome {
 		ctx, cancel := context.WithTimeout(ctx, benchRequestTimeout)
 		defer cancel()
@@ -367,13 +387,21 @@ func directCall(rt *linux.Runtime, req sandbox.Request) func(context.Context) ou
 		if err != nil {
 			return outcome{err: err}
 		}
-		return resultOutcome(res)
+		return resultOutcome(res, want)
 	}
 }
 
-// resultOutcome fails a run whose status is not ok.
-func resultOutcome(res sandbox.Result) outcome {
+// resultOutcome fails a run whose status is not ok, or whose stdout is
+// not want, if set.
+func resultOutcome(res sandbox.Result, want *string) outcome {
 	if res.Status == sandbox.StatusOK {
+		if want != nil && string(res.Stdout) != *want {
+			out := res.Stdout
+			if len(out) > 80 {
+				out = out[:80]
+			}
+			return outcome{err: fmt.Errorf("run printed %q, want %q", out, *want)}
+		}
 		return outcome{}
 	}
 	msg := fmt.Sprintf("run ended %s, exit code %d", res.Status, res.ExitCode)

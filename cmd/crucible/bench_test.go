@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,7 +13,7 @@ import (
 
 func TestBenchAPI(t *testing.T) {
 	testenv.Root(t)
-	f := benchAPIFlags{duration: time.Second, levels: []int{2}, warm: 1, prestart: 1, code: "print(1)", language: "python"}
+	f := benchAPIFlags{duration: time.Second, levels: []int{2}, warm: 1, prestart: 1, code: "print(1)", language: "python", wantStdout: &benchDefaultStdout}
 	rep, err := benchAPI(context.Background(), &f, io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -65,5 +66,27 @@ func TestBenchAPI(t *testing.T) {
 		if lat[k] <= 0 {
 			t.Errorf("latency_ms.%s = %v, want > 0", k, lat[k])
 		}
+	}
+}
+
+// TestBenchAPIChecksStdout proves `crucible bench api` counts a run that
+// ends ok but prints something other than --want-stdout as an error, on
+// both paths, and fails.
+func TestBenchAPIChecksStdout(t *testing.T) {
+	testenv.Root(t)
+	want := "1\n"
+	f := benchAPIFlags{duration: 500 * time.Millisecond, levels: []int{1}, warm: 1, code: "print(2)", language: "python", wantStdout: &want}
+	rep, err := benchAPI(context.Background(), &f, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lv := rep.Levels[0]
+	for path, p := range map[string]benchPhase{"api": lv.API, "direct": lv.Direct} {
+		if p.OK != 0 || p.Errors == 0 || len(p.ErrorSamples) == 0 || !strings.Contains(p.ErrorSamples[0].Error, `run printed "2\n", want "1\n"`) {
+			t.Errorf("%s: %d ok, %d errors %v; want every run an error for its stdout", path, p.OK, p.Errors, p.ErrorSamples)
+		}
+	}
+	if rep.Passed {
+		t.Error("the report passed")
 	}
 }

@@ -7,138 +7,100 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/crucible-sandbox/crucible/internal/testenv"
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/sandbox/linux"
+	bt "github.com/crucible-sandbox/crucible/sandbox/linux/benchtest"
 	"github.com/crucible-sandbox/crucible/sandbox/linux/sandboxinit"
 )
 
 // The benchmarks in this file measure warm sandboxes and sessions against
-// a baseline measured in the same run: the same interpreter started bare,
-// with an empty environment, in the same root filesystem. Each reports the
-// ratio as a metric (x_bare); ns/op is not the figure of interest.
-
-// bare is an interpreter command run without a sandbox.
-type bare struct {
-	root string // chroot into this directory first; "" for the host's
-	code string // passed to python3 -c
-	want string // its expected stdout
-}
-
-// run runs the command once and returns how long it took.
-func (c bare) run(b *testing.B) time.Duration {
-	cmd := exec.Command("/usr/bin/python3", "-c", c.code)
-	cmd.Env = []string{}
-	if c.root != "" {
-		cmd.Dir = "/"
-		cmd.SysProcAttr = &syscall.SysProcAttr{Chroot: c.root}
-	}
-	start := time.Now()
-	out, err := cmd.Output()
-	took := time.Since(start)
-	if err != nil || string(out) != c.want {
-		b.Fatalf("bare python3 -c %q: stdout %q, %v, want %q", c.code, out, err, c.want)
-	}
-	return took
-}
+// a baseline measured in the same run, in separate phases
+// (package benchtest): the same interpreter started bare, with an empty
+// environment, in the same root filesystem. Each reports the ratio as a
+// metric (x_bare); ns/op is not the figure of interest.
 
 // boxed runs code as a stateless Python run on rt, returning how long it
-// took.
+// took; it fails b unless the run ends ok with stdout want.
 func boxed(b *testing.B, rt *linux.Runtime, code, want string) time.Duration {
-	start := time.Now()
-	res, err := rt.Run(context.Background(), sandbox.Request{Language: sandbox.Python, Code: code})
-	took := time.Since(start)
-	if err != nil || res.Status != sandbox.StatusOK || string(res.Stdout) != want {
-		b.Fatalf("sandboxed %q: %v, %s", code, err, describe(res))
+	took, err := tryBoxed(rt, code, want)
+	if err != nil {
+		b.Fatal(err)
 	}
 	return took
 }
 
-// compareWarm times, b.N times, one bare run then one run from rt's warm
-// pool, refilled (untimed) before each pair, and reports the mean of each
-// and their ratio. Every sandboxed run must be served warm.
-func compareWarm(b *testing.B, rt *linux.Runtime, base bare) {
-	for range 2 { // untimed: the page cache, the first refill
-		base.run(b)
-		awaitWarm(b, rt)
-		boxed(b, rt, base.code, base.want)
+// tryBoxed is boxed for any goroutine: it returns the failure instead.
+func tryBoxed(rt *linux.Runtime, code, want string) (time.Duration, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	start := time.Now()
+	res, err := rt.Run(ctx, sandbox.Request{Language: sandbox.Python, Code: code})
+	took := time.Since(start)
+	if err != nil || res.Status != sandbox.StatusOK || string(res.Stdout) != want {
+		return took, fmt.Errorf("sandboxed %q: %v, %s, want stdout %q", code, err, describe(res), want)
 	}
-	hits := rt.WarmStats().Hits
-	var bareTotal, boxedTotal time.Duration
-	for b.Loop() {
-		b.StopTimer()
-		awaitWarm(b, rt)
-		b.StartTimer()
-		bareTotal += base.run(b)
-		boxedTotal += boxed(b, rt, base.code, base.want)
-	}
-	if warm := rt.WarmStats().Hits - hits; warm != uint64(b.N) {
-		b.Fatalf("%d of %d timed runs were served warm", warm, b.N)
-	}
-	n := float64(b.N)
-	b.ReportMetric(float64(bareTotal)/n/1e6, "bare_ms")
-	b.ReportMetric(float64(boxedTotal)/n/1e6, "sandbox_ms")
-	b.ReportMetric(float64(boxedTotal)/float64(bareTotal), "x_bare")
+	return took, nil
 }
 
 // BenchmarkWarmPrint1 is the latency of a stateless print(1) served by a
-// warm sandbox, when the pool had time to refill since the last run,
-// against a cold bare `python3 -c 'print(1)'` on the host (target: x_bare
-// at most 0.2).
+// warm sandbox of the single-run kind (Options.SingleRunWarm: one
+// interpreter started ahead for each run, replaced after it), against a
+// cold bare `python3 -c 'print(1)'` on the host, in phases
+// (package benchtest). The target, idle_x_bare at most 0.2, is for runs
+// that find the pool refilled; back to back (b2b) a run finds the
+// replacement still starting and builds its own sandbox. ZygotePrint1
+// measures the default kind, zygote slots.
 func BenchmarkWarmPrint1(b *testing.B) {
-	rt := newRuntime(b, linux.Options{Warm: 1})
-	compareWarm(b, rt, bare{code: "print(1)", want: "1\n"})
+	rt := newRuntime(b, linux.Options{Warm: 1, SingleRunWarm: true})
+	compareLatency(b, rt, bt.Print1, true)
 }
 
 // BenchmarkWarmPandas is the latency of a small pandas program served by a
-// warm sandbox of the data-science image, pandas preloaded, against the
+// zygote slot of the data-science image, pandas preloaded, against the
 // same program in a bare interpreter chrooted into the same image, which
-// imports pandas itself (target: x_bare at most 0.05).
+// imports pandas itself, in phases (package benchtest; target: b2b_x_bare
+// at most 0.05).
 func BenchmarkWarmPandas(b *testing.B) {
 	img := testenv.Image(b, "datascience")
 	opts := imageOptions(img)
 	opts.Warm = 1
 	rt := newRuntime(b, opts)
-	compareWarm(b, rt, bare{
-		root: img.RootFS,
-		code: "import pandas as pd; print(pd.DataFrame({'a': [1, 2]}).sum())",
-		want: "a    3\ndtype: int64\n",
-	})
+	compareLatency(b, rt, bt.Bare{
+		Root: img.RootFS,
+		Code: "import pandas as pd; print(pd.DataFrame({'a': [1, 2]}).sum())",
+		Want: "a    3\ndtype: int64\n",
+	}, true)
 }
 
 // BenchmarkWarmThroughput is the sustained rate of stateless print(1) runs
-// back to back on a runtime keeping two warm sandboxes (refills compete
-// with the runs; a run that finds the pool empty is served cold), against
-// as many bare interpreters run one after another (target: x_bare, the
-// ratio of the rates, at least 1.5).
+// back to back, one client, on a runtime keeping two warm sandboxes of
+// the single-run kind (Options.SingleRunWarm: refills compete with the
+// runs; a run that finds the pool empty is served cold), against as many
+// bare interpreters run one after another, each bt.Phase started with every
+// pool full (target: x_bare, the ratio of the rates, at least 1.5).
+// ZygoteThroughput measures the default kind, zygote slots.
 func BenchmarkWarmThroughput(b *testing.B) {
-	rt := newRuntime(b, linux.Options{Warm: 2})
-	base := bare{code: "print(1)", want: "1\n"}
-	base.run(b)
-	awaitWarm(b, rt)
-	before := rt.WarmStats()
-	start := time.Now()
-	for b.Loop() {
-		boxed(b, rt, base.code, base.want)
-	}
-	boxedRate := float64(b.N) / time.Since(start).Seconds()
-	after := rt.WarmStats()
-	start = time.Now()
-	for range b.N {
-		base.run(b)
-	}
-	bareRate := float64(b.N) / time.Since(start).Seconds()
+	rt := newRuntime(b, linux.Options{Warm: 2, SingleRunWarm: true})
+	base := bt.Print1
+	base.Run(b)
+	boxed(b, rt, base.Code, base.Want)
+	bt.AwaitPools(b, rt)
+	hits := bt.PoolHits(rt)
+	boxedRate := throughput(b, 1, b.N, func() (time.Duration, error) { return tryBoxed(rt, base.Code, base.Want) })
+	served := bt.PoolHits(rt) - hits
+	bt.AwaitPools(b, rt)
+	bareRate := throughput(b, 1, b.N, base.Try)
 	b.ReportMetric(boxedRate, "sandbox_runs_per_s")
 	b.ReportMetric(bareRate, "bare_runs_per_s")
 	b.ReportMetric(boxedRate/bareRate, "x_bare")
-	b.ReportMetric(100*float64(after.Hits-before.Hits)/float64(b.N), "warm_%")
+	b.ReportMetric(100*float64(served)/float64(b.N), "warm_pct")
+	b.ReportMetric(1e9/boxedRate, "ns/op")
 }
 
 // BenchmarkSessionCell is the round trip of a trivial cell in a session,
@@ -149,7 +111,7 @@ func BenchmarkSessionCell(b *testing.B) {
 	execCode(b, s, "x = 0")
 	ctx := context.Background()
 	cell := sandbox.Cell{Code: "x += 1"}
-	var took []time.Duration
+	var took bt.Phase
 	for b.Loop() {
 		start := time.Now()
 		res, err := s.Exec(ctx, cell)
@@ -161,12 +123,8 @@ func BenchmarkSessionCell(b *testing.B) {
 	if res := execCode(b, s, "x"); res.Value != strconv.Itoa(len(took)) {
 		b.Fatalf("after %d cells x = %s", len(took), res.Value)
 	}
-	slices.Sort(took)
-	quantile := func(q float64) float64 {
-		return float64(took[int(q*float64(len(took)-1))]) / 1e6
-	}
-	b.ReportMetric(quantile(0.5), "p50_ms")
-	b.ReportMetric(quantile(0.99), "p99_ms")
+	b.ReportMetric(bt.MS(took.P50()), "p50_ms")
+	b.ReportMetric(bt.MS(took.At(0.99)), "p99_ms")
 }
 
 // memory is the resident memory of a set of processes, in bytes.

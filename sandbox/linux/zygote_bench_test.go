@@ -1,57 +1,39 @@
 package linux_test
 
 import (
-	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/crucible-sandbox/crucible/internal/testenv"
 	"github.com/crucible-sandbox/crucible/sandbox/linux"
+	bt "github.com/crucible-sandbox/crucible/sandbox/linux/benchtest"
 )
 
 // The benchmarks in this file measure zygote slots (linux.Options.Warm, the default)
-// against bare interpreters measured in the same run, as bench5_test.go
-// does for warm sandboxes; each reports its ratio to bare as x_bare.
-
-// median returns the median of ds.
-func median(ds []time.Duration) time.Duration {
-	slices.Sort(ds)
-	return ds[len(ds)/2]
-}
+// against bare interpreters measured in the same run, in separate phases
+// (package benchtest); each reports its ratio to bare as x_bare.
 
 // BenchmarkZygotePrint1 is the latency of stateless print(1) runs served
-// by one zygote slot back to back (no wait between runs: the slot's reset
-// after a run overlaps the caller's own work, here none), against a bare
-// `python3 -c 'print(1)'` on the host, alternating the two: the medians
-// and their ratio, x_bare (target: at most 0.15).
+// by one zygote slot, against a bare `python3 -c 'print(1)'` on the host
+// (package benchtest). b2b: each run starts when the previous one's
+// result arrived, so it waits for the slot's reset and re-fork, which
+// run after Run returns (target: b2b_x_bare at most 0.15); idle: each run
+// after the slot is ready again. Every idle run must be served by the
+// slot; b2b_pool_pct is the share of the back-to-back ones it served.
 func BenchmarkZygotePrint1(b *testing.B) {
 	rt := newRuntime(b, linux.Options{Warm: 1})
-	base := bare{code: "print(1)", want: "1\n"}
-	awaitWarm(b, rt)
-	for range 3 { // untimed: the page cache, the first forks
-		base.run(b)
-		boxed(b, rt, base.code, base.want)
-	}
-	hits := rt.WarmStats().Hits
-	var bareTook, boxedTook []time.Duration
-	for b.Loop() {
-		bareTook = append(bareTook, base.run(b))
-		boxedTook = append(boxedTook, boxed(b, rt, base.code, base.want))
-	}
-	if st := rt.WarmStats(); st.Hits-hits != uint64(b.N) {
-		b.Fatalf("%d of %d timed runs were served by the zygote slot: %+v", st.Hits-hits, b.N, st)
-	}
-	bm, zm := median(bareTook), median(boxedTook)
-	b.ReportMetric(float64(bm)/1e6, "bare_p50_ms")
-	b.ReportMetric(float64(zm)/1e6, "sandbox_p50_ms")
-	b.ReportMetric(float64(zm)/float64(bm), "x_bare")
+	compareLatency(b, rt, bt.Print1, true)
 }
 
-// throughput runs op from clients goroutines at once, n times in all, and
-// returns the rate in runs per second.
-func throughput(clients, n int, op func()) float64 {
-	var wg sync.WaitGroup
+// throughput runs op n times from clients goroutines at once and returns
+// the rate in runs per second. It fails b if any run fails.
+func throughput(b *testing.B, clients, n int, op func() (time.Duration, error)) float64 {
+	var (
+		wg     sync.WaitGroup
+		failed atomic.Pointer[error]
+	)
 	work := make(chan struct{}, n)
 	for range n {
 		work <- struct{}{}
@@ -61,34 +43,51 @@ func throughput(clients, n int, op func()) float64 {
 	for range clients {
 		wg.Go(func() {
 			for range work {
-				op()
+				if _, err := op(); err != nil {
+					failed.CompareAndSwap(nil, &err)
+				}
 			}
 		})
 	}
 	wg.Wait()
-	return float64(n) / time.Since(start).Seconds()
+	rate := float64(n) / time.Since(start).Seconds()
+	if err := failed.Load(); err != nil {
+		b.Fatal(*err)
+	}
+	return rate
 }
+
+// throughputRuns is the number of runs of each phase of a throughput
+// benchmark with clients at once: b.N, but at least 25 per client, so
+// that the runs that find every slot ready at the phase's start are a
+// small part of it.
+func throughputRuns(b *testing.B, clients int) int { return max(b.N, 25*clients) }
 
 // compareThroughput measures, with clients at once, the rate of runs of
 // base's program served by rt's zygote slots against that of base run
-// bare, the same number of runs each (b.N, at least 4 per client), and
-// reports both and their ratio, x_bare.
-func compareThroughput(b *testing.B, rt *linux.Runtime, base bare, clients int) {
-	awaitWarm(b, rt)
+// bare, throughputRuns each, in two phases, each started once every slot
+// is ready (so that neither pays for the resets of the runs before it),
+// and reports both rates, their ratio, x_bare, and the share of the
+// sandboxed runs the slots served. Every run must succeed with base's
+// stdout. ns/op is the sandboxed phase's time over its runs.
+func compareThroughput(b *testing.B, rt *linux.Runtime, base bt.Bare, clients int) {
+	bt.AwaitPools(b, rt)
 	for range clients { // untimed: the page cache, the first forks
-		base.run(b)
-		boxed(b, rt, base.code, base.want)
+		base.Run(b)
+		boxed(b, rt, base.Code, base.Want)
 	}
-	awaitWarm(b, rt)
-	hits := rt.WarmStats().Hits
-	n := max(b.N, 4*clients)
-	boxedRate := throughput(clients, n, func() { boxed(b, rt, base.code, base.want) })
-	served := rt.WarmStats().Hits - hits
-	bareRate := throughput(clients, n, func() { base.run(b) })
+	n := throughputRuns(b, clients)
+	bt.AwaitPools(b, rt)
+	hits := bt.PoolHits(rt)
+	boxedRate := throughput(b, clients, n, func() (time.Duration, error) { return tryBoxed(rt, base.Code, base.Want) })
+	served := bt.PoolHits(rt) - hits
+	bt.AwaitPools(b, rt)
+	bareRate := throughput(b, clients, n, base.Try)
 	b.ReportMetric(boxedRate, "sandbox_runs_per_s")
 	b.ReportMetric(bareRate, "bare_runs_per_s")
 	b.ReportMetric(boxedRate/bareRate, "x_bare")
-	b.ReportMetric(100*float64(served)/float64(n), "zygote_%")
+	b.ReportMetric(100*float64(served)/float64(n), "zygote_pct")
+	b.ReportMetric(1e9/boxedRate, "ns/op")
 }
 
 // BenchmarkZygoteThroughput is the rate of stateless print(1) runs from 2
@@ -99,7 +98,7 @@ func BenchmarkZygoteThroughput(b *testing.B) {
 	for _, clients := range []int{2, 8} {
 		b.Run(map[int]string{2: "2_clients", 8: "8_clients"}[clients], func(b *testing.B) {
 			rt := newRuntime(b, linux.Options{Warm: clients})
-			compareThroughput(b, rt, bare{code: "print(1)", want: "1\n"}, clients)
+			compareThroughput(b, rt, bt.Print1, clients)
 		})
 	}
 }
@@ -114,10 +113,10 @@ func BenchmarkZygotePandas(b *testing.B) {
 	opts := imageOptions(img)
 	opts.Warm = 2
 	rt := newRuntime(b, opts)
-	compareThroughput(b, rt, bare{
-		root: img.RootFS,
-		code: "import pandas as pd; print(pd.DataFrame({'a': [1, 2]}).sum())",
-		want: "a    3\ndtype: int64\n",
+	compareThroughput(b, rt, bt.Bare{
+		Root: img.RootFS,
+		Code: "import pandas as pd; print(pd.DataFrame({'a': [1, 2]}).sum())",
+		Want: "a    3\ndtype: int64\n",
 	}, 2)
 }
 
