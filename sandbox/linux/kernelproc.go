@@ -170,27 +170,26 @@ const maxReplyBytes = 64 << 20
 // guessing where the next reply starts is guessing what the program wants.
 func (rc *replyChannel) read(p *sandboxProc, ready chan<- kernel.Ready, replies chan<- kernel.Reply) {
 	defer close(replies)
-	sc := bufio.NewScanner(p.fromKernel)
-	sc.Buffer(make([]byte, 64<<10), maxReplyBytes)
-	if !sc.Scan() {
+	sc := newReplyLines(p.fromKernel, maxReplyBytes)
+	if !sc.scan() {
 		close(ready)
 		return
 	}
 	var hello kernel.Ready
-	if err := json.Unmarshal(sc.Bytes(), &hello); err != nil || !hello.Ready {
+	if err := json.Unmarshal(sc.bytes(), &hello); err != nil || !hello.Ready {
 		close(ready)
 		return
 	}
 	ready <- hello
-	for sc.Scan() {
+	for sc.scan() {
 		var reply kernel.Reply
-		if err := json.Unmarshal(sc.Bytes(), &reply); err != nil {
+		if err := json.Unmarshal(sc.bytes(), &reply); err != nil {
 			rc.err = fmt.Errorf("a line that is not a reply (%v)", err)
 			return
 		}
 		replies <- reply
 	}
-	switch err := sc.Err(); {
+	switch err := sc.err; {
 	case errors.Is(err, bufio.ErrTooLong):
 		rc.err = fmt.Errorf("a line longer than %s, the most a reply may be", units.BytesSize(maxReplyBytes))
 	case err != nil:
