@@ -74,9 +74,9 @@ func TestUIProfileLayout(t *testing.T) {
 	}
 }
 
-// TestUIRunsLayout: the Run history in a window of 1360×900 shows every
-// column of its list whole (no scroll box, no cell cut), a run's list of a
-// run from a session included; a run that wrote nothing on standard
+// TestUIRunsLayout: the Run history in a window of 1360×900 (and 1280,
+// 1220 and 1000 wide) shows every column of its list whole (no scroll box,
+// no cell cut), with a run from a session in it; a run that wrote nothing on standard
 // error shows no error box for it, while one that did shows its stderr.
 func TestUIRunsLayout(t *testing.T) {
 	crucibleBinary(t)
@@ -104,6 +104,18 @@ func TestUIRunsLayout(t *testing.T) {
 	if clipped := eval[[]string](p, clippedJS+`('.runs-list, .runs-list td, .runs-list th', false)`); len(clipped) > 0 {
 		t.Errorf("the runs list clips: %q", clipped)
 	}
+	// Narrower windows: beside the run, then above it; the page itself
+	// never scrolls sideways.
+	for _, width := range []int64{1280, 1220, 1000} {
+		p.do("resize", chromedp.EmulateViewport(width, 900))
+		if clipped := eval[[]string](p, clippedJS+`('.runs-list, .runs-list td, .runs-list th', false)`); len(clipped) > 0 {
+			t.Errorf("at %d px, the runs list clips: %q", width, clipped)
+		}
+		if w := eval[[]int](p, `[document.documentElement.scrollWidth, document.documentElement.clientWidth]`); w[0] > w[1] {
+			t.Errorf("at %d px, the page is %d px wide in %d", width, w[0], w[1])
+		}
+	}
+	p.do("resize", chromedp.EmulateViewport(1360, 900))
 	if broken := eval[[]string](p, brokenWordsJS+`('.runs-list th, .runs-list td:nth-child(2), .runs-list td:nth-child(6)')`); len(broken) > 0 {
 		t.Errorf("the runs list breaks inside a word: %q", broken)
 	}
