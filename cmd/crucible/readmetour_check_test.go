@@ -67,3 +67,18 @@ func TestCompareTour(t *testing.T) {
 		})
 	}
 }
+
+// TestRewriteTour checks that -tour.update replaces only the output of
+// the commands it ran, continuation lines and other blocks kept.
+func TestRewriteTour(t *testing.T) {
+	doc := "intro\n```console\n$ echo a \\\n  b\nold\n\nolder\n$ serve &\nweb UI\n$ echo c\nc\n```\n```sh\n$ echo a\nkept\n```\n"
+	got := rewriteTour(doc, map[int][]string{3: {"a b", "", "new"}, 10: {"c"}})
+	want := "intro\n```console\n$ echo a \\\n  b\na b\n\nnew\n$ serve &\nweb UI\n$ echo c\nc\n```\n```sh\n$ echo a\nkept\n```\n"
+	if got != want {
+		t.Errorf("rewriteTour:\n%s\nwant:\n%s", got, want)
+	}
+	items, err := parseTour(got)
+	if err != nil || len(items) != 3 || !reflect.DeepEqual(items[0].want, []string{"a b", "", "new"}) {
+		t.Errorf("the rewritten tour parses as %+v, %v", items, err)
+	}
+}

@@ -149,3 +149,36 @@ func compareTour(want, got []string) string {
 	}
 	return ""
 }
+
+// rewriteTour returns readme with the shown output of the commands whose
+// prompt is on the README lines of outputs replaced by those outputs;
+// the rest of readme is kept as it is.
+func rewriteTour(readme string, outputs map[int][]string) string {
+	lines := strings.Split(readme, "\n")
+	out := make([]string, 0, len(lines))
+	inConsole := false
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
+		switch {
+		case strings.HasPrefix(l, "```"):
+			inConsole = !inConsole && strings.TrimSpace(l[3:]) == "console"
+		case inConsole && strings.HasPrefix(l, "$ "):
+			shown, ok := outputs[i+1]
+			if !ok {
+				break
+			}
+			for strings.HasSuffix(lines[i], `\`) && i+1 < len(lines) {
+				out = append(out, lines[i])
+				i++
+			}
+			out = append(out, lines[i])
+			for i+1 < len(lines) && !strings.HasPrefix(lines[i+1], "$ ") && !strings.HasPrefix(lines[i+1], "```") {
+				i++
+			}
+			out = append(out, shown...)
+			continue
+		}
+		out = append(out, l)
+	}
+	return strings.Join(out, "\n")
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"net/http"
 	"os"
 	"os/exec"
@@ -23,6 +24,11 @@ const (
 	tourModelCode   = "revenue = df.groupby(\"month\", sort=False)[\"revenue\"].sum()\nprint(revenue)"
 	tourModelAnswer = "June, with 5200.0; its two rows are the same, which the profile warns of (1 duplicate rows)."
 )
+
+// updateTour makes TestREADMETour write each command's real output into
+// README.md in place of the shown one (the port shown as 8080), for a
+// change that meant to change an output: review the diff, then commit it.
+var updateTour = flag.Bool("tour.update", false, "TestREADMETour: write the real outputs into README.md")
 
 // tourSteps are what the tour must show, each found in one of its
 // commands: the run → session → analyst with a model → web UI → MCP of
@@ -77,6 +83,7 @@ func TestREADMETour(t *testing.T) {
 	env := tourEnv("OPENAI_BASE_URL=" + model.URL + "/v1")
 	var exports []string
 	port := ""
+	outputs := map[int][]string{}
 	for _, it := range items {
 		if it.file != "" {
 			if err := os.WriteFile(filepath.Join(dir, it.file), []byte(it.content), 0o644); err != nil {
@@ -100,9 +107,17 @@ func TestREADMETour(t *testing.T) {
 		if port != "" {
 			got = strings.ReplaceAll(got, "127.0.0.1:"+port, "127.0.0.1:8080")
 		}
-		if diff := compareTour(it.want, strings.Split(got, "\n")); diff != "" {
+		if *updateTour {
+			outputs[it.line] = trimBlankTail(strings.Split(got, "\n"))
+		} else if diff := compareTour(it.want, strings.Split(got, "\n")); diff != "" {
 			t.Errorf("README line %d: $ %s\n%s\nthe whole output:\n%s", it.line, it.command, diff, got)
 		}
+	}
+	if *updateTour {
+		if err := os.WriteFile(filepath.Join(root, "README.md"), []byte(rewriteTour(string(readme), outputs)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("README.md: the outputs of %d commands written; review them with git diff", len(outputs))
 	}
 }
 
