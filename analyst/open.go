@@ -115,7 +115,8 @@ func errorText(res sandbox.Result) string {
 
 // profileCell is the cell that runs the profiler over frames: it loads
 // profile.py as a module of its own, so that its helpers stay out of the
-// session's namespace, and prints the profile.
+// session's namespace (with textvalues.py to import: withTextValues),
+// and prints the profile.
 func profileCell(frames []Frame) (string, error) {
 	cfg := struct {
 		Frames []Frame `json:"frames"`
@@ -137,12 +138,16 @@ func profileCell(frames []Frame) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf(`def _crucible_profile():
-    import json, types
+	body, err := withTextValues(fmt.Sprintf(`    import json
     m = types.ModuleType("crucible_profile")
-    exec(compile(%s, "crucible_profile.py", "exec"), m.__dict__)
+    exec(compile(%s, "crucible_profile.py", "exec"), m.__dict__)`, src))
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf(`def _crucible_profile():
+%s
     print(m.main(json.loads(%s), globals()))
 _crucible_profile()
 del _crucible_profile
-`, src, quoted), nil
+`, body, quoted), nil
 }
