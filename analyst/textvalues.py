@@ -236,12 +236,17 @@ def number_form(texts, counts=None, decimal=None):
     total = sum(c for _, c in pairs)
     if not total:
         return None
-    units = {}
+    units, loose = {}, 0
     for t, c in pairs:
         m = _LOOSE.match(t)
-        u = m and (m.group("pre") or m.group("post"))
+        if m is None:
+            continue
+        loose += c
+        u = m.group("pre") or m.group("post")
         if u:
             units[u] = units.get(u, 0) + c
+    if loose < SHARE * total:
+        return None  # most of them are not even shaped like numbers
     unit = max(units, key=units.get) if units else ""
     if unit and units[unit] < total / 2:
         unit = ""  # a few values with a unit: not the column's
