@@ -4,7 +4,6 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
-	"strings"
 )
 
 // textValuesSource is the parser of dates and numbers written as text
@@ -18,14 +17,18 @@ var textValuesSource string
 // import textvalues.py by.
 const textValuesModule = "crucible_textvalues"
 
-// withTextValues returns body (Python statements indented by four spaces,
-// for the inside of a function) preceded by the statements that make
-// textvalues.py the module crucible_textvalues in sys.modules, so that the
-// source body runs can import it, and followed by the one that removes it
-// from there: the modules that imported it keep their reference, and the
-// session's modules stay the user's.
-func withTextValues(body string) (string, error) {
-	src, err := json.Marshal(textValuesSource) // a JSON string is a Python string literal
+// moduleCode returns Python statements, indented for the body of a
+// function, that run source as the module name, bound to m, with
+// textvalues.py importable as crucible_textvalues while it runs: it is
+// put in sys.modules first and taken out after, so that the modules that
+// imported it keep their reference and the session's modules stay the
+// user's.
+func moduleCode(name, source string) (string, error) {
+	tv, err := json.Marshal(textValuesSource) // a JSON string is a Python string literal
+	if err != nil {
+		return "", err
+	}
+	src, err := json.Marshal(source)
 	if err != nil {
 		return "", err
 	}
@@ -34,13 +37,8 @@ func withTextValues(body string) (string, error) {
     exec(compile(%[2]s, %[1]q + ".py", "exec"), tv.__dict__)
     sys.modules[%[1]q] = tv
     try:
-%[3]s
+        m = types.ModuleType(%[3]q)
+        exec(compile(%[4]s, %[3]q + ".py", "exec"), m.__dict__)
     finally:
-        sys.modules.pop(%[1]q, None)
-`, textValuesModule, src, indent(body)), nil
-}
-
-// indent indents each line of s by four spaces more.
-func indent(s string) string {
-	return "    " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n    ")
+        sys.modules.pop(%[1]q, None)`, textValuesModule, tv, name, src), nil
 }

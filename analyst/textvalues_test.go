@@ -22,9 +22,15 @@ func helpersAnalysis(t *testing.T) *Analysis {
 
 // Proves textvalues.parse_dates value by value, in the sandbox: each form
 // read on its own in a mixed column, day first decided for the column,
-// impossible dates and other text refused, zones.
+// impossible dates and other text refused, zones. The parser's module is
+// the helpers' own: the session's sys.modules does not hold it.
 func TestParseDates(t *testing.T) {
 	a := helpersAnalysis(t)
+	var listed bool
+	cellJSON(t, a, "import sys, json\nprint(json.dumps('crucible_textvalues' in sys.modules))", &listed)
+	if listed {
+		t.Error("crucible_textvalues is left in the session's sys.modules")
+	}
 	for _, tc := range []struct {
 		name     string
 		values   []string
