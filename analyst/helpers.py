@@ -110,6 +110,8 @@ def value_table(value):
 CATEGORIES = 50          # distinct spellings, case ignored, of a column whose case is unified
 MAX_SPELLINGS = 20       # groups of spellings listed per column in the summary
 MAX_REPORT_LINES = 40    # lines of the summary's text (str(summary))
+MAX_LINE = 500           # characters of one of its lines
+MAX_VALUE = 200          # characters of a value quoted in the summary
 
 
 def _source(data):
@@ -162,7 +164,7 @@ def _changed(df, col, texts, new, changed):
 
 def _fail(df, warnings, col, texts, reason):
     for pos, value in zip(texts.index, texts):
-        warnings.append({"row": int(df.index.get_loc(pos)) + 1, "column": str(col), "value": str(value)[:200],
+        warnings.append({"row": int(df.index.get_loc(pos)) + 1, "column": str(col), "value": str(value)[:MAX_VALUE],
                          "reason": reason})
 
 
@@ -267,8 +269,9 @@ def _unify_case(df, col, changed):
         return None
     todo = keys.isin(spelling.keys())
     n = _changed(df, col, texts[todo], keys[todo].map(spelling), changed)
-    listed = dict(itertools.islice(variants.items(), MAX_SPELLINGS))
-    return {"changed": n, "groups": len(variants), "spellings": {k: v[:MAX_SPELLINGS] for k, v in listed.items()}}
+    listed = itertools.islice(variants.items(), MAX_SPELLINGS)
+    return {"changed": n, "groups": len(variants),
+            "spellings": {k[:MAX_VALUE]: [v[:MAX_VALUE] for v in vs[:MAX_SPELLINGS]] for k, vs in listed}}
 
 
 class CleanSummary(dict):
@@ -289,7 +292,11 @@ class CleanSummary(dict):
             lines.append("numbers %s: %d converted from %s text%s, %d not numbers" % (col, d["converted"], d["kind"], unit, d["failed"]))
         for col, d in self["case"].items():
             pairs = "; ".join("%s <- %s" % (k, ", ".join(map(repr, v))) for k, v in d["spellings"].items())
-            lines.append("case %s: %d values rewritten, %d groups: %s" % (col, d["changed"], d["groups"], pairs[:300]))
+            lines.append("case %s: %d values rewritten, %d groups: %s" % (col, d["changed"], d["groups"], pairs))
+        if len(lines) > MAX_REPORT_LINES - 1:
+            more = len(lines) - (MAX_REPORT_LINES - 2)
+            lines = lines[:MAX_REPORT_LINES - 2] + ["... %d more lines: the summary's dates, numbers and case hold every column" % more]
+        lines = [line if len(line) <= MAX_LINE else line[:MAX_LINE - 3] + "..." for line in lines]
         room = MAX_REPORT_LINES - len(lines) - 1
         for w in self["warnings"][:max(0, room)]:
             lines.append("warning: row %d, %s: %r %s" % (w["row"], w["column"], w["value"][:80], w["reason"]))

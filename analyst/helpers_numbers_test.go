@@ -114,4 +114,17 @@ func TestCrucibleCleanReportIsBounded(t *testing.T) {
 	if len(lines) > 41 || len(out) > 6000 {
 		t.Errorf("the report has %d lines, %d bytes; want at most 40 lines and the count", len(lines)-1, len(out))
 	}
+	// Sixty columns of numbers: a line each would be too many.
+	res, err = a.Session.Exec(context.Background(), sandbox.Cell{Code: `import pandas as pd
+s = crucible_clean(pd.DataFrame({"c%d" % i: ["1,000", "2,000"] for i in range(60)}), out="wide.csv")
+print(s)
+print(len(s["numbers"]))`})
+	if err != nil || res.Status != sandbox.StatusOK {
+		t.Fatalf("cell: %v %s %+v", err, res.Status, res.Error)
+	}
+	out = string(res.Stdout)
+	lines = strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 40 || !strings.Contains(out, "... 24 more lines: the summary's dates, numbers and case hold every column") || lines[39] != "60" {
+		t.Errorf("the report of 60 number columns has %d lines:\n%s", len(lines)-1, out)
+	}
 }
