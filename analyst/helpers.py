@@ -190,7 +190,7 @@ def _numbers(df, col, decimal, changed, warnings):
         return None
     nums = tv.parse_numbers(counts.index.tolist(), form)
     ok = ~np.isnan(nums)
-    plain = np.asarray(counts.index.str.match(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$"), dtype=bool)
+    plain = np.asarray(counts.index.str.match(tv.PLAIN_NUMBER), dtype=bool)
     if not (ok & ~plain).any():
         return None
     text_of = {v: _number_text(float(n)) for v, n, good in zip(counts.index, nums, ok) if good}
@@ -212,7 +212,7 @@ def _date_columns(df, dates, skip):
         return cols
     found = []
     for col in df.columns[df.dtypes == object]:
-        if col in skip:
+        if str(col) in skip:
             continue
         values = pd.Series(pd.unique(_texts(df[col])), dtype=object)
         if len(values) and values.map(lambda v: tv.looks_like_date(v.strip())).mean() >= 0.5:

@@ -4,7 +4,9 @@
 # one) and returns the profile as a JSON string; a file it cannot read
 # gets a reason in its table's "error", never a traceback. The work is
 # vectorised; inference runs on a sample and makes a full pass only over
-# the columns the sample qualifies; each column is factorized once, and
+# the columns the sample qualifies, reading dates and numbers written as
+# text with textvalues.py (the module crucible_textvalues), the parser
+# crucible_clean uses; each column is factorized once, and
 # its missing, distinct and top values and its part of the duplicate
 # rows' key all come from those codes. Bounds: a sniffing sample of
 # SNIFF_BYTES (the encoding check reads the rest in blocks of
@@ -35,8 +37,6 @@ LOW_CARDINALITY = 20
 INFER_SAMPLE = 1000
 MAX_TEXT = 80
 DELIMITERS = [",", ";", "\t", "|"]
-
-_PLAIN_NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 
 
 class Unreadable(Exception):
@@ -412,7 +412,7 @@ def column_warnings(f, sample, rows):
     if len(kinds) > 1:
         out.append("mixed types: " + ", ".join("%s %d" % (k, n) for k, n in kinds.items()) + " in a sample")
     elif kinds.index[0] == "str":
-        isnum = sample.str.strip().str.match(_PLAIN_NUMBER)
+        isnum = sample.str.strip().str.match(tv.PLAIN_NUMBER)
         if 0.05 <= isnum.mean() < 0.98:
             others = sample[~isnum].head(3).tolist()
             out.append("mixed types: %.0f%% numbers and text such as %s" % (100 * isnum.mean(), ", ".join(repr(cut(v)) for v in others)))

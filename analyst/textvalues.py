@@ -176,6 +176,10 @@ def parse_dates(texts, dayfirst=None, default_dayfirst=False):
 
 # Numbers -----------------------------------------------------------------
 
+# PLAIN_NUMBER matches a number as Python writes it (no separators nor
+# unit): a column of only those needs no conversion.
+PLAIN_NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+
 _CURRENCY = "$€£¥₹"
 _UNIT = r"(?:[" + _CURRENCY + r"]|[A-Z]{3}|%)"
 _LOOSE = re.compile(r"^\(?\s*[-+]?\s*(?P<pre>" + _UNIT + r")?\s*[-+]?\s*(?P<num>[\d.,]*\d[\d.,]*(?:[eE][-+]?\d+)?)\s*(?P<post>" + _UNIT + r")?\s*\)?$")
