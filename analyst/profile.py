@@ -355,7 +355,7 @@ def text_to_date(s, sample, dayfirst_default=False):
     its values do not tell: day first in a file written with a decimal
     comma). parsed counts the values that are dates, total those present;
     not_dates quotes the most frequent others."""
-    if sample.str.strip().str.match(tv.DATE).mean() < 0.8:
+    if tv.looks_like_dates(sample.str.strip()).mean() < 0.8:
         return None
     f = Factorized(s)
     dates, _ = tv.parse_dates(f.uniques.str.strip(), None, dayfirst_default)

@@ -28,8 +28,10 @@ decimal comma), and, as one unit for the whole column, a percentage (5%,
 kept as 5.0: the number as written, in percent) or one currency (a
 symbol such as $ or a three-letter code such as EUR, before or after the
 number: $1,200.50 is 1200.5); a minus sign or accounting parentheses make
-it negative. parse_numbers then reads each value in that form; a value in
-another form, or with another unit, is not a number of the column.
+it negative; a value without the unit is a number in it. parse_numbers
+then reads each value in that form; a value in another form, or with
+another unit, is not a number of the column. Text over MAX_CHARS
+characters is neither a date nor a number.
 
 The work is vectorised where pandas can; a per-value loop runs only over
 distinct values, and only those the fast path did not settle.
@@ -45,6 +47,10 @@ import pandas as pd
 # column to count as dates or numbers, in the profile and in
 # crucible_clean alike.
 SHARE = 0.95
+# MAX_CHARS bounds the text read as a date or a number: a longer value is
+# neither, and no pattern ever sees it (some backtrack in time that grows
+# faster than the text: a cell of 5,000 digits took seconds).
+MAX_CHARS = 64
 
 _TIME = r"(?:[ T]\d{1,2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?)"
 _ISO_BODY = r"\d{4}[-/.]\d{1,2}[-/.]\d{1,2}" + _TIME + r"?(?:\s?(?:Z|[+-]\d{2}(?::?\d{2})?))?"
@@ -78,11 +84,22 @@ _TIME_FORMATS = ["", " %H:%M", " %H:%M:%S", " %H:%M:%S.%f", " %I:%M %p", " %I:%M
 
 def looks_like_date(text):
     """Whether text (stripped) has one of the forms parse_dates reads."""
-    return isinstance(text, str) and DATE.match(text) is not None
+    return isinstance(text, str) and len(text) <= MAX_CHARS and DATE.match(text) is not None
+
+
+def looks_like_dates(texts):
+    """looks_like_date of each of texts, as an array of booleans."""
+    return _matches(texts, DATE)
 
 
 def _matches(texts, pattern):
-    return pd.Series(texts, dtype=object).str.match(pattern, na=False).to_numpy(dtype=bool)
+    """Whether pattern matches each of texts (strings of at most
+    MAX_CHARS; anything else does not match), as an array of booleans."""
+    s = pd.Series(texts, dtype=object)
+    short = s.str.len().le(MAX_CHARS).to_numpy(dtype=bool)  # False for what is not text
+    out = np.zeros(len(s), dtype=bool)
+    out[short] = s[short].str.match(pattern, na=False).to_numpy(dtype=bool)
+    return out
 
 
 def _normal(text):
@@ -178,7 +195,7 @@ def parse_dates(texts, dayfirst=None, default_dayfirst=False):
 
 # PLAIN_NUMBER matches a number as Python writes it (no separators nor
 # unit): a column of only those needs no conversion.
-PLAIN_NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+PLAIN_NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")  # no two ways to match: linear
 
 _CURRENCY = "$€£¥₹"
 _UNIT = r"(?:[" + _CURRENCY + r"]|[A-Z]{3}|%)"
@@ -212,7 +229,7 @@ class NumberForm:
     def number(self, text):
         """text (stripped) as a float, or None when it is not written in
         this form."""
-        m = self.pattern.match(text)
+        m = self.pattern.match(text) if len(text) <= MAX_CHARS else None
         if m is None or bool(m.group("open")) != bool(m.group("close")) or (m.group("s1") and m.group("s2")):
             return None
         digits = m.group("num").replace(self.thousands, "")
@@ -242,7 +259,7 @@ def number_form(texts, counts=None, decimal=None):
         return None
     units, loose = {}, 0
     for t, c in pairs:
-        m = _LOOSE.match(t)
+        m = _LOOSE.match(t) if len(t) <= MAX_CHARS else None
         if m is None:
             continue
         loose += c

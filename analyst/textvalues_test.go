@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 // helpersAnalysis opens an analysis of a one-line dataset in a real
@@ -113,5 +114,37 @@ print(json.dumps(None if _f is None else [_f.kind, _f.unit] + [str(x) for x in _
 				t.Errorf("got  %s\nwant %s", s, tc.want)
 			}
 		})
+	}
+}
+
+// A cell of 200,000 digits, or of a date and as many spaces, is neither a
+// number nor a date, and costs the profile and crucible_clean no more
+// than its length: the patterns that read numbers and dates never see
+// text that long (some backtrack in time that grows faster than it).
+func TestLongCellsAreNotParsed(t *testing.T) {
+	long := strings.Repeat("1", 200_000) + "x"
+	spaced := "2024-01-01" + strings.Repeat(" ", 200_000) + "x"
+	content := "n,d\n\"" + long + "\"," + spaced + "\n" + lines(5, func(i int) string { return fmt.Sprintf("%d,2024-01-%02d", i, i+2) })
+	start := time.Now()
+	a := openAnalysis(t, newRuntime(t), Dataset{Name: "long.csv", Content: []byte(content)})
+	if c := column(t, a.Profile.Tables[0], "n"); c.DType != "object" || !hasWarning(c.Warnings, "mixed types") {
+		t.Errorf("n: %+v", c)
+	}
+	if c := column(t, a.Profile.Tables[0], "d"); c.DType != "object" || !hasWarning(c.Warnings, "likely dates kept as text: 5 of 6 values (83.3%) parse as dates") {
+		t.Errorf("d: %+v", c)
+	}
+	if err := a.loadHelpers(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Dates map[string]DateParse `json:"dates"`
+		Total int                  `json:"warnings_total"`
+	}
+	cellJSON(t, a, "import json\nprint(json.dumps(crucible_clean('long', out='l.csv')))", &got)
+	if d := got.Dates["d"]; d.Parsed != 5 || d.Failed != 1 || got.Total != 1 {
+		t.Errorf("crucible_clean: dates %+v, %d warnings; want 5 parsed, 1 failed", got.Dates, got.Total)
+	}
+	if took := time.Since(start); took > 30*time.Second {
+		t.Errorf("the profile and the cleaning took %v", took)
 	}
 }
