@@ -68,6 +68,14 @@ func runOutput(r api.RunResponse) RunOutput {
 	return out
 }
 
+// programFailed reports whether a run that ended with status s failed:
+// any status but ok (a non-zero exit, a limit reached, a kill, a policy
+// block, a platform failure). The tools that run code set the result's
+// isError then, as MCP asks of a tool whose work failed, so that a client
+// and its model see the failure without reading the status; the result
+// still carries the whole run.
+func programFailed(s sandbox.Status) bool { return s != sandbox.StatusOK }
+
 // content is what a model reads of a run: a text summary, PNG artifacts
 // as images and the other artifacts as links to their resources.
 func content(r api.RunResponse) []mcp.Content {
