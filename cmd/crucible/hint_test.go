@@ -42,7 +42,7 @@ func TestErrorHints(t *testing.T) {
 	store := t.TempDir()
 	fakeImage(t, store, "web", "usr/lib/python3/dist-packages/requests", "usr/share/nodejs/lodash")
 	const offline = "hint: The network is off in this sandbox by policy: names do not resolve and no host outside can be reached. " +
-		`A run may be let reach a host: crucible run --allow HOST[:PORT], or "network": {"allow": ["HOST[:PORT]"]} in an API request, ` +
+		`To let a run reach a host: crucible run --allow HOST[:PORT], or "network": {"allow": ["HOST[:PORT]"]} in an API request, ` +
 		`on a server whose config sets "allow_network" for the tenant (sessions and analyses have no network). ` +
 		"Otherwise give the program its data as input files (the request's files; crucible run --file NAME=PATH)."
 	processes := func(limit string) string {
