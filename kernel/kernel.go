@@ -21,9 +21,15 @@ var policySource string
 //go:embed python_kernel.py
 var kernelSource string
 
+// notebookSource is what code written for notebooks expects: display(),
+// "!" and "%" lines, open figures returned (see its docstring).
+//
+//go:embed python_notebook.py
+var notebookSource string
+
 // PythonSource returns the Python kernel's program text: the policy
-// checker, then the kernel, one file.
-func PythonSource() string { return policySource + "\n\n" + kernelSource }
+// checker, the notebook habits, then the kernel, one file.
+func PythonSource() string { return policySource + "\n\n" + notebookSource + "\n\n" + kernelSource }
 
 // PythonPath is where a session's sandbox holds the Python kernel.
 const PythonPath = "/code/kernel.py"
@@ -123,6 +129,8 @@ type Reply struct {
 	HTML string `json:"html,omitempty"`
 	// Error describes the exception that ended the cell.
 	Error *Error `json:"error,omitempty"`
+	// Displays are what the cell showed with display(), in order.
+	Displays []Display `json:"displays,omitempty"`
 	// Figures are the open matplotlib figures, as base64 PNG, each with
 	// its labels in a text chunk (see ReadFigureLabels).
 	Figures []string `json:"figures,omitempty"`

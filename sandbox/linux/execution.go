@@ -88,8 +88,8 @@ func (x *execution) run(ctx context.Context) (err error) {
 		if p, err = x.rt.acquire(ctx, cgroupLimitsFor(x.lim)); err != nil {
 			return &sandbox.PlatformError{Op: "prepare sandbox", Err: err}
 		}
-		if x.checkedInSandbox() {
-			if err := x.bootForPolicy(ctx, p); err != nil {
+		if x.runByKernel() {
+			if err := x.bootForRun(ctx, p); err != nil {
 				_ = x.rt.retire(p)
 				return err
 			}
@@ -168,7 +168,7 @@ func (x *execution) run(ctx context.Context) (err error) {
 	if err := x.finish(last, outs); err != nil {
 		return err
 	}
-	if x.checkedInSandbox() {
+	if x.runByKernel() && x.req.Rules != nil {
 		x.applyPolicyReply()
 	}
 	return nil
