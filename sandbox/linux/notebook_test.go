@@ -102,7 +102,7 @@ for i in range(60):
 func TestNotebookShellAndMagics(t *testing.T) {
 	s := newSession(t, newRuntime(t, linux.Options{}), sandbox.Limits{})
 	for _, step := range []struct {
-		name, code           string
+		name, code            string
 		stdout, stderr, value string // stdout and stderr: substrings
 	}{
 		{"shell", "!echo hello; echo oops >&2", "hello\n", "oops", ""},
