@@ -49,7 +49,10 @@ type execution struct {
 	// which leaves the sandbox.
 	runCg   runCgroup
 	killRun func()
-	stop    struct {
+	// filesPlaced is set when the input files are in the sandbox already
+	// (bootForRun had init place them).
+	filesPlaced bool
+	stop        struct {
 		once   sync.Once
 		status sandbox.Status
 		reason string
@@ -303,7 +306,7 @@ func (x *execution) kernelRun() ([]byte, error) {
 // limit in /proc/meminfo and the program's file, as a cold run has it,
 // /code/main.py alone.
 func (x *execution) placeProgram() error {
-	if len(x.req.Files) > 0 {
+	if len(x.req.Files) > 0 && !x.filesPlaced {
 		work, err := openWorkDir(x.p.cmd.Process.Pid)
 		if err != nil {
 			return err

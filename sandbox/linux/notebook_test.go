@@ -219,7 +219,8 @@ ax3.plot([5, 6])
 				awaitWarm(t, rt)
 			}
 			before := rt.WarmStats().Hits
-			res := runProgram(t, rt, sandbox.Request{Language: sandbox.Python, Code: program})
+			// A cold start of pandas and matplotlib takes seconds on a loaded host.
+			res := runProgram(t, rt, sandbox.Request{Language: sandbox.Python, Code: program, Limits: sandbox.Limits{WallTimeMS: 60_000}})
 			if res.Status != sandbox.StatusOK {
 				t.Fatalf("run: %s", describe(res))
 			}
@@ -252,7 +253,7 @@ ax3.plot([5, 6])
 // are returned, and stderr says the rest were not.
 func TestStatelessFigureBound(t *testing.T) {
 	rt := newRuntime(t, imageOptions(testenv.Image(t, "datascience")))
-	res := runProgram(t, rt, sandbox.Request{Language: sandbox.Python, Code: "import matplotlib.pyplot as plt\nfor i in range(25):\n    plt.figure(figsize=(1, 1)).gca().plot([i])"})
+	res := runProgram(t, rt, sandbox.Request{Language: sandbox.Python, Code: "import matplotlib.pyplot as plt\nfor i in range(25):\n    plt.figure(figsize=(1, 1)).gca().plot([i])", Limits: sandbox.Limits{WallTimeMS: 60_000}})
 	if res.Status != sandbox.StatusOK || len(res.Artifacts) != 20 || !strings.Contains(string(res.Stderr), "only the first 20 open figures") {
 		t.Errorf("%d artifacts, %s; want 20 figures and a notice", len(res.Artifacts), describe(res))
 	}

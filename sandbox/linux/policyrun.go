@@ -25,14 +25,18 @@ func (x *execution) runByKernel() bool {
 }
 
 // bootForRun starts a stateless kernel in p, a cold sandbox, for x's
-// run, as launchWarm does for the warm pool but with x's limits and
-// environment.
+// run, as launchWarm does for the warm pool but with x's limits,
+// environment and input files: init places the files before the
+// interpreter starts, as for `python3 /code/main.py`, so that a
+// directory of them named in PYTHONPATH exists when the interpreter
+// first looks at it (it remembers a directory it found missing).
 func (x *execution) bootForRun(ctx context.Context, p *sandboxProc) error {
-	k, err := x.rt.bootKernel(ctx, p, x.lim, x.req.Env, nil, statelessKernel, nil)
+	k, err := x.rt.bootKernel(ctx, p, x.lim, x.req.Env, x.req.Files, statelessKernel, nil)
 	if err != nil {
 		return err
 	}
 	p.kernel = k
+	x.filesPlaced = true
 	return nil
 }
 
