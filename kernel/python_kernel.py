@@ -360,7 +360,7 @@ def run_main(request):
             pass
         status, interrupted = 1, isinstance(exc, KeyboardInterrupt)
         del exc, tb
-    nb_save_open_figures()
+    nb_run_ended()
     exit_like_interpreter(status, main, interrupted)
 
 
@@ -662,6 +662,7 @@ def main():
     nb_install()
     if not stateless:
         import_cell_modules()
+        nb_load()
         signal.signal(signal.SIGINT, on_interrupt)
     loaded = preload(names)
     # What the kernel and the preloaded modules made lives as long as the

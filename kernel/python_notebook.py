@@ -15,8 +15,9 @@ What code written for Jupyter expects, without IPython:
 - the open matplotlib figures, returned as PNG images at the end of a
   cell (the reply's figures) and of a stateless run (files in /work).
 
-It runs in the kernel's process, with the user's code: a convenience,
-never a security boundary. Everything it returns is bounded here, and
+The kernel compiles this file on first use (python_notebook_boot.py's
+nb_load). It runs in the kernel's process, with the user's code: a
+convenience, never a security boundary. Everything it returns is bounded here, and
 bounded again by the host, which trusts none of it.
 """
 
@@ -482,71 +483,4 @@ def nb_duration(seconds):
 NB_CELL_ID = 0
 
 
-def nb_install():
-    """Make display and __crucible__ builtins (every kernel mode), and
-    have matplotlib's savefig mark what it saved (NbSavefigHook)."""
-    builtins.display = nb_display
-    builtins.__crucible__ = NbMagics()
-    module = sys.modules.get("matplotlib.figure")
-    if module is not None:
-        nb_patch_savefig(module)
-    else:
-        sys.meta_path.insert(0, NbSavefigHook())
-
-
-def nb_patch_savefig(module):
-    """Make Figure.savefig leave the figure not stale, as a draw does (its
-    own restoring of the figure's colours after the draw marks it stale,
-    unchanged as it is): a figure saved and unchanged since is then not
-    returned again as an open figure (nb_open_figures)."""
-    figure = getattr(module, "Figure", None)
-    orig = getattr(figure, "savefig", None)
-    if orig is None or getattr(orig, "__crucible__", False):
-        return
-
-    def savefig(self, *args, **kwargs):
-        result = orig(self, *args, **kwargs)
-        self.stale = False
-        return result
-    for name in ("__doc__", "__name__", "__qualname__", "__module__"):
-        setattr(savefig, name, getattr(orig, name, None))
-    savefig.__wrapped__, savefig.__crucible__ = orig, True
-    figure.savefig = savefig
-
-
-class NbSavefigHook:
-    """A meta-path finder that waits for matplotlib.figure to be imported,
-    lets the finders after it find the module, patches it once it is
-    loaded (nb_patch_savefig), then leaves sys.meta_path. It answers no
-    other import (one comparison of the name per import)."""
-
-    def find_spec(self, name, path=None, target=None):
-        if name != "matplotlib.figure":
-            return None
-        spec = None
-        for finder in sys.meta_path:
-            if finder is not self and hasattr(finder, "find_spec"):
-                spec = finder.find_spec(name, path, target)
-                if spec is not None:
-                    break
-        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
-            return spec
-        loader, hook = spec.loader, self
-
-        class Loader:
-            def create_module(self, spec):
-                return loader.create_module(spec)
-
-            def exec_module(self, module):
-                loader.exec_module(module)
-                if hook in sys.meta_path:
-                    sys.meta_path.remove(hook)
-                try:
-                    nb_patch_savefig(module)
-                except Exception:
-                    pass
-
-            def __getattr__(self, attr):  # get_source, is_package...
-                return getattr(loader, attr)
-        spec.loader = Loader()
-        return spec
+builtins.__crucible__ = NbMagics()

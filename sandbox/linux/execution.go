@@ -87,10 +87,14 @@ func (x *execution) run(ctx context.Context) (err error) {
 	}
 	p := x.rt.takeWarm(ctx, x.req, x.lim)
 	warm := p != nil
+	acquired := time.Now()
 	if !warm {
 		if p, err = x.rt.acquire(ctx, cgroupLimitsFor(x.lim)); err != nil {
 			return &sandbox.PlatformError{Op: "prepare sandbox", Err: err}
 		}
+		// The kernel's start is the run's start-up (Metrics.StartMS), as
+		// the interpreter's is in a cold run.
+		acquired = time.Now()
 		if x.runByKernel() {
 			if err := x.bootForRun(ctx, p); err != nil {
 				_ = x.rt.retire(p)
@@ -100,7 +104,6 @@ func (x *execution) run(ctx context.Context) (err error) {
 		}
 	}
 	x.p = p
-	acquired := time.Now()
 	defer func() {
 		if rerr := x.rt.retire(p); rerr != nil && err == nil {
 			err = &sandbox.PlatformError{Op: "clean up sandbox", Err: rerr}

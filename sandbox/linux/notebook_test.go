@@ -25,7 +25,8 @@ import (
 // _repr_html_ falling back to the text.
 func TestNotebookDisplays(t *testing.T) {
 	img := testenv.Image(t, "datascience")
-	s := newSession(t, newRuntime(t, imageOptions(img)), sandbox.Limits{})
+	// Importing pandas and matplotlib takes seconds on a loaded host.
+	s := newSession(t, newRuntime(t, imageOptions(img)), sandbox.Limits{WallTimeMS: 60_000})
 	res := execCode(t, s, `import pandas as pd, matplotlib.pyplot as plt
 df = pd.DataFrame({'a': [1, 2], 'b': ['x', 'y']})
 display(df, df['a'])
@@ -100,7 +101,8 @@ for i in range(60):
 // of errors are the cell's, and that an unsupported magic is an error
 // naming it and what is supported, with nothing of the cell run.
 func TestNotebookShellAndMagics(t *testing.T) {
-	s := newSession(t, newRuntime(t, linux.Options{}), sandbox.Limits{})
+	// %timeit runs for a second at least; more on a loaded host.
+	s := newSession(t, newRuntime(t, linux.Options{}), sandbox.Limits{WallTimeMS: 60_000})
 	for _, step := range []struct {
 		name, code            string
 		stdout, stderr, value string // stdout and stderr: substrings
