@@ -264,7 +264,13 @@ def nb_transform(code):
     if "!" not in code and "%" not in code:
         return NbTransform(code, code, [], False)
     import tokenize
-    lines = code.splitlines(keepends=True)
+    # Lines as the tokenizer and the compiler count them: at "\n" only
+    # (str.splitlines also splits at form feeds and U+2028, which may sit
+    # inside a string).
+    lines = [line + "\n" for line in code.split("\n")]
+    lines[-1] = lines[-1][:-1]
+    if not lines[-1]:
+        lines.pop()
     cell_time = False
     first = next((i for i, l in enumerate(lines) if l.strip()), None)
     if first is not None and lines[first].lstrip().startswith("%%"):
@@ -334,8 +340,9 @@ def nb_rewrite(line, number):
         target, body = head.strip(), tail.lstrip()
     if body.startswith("!"):
         call = "__crucible__.shell(%r, capture=%r)" % (body[1:], target is not None)
-        run = (target + " = " + call) if target else call
-        return indent + run + end, indent + "pass" + end, True
+        if target:  # the policy sees the name bound
+            return indent + target + " = " + call + end, indent + target + " = None" + end, True
+        return indent + call + end, indent + "pass" + end, True
     if target is not None or not body.startswith("%") or body.startswith("%%"):
         if body.startswith("%%"):
             raise nb_unknown("cell", body[2:].split(None, 1)[0] if body[2:].split() else "")

@@ -112,6 +112,7 @@ func TestNotebookShellAndMagics(t *testing.T) {
 		{"capture", "files = !printf 'a\\nb\\n'\nfiles", "", "", "['a', 'b']"},
 		{"exit code", "!exit 3\n_exit_code", "", "", "3"},
 		{"not a shell line", "s = '''\n!not shell\n'''\nt = ('%d' % 2,\n     '!x')\nprint(s.strip(), t)", "!not shell ('2', '!x')", "", ""},
+		{"a line separator in a string", "s = 'a\u2028%b'\n!echo after\nlen(s)", "after\n", "", "4"},
 		{"pwd", "%pwd", "", "", "'/work'"},
 		{"ls", "open('data.csv', 'w').close()\n%ls", "data.csv", "", ""},
 		{"time", "%time total = sum(range(10))\ntotal", "Wall time:", "", "45"},
