@@ -253,11 +253,16 @@ ax3.plot([5, 6])
 }
 
 // TestStatelessFigureBound proves a run's open figures are bounded: 20
-// are returned, and stderr says the rest were not.
+// are returned, and stderr says the rest were not; and that a program
+// that failed after drawing still gets its figure.
 func TestStatelessFigureBound(t *testing.T) {
 	rt := newRuntime(t, imageOptions(testenv.Image(t, "datascience")))
 	res := runProgram(t, rt, sandbox.Request{Language: sandbox.Python, Code: "import matplotlib.pyplot as plt\nfor i in range(25):\n    plt.figure(figsize=(1, 1)).gca().plot([i])", Limits: sandbox.Limits{WallTimeMS: 60_000}})
 	if res.Status != sandbox.StatusOK || len(res.Artifacts) != 20 || !strings.Contains(string(res.Stderr), "only the first 20 open figures") {
 		t.Errorf("%d artifacts, %s; want 20 figures and a notice", len(res.Artifacts), describe(res))
+	}
+	res = runProgram(t, rt, sandbox.Request{Language: sandbox.Python, Code: "import matplotlib.pyplot as plt\nplt.plot([1, 2])\nraise ValueError('after drawing')", Limits: sandbox.Limits{WallTimeMS: 60_000}})
+	if res.Status != sandbox.StatusError || res.Error == nil || res.Error.Line != 3 || len(res.Artifacts) != 1 || res.Artifacts[0].Name != "figure-1.png" {
+		t.Errorf("a failed program's figure: %d artifacts, %s; want figure-1.png and the ValueError at line 3", len(res.Artifacts), describe(res))
 	}
 }
