@@ -662,6 +662,7 @@ def main():
     nb_install()
     if not stateless:
         import_cell_modules()
+    if not stateless or names:
         nb_load()
         signal.signal(signal.SIGINT, on_interrupt)
     loaded = preload(names)

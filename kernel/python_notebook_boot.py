@@ -5,7 +5,9 @@ a kernel's start milliseconds that a stateless run rarely needs, and a
 cold run pays every millisecond of its kernel's start: the kernel has
 only this loader, the display builtin that loads them on first call, and
 the savefig hook, which must be in place before the program imports
-matplotlib. A session kernel loads them at its start.
+matplotlib. A session kernel, and a warm interpreter (one that preloads:
+a zygote's forks share what it compiled), load them at their start; only
+a kernel started for one cold run waits for a first use.
 """
 
 
@@ -25,9 +27,10 @@ def display(*objs):
 
 def nb_run_ended():
     """At a stateless run's end: the figures it left open, as files
-    (python_notebook.py's nb_save_open_figures); nothing to load unless
-    the program imported pyplot."""
-    if "matplotlib.pyplot" in sys.modules:
+    (python_notebook.py's nb_save_open_figures); nothing to do, nor to
+    load, unless the program left a figure open."""
+    plt = sys.modules.get("matplotlib.pyplot")
+    if plt is not None and plt.get_fignums():
         nb_load()
         nb_save_open_figures()
 
