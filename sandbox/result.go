@@ -69,6 +69,12 @@ type Result struct {
 	// ValueHTML is the last expression's HTML form, when it has one (a
 	// pandas DataFrame's table).
 	ValueHTML string `json:"value_html,omitempty"`
+	// Restarted, for a session cell, says the session's interpreter ended
+	// during the cell (it ran out of memory) and the session started a
+	// fresh one in the same sandbox: every variable and import was lost,
+	// the files of the working directory were kept, and the next cell
+	// runs in the fresh interpreter. Reason says so in words.
+	Restarted bool `json:"restarted,omitempty"`
 	// Artifacts are the files the run created or changed in the working
 	// directory, in name order, their contents capped in total by the
 	// artifact-bytes limit.

@@ -120,7 +120,7 @@ func (r *Runtime) NewSession(ctx context.Context, req sandbox.SessionRequest) (s
 }
 
 func (r *Runtime) startSession(ctx context.Context, req *sandbox.SessionRequest) (*Session, error) {
-	lim := req.Limits.WithDefaults()
+	lim := req.Limits.WithSessionDefaults()
 	if p := r.takeWarmSession(ctx, req, lim); p != nil {
 		s := &Session{rt: r, id: ids.New(ids.Session), lim: lim, p: p, ended: make(chan struct{})}
 		if err := s.attach(p.kernel); err != nil {
