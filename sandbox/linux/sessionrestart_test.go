@@ -1,0 +1,132 @@
+package linux_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/crucible-sandbox/crucible/internal/testenv"
+	"github.com/crucible-sandbox/crucible/sandbox"
+	"github.com/crucible-sandbox/crucible/sandbox/linux"
+)
+
+// TestSessionMemoryRestart proves a cell that runs the interpreter out of
+// memory does not end its session: the cell ends as memory_limit with
+// Restarted set and a reason saying every variable was lost, the next
+// cell runs in a fresh interpreter of the same sandbox (its variables
+// gone, its files kept), and this holds cell after cell. A process an
+// earlier cell left running does not survive the restart, and once the
+// session is closed nothing of it is left on the host: no process, no
+// cgroup. Each hostile program allocates past the session's limit in
+// another way; numpy's runs in the data-science image.
+func TestSessionMemoryRestart(t *testing.T) {
+	cases := []struct {
+		name string
+		opts func(t *testing.T) linux.Options
+		bomb string
+	}{
+		{"bytearray growth", func(*testing.T) linux.Options { return linux.Options{} },
+			"b = bytearray()\nwhile True:\n    b += b'x' * (1 << 20)"},
+		{"list of chunks", func(*testing.T) linux.Options { return linux.Options{} },
+			"chunks = []\nwhile True:\n    chunks.append(b'y' * (1 << 20))"},
+		{"numpy", func(t *testing.T) linux.Options { return imageOptions(testenv.Image(t, "datascience")) },
+			"import numpy as np\narrays = []\nwhile True:\n    arrays.append(np.ones(1 << 20))"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rt := newRuntime(t, tc.opts(t))
+			const limit = 160 * sandbox.MiB
+			s := newSession(t, rt, sandbox.Limits{MemoryBytes: limit})
+			token := uniqueToken()
+			wantOK(t, execCode(t, s, "x = 42\nopen('keep.txt', 'w').write('kept')\n"+
+				"import subprocess, sys\nleft = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(1000)', '"+token+"'])"))
+			if found := awaitProcs(token, true, true, 5*time.Second); len(found) == 0 {
+				t.Fatalf("positive control: the process the cell left, marked %s, was never seen on the host", token)
+			}
+			for round := 1; round <= 2; round++ {
+				res := execCell(t, s, sandbox.Cell{Code: tc.bomb, TimeoutMS: 50_000})
+				if res.Status != sandbox.StatusMemoryLimit || !res.Restarted || res.Signal != "SIGKILL" ||
+					!strings.Contains(res.Reason, "160MiB") || !strings.Contains(res.Reason, "restarted") ||
+					!strings.Contains(res.Reason, "every variable") || !strings.Contains(res.Reason, "files") {
+					t.Fatalf("round %d: want memory_limit, restarted, SIGKILL and a reason naming the limit, the restart and what was lost; got %s restarted=%v",
+						round, describe(res), res.Restarted)
+				}
+				if left := awaitProcs(token, false, false, 2*time.Second); len(left) > 0 {
+					t.Fatalf("round %d: the process an earlier cell left, %v, outlived the restart", round, left)
+				}
+				res = execCode(t, s, "'x' in globals(), open('keep.txt').read()")
+				if res.Status != sandbox.StatusOK || res.Value != "(False, 'kept')" || res.Restarted {
+					t.Fatalf("round %d: the next cell should run in a fresh interpreter with the files kept; got %s", round, describe(res))
+				}
+				wantOK(t, execCode(t, s, "x = 42"))
+			}
+			res := execCode(t, s, "x + 1")
+			if res.Value != "43" {
+				t.Fatalf("the restarted session does not keep its new variables: %s", describe(res))
+			}
+			if err := s.Close(); err != nil {
+				t.Fatalf("Close: %v", err)
+			}
+			if left := ownCgroups(); len(left) > 0 {
+				t.Errorf("after Close, cgroups of this process remain: %v", left)
+			}
+			if left := procsWith(token, false); len(left) > 0 {
+				t.Errorf("after Close, processes of the session remain: %v", left)
+			}
+		})
+	}
+}
+
+// TestSessionMemoryKeptInterpreter proves a cell that runs out of memory
+// while its interpreter survives ends as memory_limit, not as a generic
+// error, with a reason saying the variables are kept, and keeps them:
+// a subprocess the OOM killer ended, or an allocation refused with
+// MemoryError.
+func TestSessionMemoryKeptInterpreter(t *testing.T) {
+	rt := newRuntime(t, linux.Options{})
+	for _, tc := range []struct {
+		name, code, reason string
+	}{
+		{"a child killed", "import subprocess, sys\nr = subprocess.run([sys.executable, '-c', " +
+			"'b = bytearray()\\nwhile True:\\n    b += bytes(1 << 20)'])\nr.returncode", "a process it started was killed"},
+		{"MemoryError", "bytearray(1 << 50)", "MemoryError"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSession(t, rt, sandbox.Limits{MemoryBytes: 128 * sandbox.MiB})
+			wantOK(t, execCode(t, s, "x = 42"))
+			res := execCell(t, s, sandbox.Cell{Code: tc.code, TimeoutMS: 50_000})
+			if res.Status != sandbox.StatusMemoryLimit || res.Restarted || !strings.Contains(res.Reason, tc.reason) ||
+				!strings.Contains(res.Reason, "every variable is kept") {
+				t.Fatalf("want memory_limit, not restarted, a reason naming %q and saying the variables are kept; got %s restarted=%v",
+					tc.reason, describe(res), res.Restarted)
+			}
+			if res := execCode(t, s, "x"); res.Value != "42" {
+				t.Fatalf("the variables were not kept: %s", describe(res))
+			}
+		})
+	}
+}
+
+// TestSessionDeathStillEnds proves only the memory limit restarts an
+// interpreter: one that exits or is killed by a signal (its own code
+// asked for it) still ends its session, and Done says so.
+func TestSessionDeathStillEnds(t *testing.T) {
+	rt := newRuntime(t, linux.Options{})
+	s := newSession(t, rt, sandbox.Limits{})
+	res := execCode(t, s, "import os\nos._exit(3)")
+	if res.Restarted || res.ExitCode != 3 {
+		t.Fatalf("os._exit(3): want exit 3 and no restart, got %s restarted=%v", describe(res), res.Restarted)
+	}
+	select {
+	case <-s.(interface{ Done() <-chan struct{} }).Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("Done is not closed 5 s after the interpreter exited")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	if _, err := s.Exec(ctx, sandbox.Cell{Code: "1"}); !errors.Is(err, sandbox.ErrSessionClosed) {
+		t.Fatalf("Exec after the exit: want ErrSessionClosed, got %v", err)
+	}
+}
