@@ -130,3 +130,38 @@ func TestSessionDeathStillEnds(t *testing.T) {
 		t.Fatalf("Exec after the exit: want ErrSessionClosed, got %v", err)
 	}
 }
+
+// TestWarmSessionMemoryRestart proves a session served warm restarts
+// as its own: the fresh interpreter gets the session's environment and
+// its rlimits, lowered from the warm kernel's largest (a restart that
+// skipped the setup would leave them raised), and preloads pandas again.
+func TestWarmSessionMemoryRestart(t *testing.T) {
+	opts := imageOptions(testenv.Image(t, "datascience"))
+	opts.WarmSessions = 1
+	rt := newRuntime(t, opts)
+	awaitWarmSessions(t, rt)
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	s, err := rt.NewSession(ctx, sandbox.SessionRequest{Language: sandbox.Python, Env: map[string]string{"CRUCIBLE_TEST_VAR": "kept"},
+		Limits: sandbox.Limits{MemoryBytes: 320 * sandbox.MiB, OpenFiles: 64, Processes: 32}})
+	if err != nil {
+		t.Fatalf("NewSession: %v", err)
+	}
+	defer s.Close()
+	if st := rt.WarmSessionStats(); st.Hits != 1 {
+		t.Fatalf("positive control: the session was not served warm: %+v", st)
+	}
+	const probe = "import os, resource, sys\n(os.environ.get('CRUCIBLE_TEST_VAR'), resource.getrlimit(resource.RLIMIT_NOFILE), " +
+		"resource.getrlimit(resource.RLIMIT_NPROC), 'pandas' in sys.modules)"
+	const want = "('kept', (64, 64), (32, 32), True)"
+	if res := execCode(t, s, probe); res.Value != want {
+		t.Fatalf("positive control, before the restart: %s, want %s", describe(res), want)
+	}
+	res := execCell(t, s, sandbox.Cell{Code: "b = bytearray()\nwhile True:\n    b += bytes(1 << 20)", TimeoutMS: 50_000})
+	if res.Status != sandbox.StatusMemoryLimit || !res.Restarted {
+		t.Fatalf("want memory_limit and a restart, got %s restarted=%v", describe(res), res.Restarted)
+	}
+	if res := execCode(t, s, probe); res.Value != want {
+		t.Fatalf("after the restart: %s, want %s", describe(res), want)
+	}
+}
