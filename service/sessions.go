@@ -188,6 +188,13 @@ func (ss *Session) used(cell bool) (agentRun string) {
 	return ss.agentRun
 }
 
+// restarted counts a restart of the session's interpreter.
+func (ss *Session) restarted() {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	ss.restarts++
+}
+
 // linkAgentRun links the records of the session's next cells to the
 // agent run id ("" for none): an analysis's session serves one agent run
 // per question.
@@ -284,6 +291,9 @@ func (ss *Session) ExecRecorded(ctx context.Context, cell sandbox.Cell) (api.Run
 	}
 	if err != nil { // a platform failure that still has a Result
 		s.log.Error("session cell failed", "session", ss.id, "err", err)
+	}
+	if res.Restarted {
+		ss.restarted()
 	}
 	s.met.cells.WithLabelValues(string(res.Status)).Inc()
 	redactions := s.cfg.Redactor.RedactResult(&res).Total()
