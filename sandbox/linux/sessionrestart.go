@@ -41,6 +41,9 @@ func (s *Session) restartAfterOOM() (reason string, restarted bool) {
 		return fmt.Sprintf("the cell ran out of memory (limit %s) and the interpreter was killed; "+
 			"it could not be restarted (%v), so the session is closed", limit, err), false
 	}
+	// As after any cell: the session's processes are stopped shortly,
+	// until the next cell (see Session).
+	s.stopWhenIdle()
 	return fmt.Sprintf("the cell ran out of memory (limit %s): the interpreter was killed and restarted, and every "+
 		"variable and import was lost; the files in the working directory are kept", limit), true
 }

@@ -169,3 +169,40 @@ func TestWarmSessionMemoryRestart(t *testing.T) {
 		t.Fatalf("after the restart: %s, want %s", describe(res), want)
 	}
 }
+
+// TestSessionRestartStopsWhenIdle: a cell plants a start-up hook
+// (usercustomize, in HOME's user site) that makes the next interpreter
+// spin in a thread, then runs the interpreter out of memory. The
+// restarted interpreter runs the hook, and is then stopped until the next
+// cell, as after any cell: the CPU the spinning thread gets before the
+// next cell, all billed to that cell, is a small fraction of the 2 s the
+// host waits. (A cell can so change how the next interpreter starts, as
+// it can change the interpreter it runs in: see sandbox.Session.)
+func TestSessionRestartStopsWhenIdle(t *testing.T) {
+	rt := newRuntime(t, linux.Options{})
+	s := newSession(t, rt, sandbox.Limits{MemoryBytes: 128 * sandbox.MiB})
+	plant := `import os, site, sys
+d = site.getusersitepackages()
+os.makedirs(d, exist_ok=True)
+open(os.path.join(d, 'usercustomize.py'), 'w').write(
+    "import threading\nopen('/work/hook-ran', 'w').close()\n"
+    "def spin():\n    while True:\n        pass\n"
+    "threading.Thread(target=spin, daemon=True).start()\n")
+d`
+	wantOK(t, execCode(t, s, plant))
+	res := execCell(t, s, sandbox.Cell{Code: "b = bytearray()\nwhile True:\n    b += bytes(1 << 20)", TimeoutMS: 50_000})
+	if res.Status != sandbox.StatusMemoryLimit || !res.Restarted {
+		t.Fatalf("want memory_limit and a restart, got %s", describe(res))
+	}
+	time.Sleep(2 * time.Second)
+	res = execCode(t, s, "import os\nos.path.exists('/work/hook-ran')")
+	if res.Value != "True" {
+		t.Fatalf("positive control: the planted hook did not run in the restarted interpreter: %s", describe(res))
+	}
+	// Stopped 20 ms after the restart, it can have used at most that of
+	// each CPU, and the cell's own few ms; unstopped, most of 2 s.
+	if res.Metrics.CPUMS > 200 {
+		t.Errorf("the restarted interpreter's thread spun %.0f ms of CPU in the 2 s before the next cell: it was not stopped", res.Metrics.CPUMS)
+	}
+	t.Logf("CPU billed to the next cell: %.0f ms", res.Metrics.CPUMS)
+}
