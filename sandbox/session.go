@@ -91,6 +91,9 @@ type FileInfo struct {
 // Session is a live interpreter in a sandbox. Cells run one at a time; a
 // cell that outlives its wall-time limit is interrupted (KeyboardInterrupt)
 // and the session kept, or, if it does not yield, the session is killed.
+// A cell that runs the interpreter out of memory ends as StatusMemoryLimit
+// with Result.Restarted set: the session goes on in a fresh interpreter
+// (every variable lost, the files kept), where the runtime can start one.
 // File names are relative to the working directory: "..", absolute paths
 // and symbolic links leading out of it are refused.
 //
