@@ -59,7 +59,7 @@ func newEvalCommand() *cobra.Command {
 		Long: `Run every sample with its problem's tests in a sandbox of its own and report
 pass@k (the unbiased estimator). A Python sample runs in a fork of a zygote
 slot's waiting interpreter (its own working directory, /tmp, cgroup and user,
-the slot reset after it; see Pools in the README), or in a fresh pre-started
+the slot reset after it; see Pools in docs/sandbox.md), or in a fresh pre-started
 sandbox when it does not fit one. Samples are JSON lines with task_id and
 completion (continuing the problem's prompt) or solution (a whole program);
 --samples canonical evaluates the problems' own canonical solutions.
@@ -243,8 +243,12 @@ func printEvalSummary(w io.Writer, rep evalReport) {
 	for _, k := range keys {
 		fmt.Fprintf(w, "%-9s %.4f\n", k, rep.PassAtK[k])
 	}
-	if len(rep.SkippedK) > 0 {
-		fmt.Fprintf(w, "not computed: pass@%v (some problems have fewer samples than k)\n", rep.SkippedK)
+	for _, sk := range rep.Skipped {
+		fmt.Fprintf(w, "%-9s not computed: %s; pass@k needs at least k samples of every problem: add samples, or leave %d out of --k\n",
+			fmt.Sprintf("pass@%d", sk.K), sk.Reason(rep.Problems), sk.K)
+	}
+	if len(rep.Skipped) > 0 && rep.Outcomes[eval.OutcomeNotRun] > 0 {
+		fmt.Fprintf(w, "          (the %d samples not run are not counted)\n", rep.Outcomes[eval.OutcomeNotRun])
 	}
 }
 
