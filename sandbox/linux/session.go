@@ -524,6 +524,7 @@ func (s *Session) runCell(ctx context.Context, cell sandbox.Cell, n int) (sandbo
 			// The cell ignores interrupts (a SIGINT handler, a blocking C
 			// call): the session cannot be trusted to recover.
 			s.kill()
+			s.end()
 			res.Status = stop.status
 			res.Reason = fmt.Sprintf("%s; the cell did not yield to the interrupt within %s, so the session was killed", strings.SplitN(stop.reason, ";", 2)[0], interruptGrace)
 			res.ExitCode, res.Signal = -1, "SIGKILL"
@@ -699,6 +700,11 @@ func (s *Session) kernelGone(res sandbox.Result, usage0 cgroupUsage, start time.
 	default:
 		res.Status = sandbox.StatusError
 		res.Reason = fmt.Sprintf("the interpreter exited with code %d; the session is closed", exit.ExitCode)
+	}
+	if !res.Restarted {
+		// The session is over: Done says so before the cell returns, so
+		// that its caller, seeing the result, finds the session ended.
+		s.end()
 	}
 	return res, nil
 }
