@@ -152,3 +152,25 @@ func TestSessionLimitsDefaults(t *testing.T) {
 		t.Errorf("session_create with memory 512 MiB and 90 s applied %+v", custom.Limits)
 	}
 }
+
+// TestSessionExecOutOfMemory: a cell that runs the session's interpreter
+// out of memory ends as memory_limit, says it restarted it, and the
+// session goes on with its files and without its variables.
+func TestSessionExecOutOfMemory(t *testing.T) {
+	cs, _ := connect(t, newService(t))
+	var sess mcpserver.SessionOutput
+	if res := call(t, cs, "session_create", map[string]any{"limits": map[string]any{"memory_bytes": 128 << 20}}, &sess); res.IsError {
+		t.Fatalf("session_create: %s", errorText(res))
+	}
+	defer call(t, cs, "session_close", map[string]any{"session": sess.ID}, nil)
+	var out mcpserver.RunOutput
+	call(t, cs, "session_exec", map[string]any{"session": sess.ID, "code": "x = 1\nopen('f.txt', 'w').write('kept')"}, &out)
+	call(t, cs, "session_exec", map[string]any{"session": sess.ID, "code": "b = bytearray()\nwhile True:\n    b += bytes(1 << 20)", "timeout_ms": 50000}, &out)
+	if out.Status != "memory_limit" || !out.Restarted || !strings.Contains(out.Reason, "every variable") {
+		t.Fatalf("want memory_limit, restarted and a reason saying the variables were lost; got %+v", out)
+	}
+	call(t, cs, "session_exec", map[string]any{"session": sess.ID, "code": "'x' in globals(), open('f.txt').read()"}, &out)
+	if out.Value != "(False, 'kept')" {
+		t.Fatalf("after the restart: %+v", out)
+	}
+}
