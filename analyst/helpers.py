@@ -15,6 +15,7 @@ This module runs inside the sandbox, as the model's code does: it is a
 convenience, not a security boundary.
 """
 
+import difflib
 import itertools
 import json
 import math
@@ -124,7 +125,10 @@ def _source(data):
         raise TypeError("crucible_clean needs a DataFrame or the name of one, got %s" % type(data).__name__)
     frame = FRAMES.get(data) or next((f for f in FRAMES.values() if data in (f["path"], f["dataset"])), None)
     if frame is None:
-        raise ValueError("no dataset %r: the DataFrames are %s" % (data, ", ".join(sorted(FRAMES)) or "none"))
+        known = list(dict.fromkeys(n for f in FRAMES.values() for n in (f["name"], f["dataset"])))
+        near = difflib.get_close_matches(data, known, n=3, cutoff=0.6)
+        hint = " (did you mean %s?)" % " or ".join(repr(n) for n in near) if near else ""
+        raise ValueError("no dataset %r%s: the DataFrames are %s" % (data, hint, ", ".join(sorted(FRAMES)) or "none"))
     reading = frame.get("reading") or {}
     if frame.get("format") in ("csv", "tsv"):
         # Read again as text, so that nothing inference converted is lost.
