@@ -76,7 +76,7 @@ func (a *Analysis) Ask(ctx context.Context, question string, opt AskOptions) (*A
 	if err := a.loadHelpers(ctx); err != nil {
 		return nil, err
 	}
-	q := &questionSession{Session: a.Session, onEvent: opt.OnEvent}
+	q := &questionSession{Session: a.Session, onEvent: opt.OnEvent, restore: a.restore}
 	cfg := agent.Config{
 		ID: opt.ID, Model: opt.Model, Sandbox: q, TextMode: opt.TextMode,
 		MaxRetries: opt.MaxRetries, MaxTokens: opt.MaxTokens, MaxExecTime: opt.MaxExecTime,
@@ -125,6 +125,9 @@ func (a *Analysis) unlock() { <-a.asking }
 type questionSession struct {
 	sandbox.Session
 	onEvent func(Event)
+	// restore loads the datasets and helpers again once a cell ran the
+	// interpreter out of memory and it was restarted (Analysis.restore).
+	restore func(context.Context) error
 
 	mu      sync.Mutex
 	attempt int
@@ -169,6 +172,13 @@ func (q *questionSession) Exec(ctx context.Context, cell sandbox.Cell) (sandbox.
 	res, err := q.Session.Exec(ctx, cell)
 	if err != nil {
 		return res, err
+	}
+	if res.Restarted && q.restore != nil {
+		if rerr := q.restore(ctx); rerr != nil {
+			res.Reason += "; the datasets could not be loaded again (" + rerr.Error() + ")"
+		} else {
+			res.Reason += "; the datasets were loaded again into their DataFrames and the helpers defined again: only what the code itself defined is gone"
+		}
 	}
 	if res.Status == sandbox.StatusOK && res.ValueHTML != "" {
 		if v, verr := q.Session.Exec(ctx, sandbox.Cell{Code: valueTableCell, Unchecked: true}); verr == nil && v.Status == sandbox.StatusOK {

@@ -90,3 +90,25 @@ func (a *Analysis) loadHelpers(ctx context.Context) error {
 	a.helpersLoaded = true
 	return nil
 }
+
+// restore loads the datasets into their DataFrames again (the profile
+// cell, whose profile is not read) and defines the helpers again, in the
+// analysis's session after a cell ran its interpreter out of memory and
+// the session restarted it: what Open and loadHelpers put in the
+// interpreter went with it, the files stayed. One question at a time
+// calls it, as loadHelpers.
+func (a *Analysis) restore(ctx context.Context) error {
+	code, err := profileCell(a.Frames)
+	if err != nil {
+		return &sandbox.PlatformError{Op: "build the profile cell", Err: err}
+	}
+	res, err := a.Session.Exec(ctx, sandbox.Cell{Code: code, Unchecked: true})
+	if err != nil {
+		return err
+	}
+	if res.Status != sandbox.StatusOK {
+		return fmt.Errorf("loading them ended %s: %s", res.Status, res.Reason)
+	}
+	a.helpersLoaded = false
+	return a.loadHelpers(ctx)
+}

@@ -7,8 +7,10 @@ import (
 )
 
 // DefaultLimits returns the session limits of an analysis for the fields
-// a request leaves zero: the profile of a large file takes longer, and
-// more memory, than a run's defaults give. DiskBytes, left zero, becomes
+// a request leaves zero. They are the sessions' defaults
+// (sandbox.DefaultSessionLimits: 2 GiB of memory) but for time, which is
+// larger: 5 minutes per cell, not one, since the profile of a large file
+// takes longer than a notebook's cell. DiskBytes, left zero, becomes
 // the datasets' size plus sandbox.DefaultLimits().DiskBytes for the
 // program's own files. Each call returns a value of its own.
 func DefaultLimits() sandbox.Limits { return defaultLimits }
@@ -17,7 +19,7 @@ func DefaultLimits() sandbox.Limits { return defaultLimits }
 var defaultLimits = sandbox.Limits{
 	WallTimeMS:  300_000,
 	CPUTimeMS:   300_000,
-	MemoryBytes: 2 * sandbox.GiB,
+	MemoryBytes: sandbox.DefaultSessionLimits().MemoryBytes,
 	OutputBytes: MaxProfileBytes,
 }
 

@@ -24,6 +24,10 @@ type SessionInfo struct {
 	Limits sandbox.Limits `json:"limits"`
 	// Cells counts the cells run in the session so far.
 	Cells int `json:"cells"`
+	// Restarts counts the times the session's interpreter was restarted
+	// because a cell ran out of memory (that cell's Result has Restarted
+	// set): each time every variable was lost and the files were kept.
+	Restarts int `json:"restarts"`
 	// AgentRun names the agent run that opened the session, if one did.
 	AgentRun string `json:"agent_run,omitempty"`
 	// CreatedAt is when the session was opened.
@@ -39,4 +43,8 @@ type SessionInfo struct {
 type SessionList struct {
 	// Sessions are the open sessions.
 	Sessions []SessionInfo `json:"sessions"`
+	// Defaults are the limits a new session gets on this server for the
+	// fields its request leaves zero: sandbox.DefaultSessionLimits, each
+	// lowered to the server's maxima.
+	Defaults sandbox.Limits `json:"defaults"`
 }

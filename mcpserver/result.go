@@ -26,6 +26,7 @@ type RunOutput struct {
 	Artifacts       []ArtifactOutput   `json:"artifacts,omitempty" jsonschema:"files the run created or changed in the working directory"`
 	Image           string             `json:"image,omitempty" jsonschema:"the image the code ran in"`
 	Findings        []sandbox.Finding  `json:"findings,omitempty" jsonschema:"what the static code policy found: why the code was blocked, or what code that ran does that the policy forbids (rule, line, column, snippet, message)"`
+	Restarted       bool               `json:"restarted,omitempty" jsonschema:"in a session, the cell ran the interpreter out of memory and it was restarted: every variable lost, the files kept"`
 }
 
 // ArtifactOutput describes a file a run produced; its bytes are a resource.
@@ -58,6 +59,7 @@ func runOutput(r api.RunResponse) RunOutput {
 	out := RunOutput{ID: r.ID, Status: string(r.Status), Reason: r.Reason, ExitCode: r.ExitCode,
 		Stdout: text(r.Stdout), Stderr: text(r.Stderr), StdoutTruncated: r.StdoutTruncated,
 		StderrTruncated: r.StderrTruncated, Error: r.Error, Value: r.Value, Image: r.Image, Findings: r.Findings}
+	out.Restarted = r.Restarted
 	for _, a := range r.Artifacts {
 		o := ArtifactOutput{Name: a.Name, MIME: a.MIME, Size: a.Size}
 		if r.ID != "" {

@@ -15,9 +15,29 @@ import (
 
 // SessionCreateInput is session_create's input.
 type SessionCreateInput struct {
-	Image  string       `json:"image,omitempty" jsonschema:"the image, such as datascience (pandas, numpy, matplotlib); omit for the server's default"`
-	Files  []FileInput  `json:"files,omitempty" jsonschema:"files placed in the working directory at the start"`
-	Limits *LimitsInput `json:"limits,omitempty" jsonschema:"limits for each cell; omit for the defaults"`
+	Image  string              `json:"image,omitempty" jsonschema:"the image, such as datascience (pandas, numpy, matplotlib); omit for the server's default"`
+	Files  []FileInput         `json:"files,omitempty" jsonschema:"files placed in the working directory at the start"`
+	Limits *SessionLimitsInput `json:"limits,omitempty" jsonschema:"the session's limits; omit for the defaults (a minute per cell, 2 GiB of memory)"`
+}
+
+// SessionLimitsInput is the subset of a session's limits the MCP tools
+// expose. The defaults its descriptions state are
+// sandbox.DefaultSessionLimits (sessions_test.go checks them), every
+// transport's.
+type SessionLimitsInput struct {
+	WallTimeMS  int64 `json:"wall_time_ms,omitempty" jsonschema:"wall-clock time limit of each cell in milliseconds (default 60000)"`
+	CPUTimeMS   int64 `json:"cpu_time_ms,omitempty" jsonschema:"CPU time limit of each cell in milliseconds (default 60000)"`
+	MemoryBytes int64 `json:"memory_bytes,omitempty" jsonschema:"memory limit of the session in bytes, its files included (default 2147483648, 2 GiB)"`
+	DiskBytes   int64 `json:"disk_bytes,omitempty" jsonschema:"size of the working directory in bytes (default 1073741824, 1 GiB)"`
+	OutputBytes int64 `json:"output_bytes,omitempty" jsonschema:"limit on each cell's stdout and stderr in bytes (default 1048576, 1 MiB)"`
+}
+
+// sandbox returns the limits as the pipeline takes them.
+func (l *SessionLimitsInput) sandbox() sandbox.Limits {
+	if l == nil {
+		return sandbox.Limits{}
+	}
+	return sandbox.Limits{WallTimeMS: l.WallTimeMS, CPUTimeMS: l.CPUTimeMS, MemoryBytes: l.MemoryBytes, DiskBytes: l.DiskBytes, OutputBytes: l.OutputBytes}
 }
 
 // SessionOutput describes an open session.
@@ -25,6 +45,10 @@ type SessionOutput struct {
 	ID    string `json:"id" jsonschema:"the session's ID, for session_exec, session_files and session_close"`
 	Image string `json:"image" jsonschema:"the image the session runs in"`
 	Cells int    `json:"cells" jsonschema:"cells executed so far"`
+	// Limits are the session's, defaults filled in.
+	Limits sandbox.Limits `json:"limits" jsonschema:"the session's limits, defaults filled in: wall time, CPU time and output per cell; memory, disk and processes for the session"`
+	// Restarts counts the interpreter's restarts (see api.SessionInfo).
+	Restarts int `json:"restarts,omitempty" jsonschema:"times the interpreter was restarted after a cell ran out of memory; each restart lost every variable, the files were kept"`
 }
 
 // SessionExecInput is session_exec's input.
@@ -65,7 +89,8 @@ func (h *handlers) addSessionTools(s *mcp.Server) {
 		Description: "Execute a Python cell in an open session: state persists between cells. Returns stdout, stderr, " +
 			"the last expression's value, the structured error, and PNG files the cell wrote as images. " +
 			"Output streams as progress notifications. The result is marked an error (isError) when the cell failed: " +
-			"any status but ok, such as an exception, a timeout or the memory limit."}, h.sessionExec)
+			"any status but ok, such as an exception, a timeout or the memory limit. A cell that runs out of memory ends with " +
+			"status memory_limit and restarted: true: the interpreter was restarted, every variable lost, the files kept."}, h.sessionExec)
 	mcp.AddTool(s, &mcp.Tool{Name: "session_files", Title: "List, read or write a session's files",
 		Description: "List the files of a session's working directory (action list), read one (action read, name) " +
 			"or write one (action write, name, content or content_base64)."}, h.sessionFiles)
@@ -75,7 +100,7 @@ func (h *handlers) addSessionTools(s *mcp.Server) {
 }
 
 func sessionOutput(i api.SessionInfo) SessionOutput {
-	return SessionOutput{ID: i.ID, Image: i.Image, Cells: i.Cells}
+	return SessionOutput{ID: i.ID, Image: i.Image, Cells: i.Cells, Limits: i.Limits, Restarts: i.Restarts}
 }
 
 func (h *handlers) sessionCreate(ctx context.Context, _ *mcp.CallToolRequest, in SessionCreateInput) (*mcp.CallToolResult, SessionOutput, error) {

@@ -2,10 +2,13 @@ package mcpserver_test
 
 import (
 	"context"
+	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/crucible-sandbox/crucible/mcpserver"
+	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -109,5 +112,70 @@ func TestSessionCellRecorded(t *testing.T) {
 	res, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: cell.Artifacts[0].URI})
 	if err != nil || len(res.Contents) != 1 || res.Contents[0].Text != "from a cell" {
 		t.Fatalf("read %s: %v %+v", cell.Artifacts[0].URI, err, res)
+	}
+}
+
+// TestSessionLimitsDefaults proves session_create states the one set of
+// session defaults, sandbox.DefaultSessionLimits, in its schema, applies
+// them when the limits are omitted, and says which it applied.
+func TestSessionLimitsDefaults(t *testing.T) {
+	d := sandbox.DefaultSessionLimits()
+	want := map[string]int64{"wall_time_ms": d.WallTimeMS, "cpu_time_ms": d.CPUTimeMS, "memory_bytes": d.MemoryBytes,
+		"disk_bytes": d.DiskBytes, "output_bytes": d.OutputBytes}
+	typ := reflect.TypeFor[mcpserver.SessionLimitsInput]()
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		v, ok := want[name]
+		if !ok {
+			t.Errorf("field %s: no session default to check it against", name)
+			continue
+		}
+		if desc := f.Tag.Get("jsonschema"); !strings.Contains(desc, "(default "+strconv.FormatInt(v, 10)) {
+			t.Errorf("%s is described %q; the default is %d", name, desc, v)
+		}
+		delete(want, name)
+	}
+	if len(want) > 0 {
+		t.Errorf("session_create's limits lack %v", want)
+	}
+	cs, _ := connect(t, newService(t))
+	var sess mcpserver.SessionOutput
+	if res := call(t, cs, "session_create", map[string]any{}, &sess); res.IsError {
+		t.Fatalf("session_create: %s", errorText(res))
+	}
+	defer call(t, cs, "session_close", map[string]any{"session": sess.ID}, nil)
+	if got := sess.Limits; got != d.WithSessionDefaults() {
+		t.Errorf("session_create with no limits applied %+v, want the session defaults %+v", got, d.WithSessionDefaults())
+	}
+	var custom mcpserver.SessionOutput
+	if res := call(t, cs, "session_create", map[string]any{"limits": map[string]any{"memory_bytes": 512 << 20, "wall_time_ms": 90_000}}, &custom); res.IsError {
+		t.Fatalf("session_create with limits: %s", errorText(res))
+	}
+	defer call(t, cs, "session_close", map[string]any{"session": custom.ID}, nil)
+	if custom.Limits.MemoryBytes != 512<<20 || custom.Limits.WallTimeMS != 90_000 || custom.Limits.DiskBytes != d.DiskBytes {
+		t.Errorf("session_create with memory 512 MiB and 90 s applied %+v", custom.Limits)
+	}
+}
+
+// TestSessionExecOutOfMemory: a cell that runs the session's interpreter
+// out of memory ends as memory_limit, says it restarted it, and the
+// session goes on with its files and without its variables.
+func TestSessionExecOutOfMemory(t *testing.T) {
+	cs, _ := connect(t, newService(t))
+	var sess mcpserver.SessionOutput
+	if res := call(t, cs, "session_create", map[string]any{"limits": map[string]any{"memory_bytes": 128 << 20}}, &sess); res.IsError {
+		t.Fatalf("session_create: %s", errorText(res))
+	}
+	defer call(t, cs, "session_close", map[string]any{"session": sess.ID}, nil)
+	var out mcpserver.RunOutput
+	call(t, cs, "session_exec", map[string]any{"session": sess.ID, "code": "x = 1\nopen('f.txt', 'w').write('kept')"}, &out)
+	call(t, cs, "session_exec", map[string]any{"session": sess.ID, "code": "b = bytearray()\nwhile True:\n    b += bytes(1 << 20)", "timeout_ms": 50000}, &out)
+	if out.Status != "memory_limit" || !out.Restarted || !strings.Contains(out.Reason, "every variable") {
+		t.Fatalf("want memory_limit, restarted and a reason saying the variables were lost; got %+v", out)
+	}
+	call(t, cs, "session_exec", map[string]any{"session": sess.ID, "code": "'x' in globals(), open('f.txt').read()"}, &out)
+	if out.Value != "(False, 'kept')" {
+		t.Fatalf("after the restart: %+v", out)
 	}
 }

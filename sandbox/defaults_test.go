@@ -15,6 +15,7 @@ func TestDefaultsAreCopies(t *testing.T) {
 		mutate func(v any)
 	}{
 		{"DefaultLimits", func() any { l := DefaultLimits(); return &l }, func(v any) { v.(*Limits).MemoryBytes = 1 }},
+		{"DefaultSessionLimits", func() any { l := DefaultSessionLimits(); return &l }, func(v any) { v.(*Limits).MemoryBytes = 1 }},
 		{"MaxLimits", func() any { l := MaxLimits(); return &l }, func(v any) { v.(*Limits).Processes = 1 << 40 }},
 		{"Languages", func() any { return Languages() }, func(v any) { v.([]Language)[0] = "cobol" }},
 		{"PolicyModes", func() any { return PolicyModes() }, func(v any) { v.([]PolicyMode)[2] = PolicyOff }},

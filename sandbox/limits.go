@@ -49,6 +49,19 @@ type Limits struct {
 // change the defaults of another.
 func DefaultLimits() Limits { return defaultLimits }
 
+// DefaultSessionLimits returns the limits applied to every zero field of
+// a session's Limits (SessionRequest.Limits), whatever the transport (the
+// CLI's `crucible session`, the HTTP API, MCP, the web UI's notebook).
+// A session is for data work: loading a CSV into pandas, joining,
+// plotting; a cell there takes seconds to a minute and the DataFrames take
+// hundreds of MiB, which a stateless run's defaults (5 s, 256 MiB) would
+// stop. So a cell may run 60 s (wall and CPU time), the session hold
+// 2 GiB, and its working directory 1 GiB (a tmpfs: what is written there
+// counts against the memory too); the other fields are DefaultLimits'.
+// A server whose maxima are lower lowers these to them (DefaultsWithin).
+// Each call returns a value of its own.
+func DefaultSessionLimits() Limits { return defaultSessionLimits }
+
 // MaxLimits returns the largest values a request may ask for. They guard
 // the host against absurd requests; a deployment's policy may clamp
 // further. Each call returns a value of its own.
@@ -65,6 +78,14 @@ var defaultLimits = Limits{
 	OpenFiles:     256,
 	ArtifactBytes: 16 * MiB,
 }
+
+// defaultSessionLimits is what DefaultSessionLimits returns.
+var defaultSessionLimits = Limits{
+	WallTimeMS:  60_000,
+	CPUTimeMS:   60_000,
+	MemoryBytes: 2 * GiB,
+	DiskBytes:   1 * GiB,
+}.Or(defaultLimits)
 
 // maxLimits is what MaxLimits returns.
 var maxLimits = Limits{
@@ -103,6 +124,17 @@ func (l Limits) CPUTime() time.Duration { return time.Duration(l.CPUTimeMS) * ti
 // (FileSizeBytes from DiskBytes).
 func (l Limits) WithDefaults() Limits {
 	l = l.Or(defaultLimits) // defaultLimits has no FileSizeBytes of its own
+	if l.FileSizeBytes == 0 {
+		l.FileSizeBytes = l.DiskBytes
+	}
+	return l
+}
+
+// WithSessionDefaults returns l with every zero field set from
+// DefaultSessionLimits (FileSizeBytes from DiskBytes): the limits of a
+// session.
+func (l Limits) WithSessionDefaults() Limits {
+	l = l.Or(defaultSessionLimits)
 	if l.FileSizeBytes == 0 {
 		l.FileSizeBytes = l.DiskBytes
 	}
@@ -189,11 +221,21 @@ func (l Limits) Within(maxima Limits) error {
 	return nil
 }
 
-// DefaultsWithin returns l with each zero field whose default is above
-// the same field of maxima set to that maximum, so that a request that
-// leaves a limit to the default never exceeds a deployment's maxima.
+// DefaultsWithin returns l with each zero field whose default (a run's,
+// DefaultLimits) is above the same field of maxima set to that maximum,
+// so that a request that leaves a limit to the default never exceeds a
+// deployment's maxima.
 func (l Limits) DefaultsWithin(maxima Limits) Limits {
-	d := Limits{}.WithDefaults()
+	return l.defaultsWithin(Limits{}.WithDefaults(), maxima)
+}
+
+// SessionDefaultsWithin is DefaultsWithin for a session's limits, whose
+// defaults are DefaultSessionLimits.
+func (l Limits) SessionDefaultsWithin(maxima Limits) Limits {
+	return l.defaultsWithin(Limits{}.WithSessionDefaults(), maxima)
+}
+
+func (l Limits) defaultsWithin(d, maxima Limits) Limits {
 	for _, f := range limitFields {
 		if f.get(&l) == 0 && f.get(&d) > f.get(&maxima) {
 			*f.ptr(&l) = f.get(&maxima)

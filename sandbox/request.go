@@ -106,6 +106,12 @@ func (r *Request) Validate() error {
 	if err := validateFiles(r.Files, r.Limits.WithDefaults().DiskBytes); err != nil {
 		return err
 	}
+	return r.validateRest()
+}
+
+// validateRest checks the environment, policy and network, which a
+// session's request shares with a run's.
+func (r *Request) validateRest() error {
 	if err := validateEnv(r.Env); err != nil {
 		return err
 	}

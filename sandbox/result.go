@@ -75,6 +75,12 @@ type Result struct {
 	// (see Display). A stateless run has none: there display() prints the
 	// text form and writes images as artifacts.
 	Displays []Display `json:"displays,omitempty"`
+	// Restarted, for a session cell, says the session's interpreter ended
+	// during the cell (it ran out of memory) and the session started a
+	// fresh one in the same sandbox: every variable and import was lost,
+	// the files of the working directory were kept, and the next cell
+	// runs in the fresh interpreter. Reason says so in words.
+	Restarted bool `json:"restarted,omitempty"`
 	// Artifacts are the files the run created or changed in the working
 	// directory, in name order, their contents capped in total by the
 	// artifact-bytes limit.

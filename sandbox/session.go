@@ -20,6 +20,7 @@ type SessionRequest struct {
 	Files []File `json:"files,omitempty"`
 	// Limits apply as for a run: memory, processes, disk and open files to
 	// the whole session; wall time, CPU time and output to each cell.
+	// Zero fields take DefaultSessionLimits, not a run's defaults.
 	Limits Limits `json:"limits,omitempty"`
 	// Env is added to the kernel's environment.
 	Env map[string]string `json:"env,omitempty"`
@@ -28,14 +29,22 @@ type SessionRequest struct {
 	Policy *Policy `json:"policy,omitempty"`
 }
 
-// Validate checks the request like Request.Validate does.
+// Validate checks the request like Request.Validate does, the files
+// against the session's working directory (DefaultSessionLimits when
+// Limits leaves its size zero).
 func (r *SessionRequest) Validate() error {
 	if r.Language != Python {
 		return inputErrorf("language", "must be python (or %s): sessions exist for python only, got %q",
 			strings.Join(languageAliases[Python], ", "), r.Language)
 	}
-	run := Request{Language: r.Language, Image: r.Image, Files: r.Files, Limits: r.Limits, Env: r.Env, Policy: r.Policy}
-	return run.Validate()
+	if err := r.Limits.Validate(); err != nil {
+		return err
+	}
+	if err := validateFiles(r.Files, r.Limits.WithSessionDefaults().DiskBytes); err != nil {
+		return err
+	}
+	run := Request{Language: r.Language, Image: r.Image, Env: r.Env, Policy: r.Policy}
+	return run.validateRest()
 }
 
 // Cell is one piece of code run in a session.
@@ -82,6 +91,9 @@ type FileInfo struct {
 // Session is a live interpreter in a sandbox. Cells run one at a time; a
 // cell that outlives its wall-time limit is interrupted (KeyboardInterrupt)
 // and the session kept, or, if it does not yield, the session is killed.
+// A cell that runs the interpreter out of memory ends as StatusMemoryLimit
+// with Result.Restarted set: the session goes on in a fresh interpreter
+// (every variable lost, the files kept), where the runtime can start one.
 // File names are relative to the working directory: "..", absolute paths
 // and symbolic links leading out of it are refused.
 //

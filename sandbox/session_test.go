@@ -45,10 +45,50 @@ func TestSessionRequestValidate(t *testing.T) {
 		{"empty language", SessionRequest{}, "language", `must be python (or python3, py)`},
 		{"javascript", SessionRequest{Language: JavaScript}, "language", "sessions exist for python only"},
 		{"bad limits", SessionRequest{Language: Python, Limits: Limits{MemoryBytes: -1}}, "limits.memory_bytes", ""},
+		// The files are checked against the session's working directory,
+		// 1 GiB by default, not a run's 64 MiB.
+		{"files above a run's default disk", SessionRequest{Language: Python, Files: []File{{Name: "big.csv", Content: make(Data, 100*MiB)}}}, "", ""},
+		{"files above the session's disk", SessionRequest{Language: Python, Limits: Limits{DiskBytes: 1 * MiB},
+			Files: []File{{Name: "big.csv", Content: make(Data, 2*MiB)}}}, "files", ""},
+		{"bad file name", SessionRequest{Language: Python, Files: []File{{Name: "../x"}}}, "files[0].name", ""},
+		{"bad env", SessionRequest{Language: Python, Env: map[string]string{"1X": "y"}}, "env", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			wantInputError(t, tt.req.Validate(), tt.field, tt.rule)
 		})
+	}
+}
+
+// TestSessionDefaults checks the one set of session defaults: sized for
+// data work (a minute per cell, 2 GiB), above a run's, within the
+// contract's maxima, every field filled, and applied by
+// WithSessionDefaults and SessionDefaultsWithin.
+func TestSessionDefaults(t *testing.T) {
+	d := DefaultSessionLimits()
+	if d.WallTimeMS != 60_000 || d.CPUTimeMS != 60_000 || d.MemoryBytes != 2*GiB || d.DiskBytes != 1*GiB {
+		t.Errorf("DefaultSessionLimits() = %+v, want 60 s wall and CPU, 2 GiB memory, 1 GiB disk", d)
+	}
+	run := DefaultLimits()
+	for _, f := range limitFields {
+		if f.name == "file_size_bytes" {
+			continue // follows disk_bytes
+		}
+		if v := f.get(&d); v == 0 || v < f.get(&run) {
+			t.Errorf("session default %s = %d: want it set, and at least a run's %d", f.name, v, f.get(&run))
+		}
+	}
+	if err := d.Validate(); err != nil {
+		t.Errorf("the session defaults are not valid limits: %v", err)
+	}
+	got := Limits{MemoryBytes: 512 * MiB}.WithSessionDefaults()
+	if got.MemoryBytes != 512*MiB || got.WallTimeMS != d.WallTimeMS || got.FileSizeBytes != d.DiskBytes {
+		t.Errorf("WithSessionDefaults kept or filled the wrong fields: %+v", got)
+	}
+	maxima := MaxLimits()
+	maxima.MemoryBytes, maxima.WallTimeMS = 1*GiB, 10_000
+	low := Limits{}.SessionDefaultsWithin(maxima)
+	if low.MemoryBytes != 1*GiB || low.WallTimeMS != 10_000 || low.CPUTimeMS != 0 {
+		t.Errorf("SessionDefaultsWithin(maxima of 1 GiB, 10 s) = %+v, want memory and wall time lowered, the rest left zero", low)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/crucible-sandbox/crucible/sandbox"
 )
 
 // sessionInfo is what the API says of a session.
@@ -21,19 +23,41 @@ type sessionInfo struct {
 }
 
 // TestSessionDefaults: POST /v1/sessions with {} or no body at all opens
-// a Python session with the default limits.
+// a Python session with the sessions' default limits
+// (sandbox.DefaultSessionLimits: a minute per cell, 2 GiB), which GET
+// /v1/sessions states; a server whose maxima are lower lowers them to its
+// maxima, and says so.
 func TestSessionDefaults(t *testing.T) {
-	ts := newFakeServer(t, &imageRuntime{name: "default"}, nil)
-	for name, body := range map[string]any{"{}": map[string]any{}, "no body": nil, "empty body": []byte{}} {
-		r := ts.do("POST", "/v1/sessions", body)
-		var info sessionInfo
-		if r.status != http.StatusCreated {
-			t.Errorf("%s: status %d, want 201; body %s", name, r.status, r.body)
-			continue
+	want := sandbox.DefaultSessionLimits().WithSessionDefaults()
+	lowMaxima := sandbox.Limits{MemoryBytes: 1 << 30, WallTimeMS: 20_000}
+	lowered := want
+	lowered.MemoryBytes, lowered.WallTimeMS = lowMaxima.MemoryBytes, lowMaxima.WallTimeMS
+	for _, tc := range []struct {
+		name   string
+		maxima sandbox.Limits
+		want   sandbox.Limits
+	}{{"default maxima", sandbox.Limits{}, want}, {"lower maxima", lowMaxima, lowered}} {
+		ts := newFakeServer(t, &imageRuntime{name: "default"}, func(c *config) { c.Maxima = tc.maxima })
+		for name, body := range map[string]any{"{}": map[string]any{}, "no body": nil, "empty body": []byte{}} {
+			r := ts.do("POST", "/v1/sessions", body)
+			var info struct {
+				ID       string
+				Language string
+				Limits   sandbox.Limits
+			}
+			if r.status != http.StatusCreated {
+				t.Errorf("%s, %s: status %d, want 201; body %s", tc.name, name, r.status, r.body)
+				continue
+			}
+			r.json(t, &info)
+			if info.ID == "" || info.Language != "python" || info.Limits != tc.want {
+				t.Errorf("%s, %s: %s\nwant an id, python and the limits %+v", tc.name, name, r.body, tc.want)
+			}
 		}
-		r.json(t, &info)
-		if info.ID == "" || info.Language != "python" || info.Limits.WallTimeMS == 0 {
-			t.Errorf("%s: %s; want an id, python and the default limits", name, r.body)
+		var list struct{ Defaults sandbox.Limits }
+		ts.do("GET", "/v1/sessions", nil).json(t, &list)
+		if list.Defaults != tc.want {
+			t.Errorf("%s: GET /v1/sessions says the defaults are %+v, want %+v", tc.name, list.Defaults, tc.want)
 		}
 	}
 }

@@ -42,9 +42,10 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, sess.Info())
 }
 
-// listSessions serves GET /v1/sessions: the tenant's open sessions.
+// listSessions serves GET /v1/sessions: the tenant's open sessions, and
+// the limits a new one gets by default.
 func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, api.SessionList{Sessions: s.svc.Sessions(tenantOf(r))})
+	writeJSON(w, http.StatusOK, api.SessionList{Sessions: s.svc.Sessions(tenantOf(r)), Defaults: s.svc.SessionDefaults()})
 }
 
 // getSession serves GET /v1/sessions/{id}.

@@ -62,3 +62,13 @@ func (s *Service) validLimits(l *sandbox.Limits) error {
 	*l = l.DefaultsWithin(s.cfg.Maxima)
 	return nil
 }
+
+// validSessionLimits is validLimits for a session, whose defaults are
+// sandbox.DefaultSessionLimits.
+func (s *Service) validSessionLimits(l *sandbox.Limits) error {
+	if err := l.Within(s.cfg.Maxima); err != nil {
+		return err
+	}
+	*l = l.SessionDefaultsWithin(s.cfg.Maxima)
+	return nil
+}

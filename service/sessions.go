@@ -59,6 +59,7 @@ type Session struct {
 	mu       sync.Mutex
 	lastUsed time.Time
 	cells    int
+	restarts int
 	agentRun string
 }
 
@@ -81,7 +82,7 @@ func (s *Service) OpenSession(ctx context.Context, tenant string, req sandbox.Se
 		return nil, err
 	}
 	req.Image = "" // the runtime is the image's: it runs in no other
-	if err := s.validLimits(&req.Limits); err != nil {
+	if err := s.validSessionLimits(&req.Limits); err != nil {
 		return nil, err
 	}
 	pol, err := s.policyFor(tenant, req.Policy, opts.AgentRun != "" || opts.Agent)
@@ -101,7 +102,7 @@ func (s *Service) OpenSession(ctx context.Context, tenant string, req sandbox.Se
 		return nil, err
 	}
 	now := time.Now()
-	ss := &Session{s: s, id: sess.ID(), tenant: tenant, sess: sess, img: img, limits: req.Limits.WithDefaults(),
+	ss := &Session{s: s, id: sess.ID(), tenant: tenant, sess: sess, img: img, limits: req.Limits.WithSessionDefaults(),
 		agentRun: opts.AgentRun, created: now, lastUsed: now, policy: pol}
 	s.sessions.commit(tenant, ss.id, ss)
 	if e, ok := sess.(ender); ok {
@@ -121,6 +122,13 @@ func (s *Service) OpenSession(ctx context.Context, tenant string, req sandbox.Se
 // (or it is another tenant's), KindSessionClosed if it has ended.
 func (s *Service) Session(tenant, id string) (*Session, error) {
 	return s.sessions.get(tenant, id)
+}
+
+// SessionDefaults returns the limits a new session gets for the fields
+// its request leaves zero on this service: sandbox.DefaultSessionLimits,
+// each lowered to the service's maxima.
+func (s *Service) SessionDefaults() sandbox.Limits {
+	return sandbox.Limits{}.SessionDefaultsWithin(s.cfg.Maxima).WithSessionDefaults()
 }
 
 // Sessions describes tenant's open sessions, newest first.
@@ -165,7 +173,7 @@ func (ss *Session) Info() api.SessionInfo {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	return api.SessionInfo{ID: ss.id, Language: sandbox.Python, Image: ss.img.Name, ImageDigest: ss.img.Digest,
-		Limits: ss.limits, Cells: ss.cells, AgentRun: ss.agentRun, CreatedAt: ss.created, LastUsedAt: ss.lastUsed}
+		Limits: ss.limits, Cells: ss.cells, Restarts: ss.restarts, AgentRun: ss.agentRun, CreatedAt: ss.created, LastUsedAt: ss.lastUsed}
 }
 
 // used marks the session used now, by a cell if cell is set, and
@@ -178,6 +186,13 @@ func (ss *Session) used(cell bool) (agentRun string) {
 		ss.cells++
 	}
 	return ss.agentRun
+}
+
+// restarted counts a restart of the session's interpreter.
+func (ss *Session) restarted() {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	ss.restarts++
 }
 
 // linkAgentRun links the records of the session's next cells to the
@@ -276,6 +291,9 @@ func (ss *Session) ExecRecorded(ctx context.Context, cell sandbox.Cell) (api.Run
 	}
 	if err != nil { // a platform failure that still has a Result
 		s.log.Error("session cell failed", "session", ss.id, "err", err)
+	}
+	if res.Restarted {
+		ss.restarted()
 	}
 	s.met.cells.WithLabelValues(string(res.Status)).Inc()
 	redactions := s.cfg.Redactor.RedactResult(&res).Total()

@@ -112,6 +112,12 @@ body must be sent as Content-Type: application/json, as curl's --json
 does (415 otherwise). The local socket is no HTTP and none of this
 applies to it: its mode and the caller's uid are its gate.
 
+Sessions, opened through the API, MCP or the web UI's notebook as by
+crucible session, get by default:SESSION_DEFAULTS.
+A request's limits change them, within the server's maxima ("maxima" in
+--config), which lower the defaults too; GET /v1/sessions says the
+defaults in force.
+
 --config FILE is a JSON object of server limits, redaction, per-tenant
 limits and the agents' model; every field is optional and unknown ones are
 refused:
@@ -182,6 +188,7 @@ get ` + shutdownGrace.String() + ` to finish, and agent runs are cancelled.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return serve(cmd.Context(), &f) },
 	}
+	cmd.Long = strings.Replace(cmd.Long, "SESSION_DEFAULTS", describeSessionDefaults(), 1)
 	fl := cmd.Flags()
 	fl.StringVar(&f.addr, "addr", "127.0.0.1:8080", "listen address; beyond loopback only once an API key exists")
 	fl.StringVar(&f.config, "config", "", "JSON file of server, redaction and tenant limits (see above)")

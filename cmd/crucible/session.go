@@ -74,9 +74,15 @@ visible escapes (\x1b) unless --raw-output.
 it and prints the findings, block runs nothing of a cell with findings
 (status blocked, exit code 120) and keeps the session.
 
+The defaults (--timeout, --memory, --disk) are those of every session,
+whichever way it is opened (this command, the HTTP API, MCP, the web UI's
+notebook):SESSION_DEFAULTS.
+
 A cell that outlives --timeout is interrupted and the session kept; one that
 ignores the interrupt ends the session, as does an interpreter that exits or
-is killed (os._exit, the memory limit): nothing runs after that cell.
+is killed (os._exit): nothing runs after that cell. A cell that runs out of
+memory ends with status memory_limit: the interpreter is restarted in the
+same sandbox, every variable lost and the files kept, and the session goes on.
 
 Exit code, piped input: 0 when every cell and command succeeded; else that of
 the cell that ended the session, or else of the first that failed: 1 an
@@ -90,11 +96,14 @@ cells, as after 15 idle minutes).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runSession(cmd.Context(), &f, newDisplay(cmd)) },
 	}
+	cmd.Long = strings.Replace(cmd.Long, "SESSION_DEFAULTS", describeSessionDefaults(), 1)
 	fl := cmd.Flags()
 	fl.StringArrayVar(&f.files, "file", nil, "input file NAME=PATH placed in the working directory (repeatable)")
-	durationVar(fl, &f.timeout, "timeout", 30*time.Second, "wall-time limit per cell")
-	sizeVar(fl, &f.memory, "memory", 1<<30, "memory limit of the session")
-	sizeVar(fl, &f.disk, "disk", 256<<20, "size of the working directory")
+	// The defaults are every transport's (sandbox.DefaultSessionLimits).
+	def := sandbox.DefaultSessionLimits()
+	durationVar(fl, &f.timeout, "timeout", def.WallTime(), "wall-time and CPU-time limit per cell")
+	sizeVar(fl, &f.memory, "memory", def.MemoryBytes, "memory limit of the session")
+	sizeVar(fl, &f.disk, "disk", def.DiskBytes, "size of the working directory")
 	fl.StringVar(&f.out, "out", "crucible-out", "directory for figures and files the cells produce")
 	fl.StringVar(&f.rootfs, "rootfs", "", "root filesystem directory (default: the host's system directories)")
 	fl.StringVar(&f.image, "image", "", "run in the built image `NAME` (list them with: crucible image ls)")

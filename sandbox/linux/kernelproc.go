@@ -97,6 +97,9 @@ func (r *Runtime) bootKernel(ctx context.Context, p *sandboxProc, lim sandbox.Li
 		Processes:     uint64(processes),
 		Channel:       true,
 		ZygoteUID:     zygoteUID,
+		// A session's kernel is started again after a cell ran out of
+		// memory (Session.restart).
+		Restartable: mode == sessionKernel || mode == warmSessionKernel,
 	}
 	var contents [][]byte
 	cfg.Files, contents = inputFiles(files)
@@ -105,7 +108,7 @@ func (r *Runtime) bootKernel(ctx context.Context, p *sandboxProc, lim sandbox.Li
 	}
 	go func() {
 		_ = sandboxinit.WriteMessage(p.config, cfg, contents)
-		if mode != zygoteKernel { // a zygote's init takes Reset requests on it
+		if mode != zygoteKernel && !cfg.Restartable { // a zygote's init takes Reset requests on it, a session's Restart
 			p.config.Close()
 		}
 	}()
@@ -132,6 +135,12 @@ func (r *Runtime) bootKernel(ctx context.Context, p *sandboxProc, lim sandbox.Li
 	if err := x.leaveCgroup(); err != nil {
 		return nil, &sandbox.PlatformError{Op: "start kernel", Err: err}
 	}
+	return awaitGreeting(ctx, p, deadline)
+}
+
+// awaitGreeting starts reading the replies of the kernel just started in
+// p, and waits for its greeting until deadline fires.
+func awaitGreeting(ctx context.Context, p *sandboxProc, deadline *time.Timer) (*kernelProc, error) {
 	replies := make(chan kernel.Reply, 1)
 	ready := make(chan kernel.Ready, 1)
 	rc := &replyChannel{replies: replies}

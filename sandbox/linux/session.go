@@ -75,8 +75,15 @@ type Session struct {
 	replies   *replyChannel
 	stdout    *cellStream
 	stderr    *cellStream
-	ended     chan struct{} // closed when the kernel has exited
-	exit      sandboxinit.Event
+	env       map[string]string // the request's, which a restarted kernel is set up with
+	// life is the running interpreter: the first, or the last restarted.
+	// It is replaced, cellMu held, only by a cell that saw the one before
+	// die of the memory limit (restart).
+	life atomic.Pointer[kernelLife]
+	// done is closed once the session has ended: closed, or its
+	// interpreter exited without a restart.
+	done     chan struct{}
+	doneOnce sync.Once
 
 	cellMu sync.Mutex // one cell at a time
 	cells  int
@@ -101,6 +108,12 @@ type Session struct {
 var _ sandbox.Session = (*Session)(nil)
 var _ sandbox.SessionRuntime = (*Runtime)(nil)
 
+// kernelLife is one interpreter of a session, from its start to its exit.
+type kernelLife struct {
+	exited chan struct{} // closed when init has reported the exit (or died)
+	exit   sandboxinit.Event
+}
+
 // NewSession starts a Python kernel in a fresh sandbox; see
 // sandbox.SessionRuntime.
 func (r *Runtime) NewSession(ctx context.Context, req sandbox.SessionRequest) (sandbox.Session, error) {
@@ -120,9 +133,9 @@ func (r *Runtime) NewSession(ctx context.Context, req sandbox.SessionRequest) (s
 }
 
 func (r *Runtime) startSession(ctx context.Context, req *sandbox.SessionRequest) (*Session, error) {
-	lim := req.Limits.WithDefaults()
+	lim := req.Limits.WithSessionDefaults()
 	if p := r.takeWarmSession(ctx, req, lim); p != nil {
-		s := &Session{rt: r, id: ids.New(ids.Session), lim: lim, p: p, ended: make(chan struct{})}
+		s := &Session{rt: r, id: ids.New(ids.Session), lim: lim, p: p, env: req.Env, done: make(chan struct{})}
 		if err := s.attach(p.kernel); err != nil {
 			_ = r.retire(p)
 			return nil, err
@@ -133,7 +146,7 @@ func (r *Runtime) startSession(ctx context.Context, req *sandbox.SessionRequest)
 	if err != nil {
 		return nil, &sandbox.PlatformError{Op: "prepare sandbox", Err: err}
 	}
-	s := &Session{rt: r, id: ids.New(ids.Session), lim: lim, p: p, ended: make(chan struct{})}
+	s := &Session{rt: r, id: ids.New(ids.Session), lim: lim, p: p, env: req.Env, done: make(chan struct{})}
 	if err := s.boot(ctx, req); err != nil {
 		_ = r.retire(p)
 		return nil, err
@@ -154,11 +167,26 @@ func (s *Session) boot(ctx context.Context, req *sandbox.SessionRequest) error {
 // session's watchers. The session's CPU time is counted from here.
 func (s *Session) attach(k *kernelProc) error {
 	var err error
-	s.kernelPid, s.replies = k.pid, k.replies
-	go s.watchEvents()
 	if s.work, err = openWorkDir(s.p.cmd.Process.Pid); err != nil {
 		return &sandbox.PlatformError{Op: "open working directory", Err: err}
 	}
+	return s.attachKernel(k)
+}
+
+// live makes the running kernel k the session's life, watched.
+func (s *Session) live(k *kernelProc) {
+	s.kernelPid, s.replies = k.pid, k.replies
+	life := &kernelLife{exited: make(chan struct{})}
+	s.life.Store(life)
+	go s.watchEvents(life)
+}
+
+// attachKernel makes the running kernel k the session's: its replies,
+// its output streams, its life; the session's CPU time is counted from
+// here.
+func (s *Session) attachKernel(k *kernelProc) error {
+	var err error
+	s.live(k)
 	if s.stdout, err = newCellStream(s.p.stdout, sandbox.StreamStdout); err != nil {
 		return &sandbox.PlatformError{Op: "read the kernel's output", Err: err}
 	}
@@ -171,17 +199,33 @@ func (s *Session) attach(k *kernelProc) error {
 	return nil
 }
 
-// watchEvents waits for init to report the kernel's exit.
-func (s *Session) watchEvents() {
+// watchEvents waits for init to report the exit of the kernel of life,
+// then ends the session unless a cell restarted the kernel (settle).
+func (s *Session) watchEvents(life *kernelLife) {
+	defer s.settle(life)
+	defer close(life.exited)
 	for ev := range s.p.events {
 		if ev.Phase == sandboxinit.PhaseExited {
-			s.exit = ev
-			close(s.ended)
+			life.exit = ev
 			return
 		}
 	}
-	close(s.ended)
 }
+
+// settle ends the session once the kernel of life has exited, unless a
+// cell restarted it: a cell that sees its kernel die holds cellMu until
+// it has restarted it or given up.
+func (s *Session) settle(life *kernelLife) {
+	s.cellMu.Lock()
+	restarted := s.life.Load() != life
+	s.cellMu.Unlock()
+	if !restarted {
+		s.end()
+	}
+}
+
+// end marks the session ended (Done).
+func (s *Session) end() { s.doneOnce.Do(func() { close(s.done) }) }
 
 // childOf returns the pid of init's only child, the kernel.
 func childOf(initPid int) (int, error) {
@@ -200,9 +244,10 @@ func childOf(initPid int) (int, error) {
 func (s *Session) ID() string { return s.id }
 
 // Done is closed once the session has ended on any account: closed,
-// expired when idle, or its interpreter exited. Whoever keeps a table of
-// sessions (package service) learns of the end from it, without polling.
-func (s *Session) Done() <-chan struct{} { return s.ended }
+// expired when idle, or its interpreter exited (and was not restarted
+// after running out of memory). Whoever keeps a table of sessions
+// (package service) learns of the end from it, without polling.
+func (s *Session) Done() <-chan struct{} { return s.done }
 
 // use guards an operation against Close and marks the session used.
 func (s *Session) use() (release func(), err error) {
@@ -212,9 +257,9 @@ func (s *Session) use() (release func(), err error) {
 		return nil, sandbox.ErrSessionClosed
 	}
 	select {
-	case <-s.ended:
+	case <-s.done:
 		s.lifeMu.RUnlock()
-		return nil, fmt.Errorf("%w: its interpreter has exited", sandbox.ErrSessionClosed)
+		return nil, errInterpreterExited
 	default:
 	}
 	return func() {
@@ -222,6 +267,10 @@ func (s *Session) use() (release func(), err error) {
 		s.lifeMu.RUnlock()
 	}, nil
 }
+
+// errInterpreterExited is why a session whose interpreter exited for good
+// refuses every operation.
+var errInterpreterExited = fmt.Errorf("%w: its interpreter has exited", sandbox.ErrSessionClosed)
 
 // files returns a handle of its own on the working directory, which the
 // caller closes. The session's lock is held only to take it: the file
@@ -285,7 +334,9 @@ func (s *Session) Close() error {
 	if s.work != nil {
 		s.work.close()
 	}
-	return s.rt.retire(s.p)
+	err := s.rt.retire(s.p)
+	s.end()
+	return err
 }
 
 // kill ends the sandbox. Its processes may be stopped (between cells);
@@ -361,6 +412,11 @@ func (s *Session) Exec(ctx context.Context, cell sandbox.Cell) (sandbox.Result, 
 	defer release()
 	s.cellMu.Lock()
 	defer s.cellMu.Unlock()
+	select {
+	case <-s.life.Load().exited: // between cells, for good: no cell restarts it now
+		return sandbox.Result{}, errInterpreterExited
+	default:
+	}
 	s.cells++
 	s.rt.cellsRunning.enter()
 	defer s.rt.cellsRunning.leave()
@@ -380,6 +436,7 @@ func (s *Session) runCell(ctx context.Context, cell sandbox.Cell, n int) (sandbo
 		before[e.name] = e.stat
 	}
 	usage0 := s.billed
+	life := s.life.Load()
 	if reason, stray := s.strayReply(); stray {
 		s.kill()
 		return s.kernelGone(res, usage0, time.Now(), reason)
@@ -447,7 +504,7 @@ func (s *Session) runCell(ctx context.Context, cell sandbox.Cell, n int) (sandbo
 					"a reply is taken only from the cell it answers, so the session was killed")
 			}
 			return s.finishCell(ctx, res, reply, stop, usage0, start, before)
-		case <-s.ended:
+		case <-life.exited:
 			return s.kernelGone(res, usage0, start, "")
 		case <-exited:
 			s.kill()
@@ -467,6 +524,7 @@ func (s *Session) runCell(ctx context.Context, cell sandbox.Cell, n int) (sandbo
 			// The cell ignores interrupts (a SIGINT handler, a blocking C
 			// call): the session cannot be trusted to recover.
 			s.kill()
+			s.end()
 			res.Status = stop.status
 			res.Reason = fmt.Sprintf("%s; the cell did not yield to the interrupt within %s, so the session was killed", strings.SplitN(stop.reason, ";", 2)[0], interruptGrace)
 			res.ExitCode, res.Signal = -1, "SIGKILL"
@@ -557,6 +615,8 @@ func (s *Session) finishCell(ctx context.Context, res sandbox.Result, reply kern
 	}
 	if stop.status != "" {
 		res.Status, res.Reason = stop.status, stop.reason
+	} else if reason := survivedOOM(usage.OOMKills > usage0.OOMKills, res.Error, s.lim.MemoryBytes); reason != "" {
+		res.Status, res.Reason = sandbox.StatusMemoryLimit, reason
 	}
 	// A cell whose output went past the limit ends as output_limit however
 	// the reads fell: when the reply came before the reader took its last
@@ -605,12 +665,13 @@ func (s *Session) finishCell(ctx context.Context, res sandbox.Result, reply kern
 // or the session killed its sandbox (killedFor says why): the session is
 // over.
 func (s *Session) kernelGone(res sandbox.Result, usage0 cgroupUsage, start time.Time, killedFor string) (sandbox.Result, error) {
-	var exit sandboxinit.Event // as init reported it, once ended is closed
+	var exit sandboxinit.Event // as init reported it, once exited is closed
+	life := s.life.Load()
 	wait := time.NewTimer(killWait)
 	defer wait.Stop()
 	select {
-	case <-s.ended:
-		exit = s.exit
+	case <-life.exited:
+		exit = life.exit
 	case <-wait.C:
 		// The sandbox outlives its kill (a task stuck in the kernel):
 		// the cell ends anyway; Close retires what is left.
@@ -637,13 +698,18 @@ func (s *Session) kernelGone(res sandbox.Result, usage0 cgroupUsage, start time.
 		res.Reason = "the session was closed while the cell ran"
 	case usage.OOMKills > usage0.OOMKills:
 		res.Status = sandbox.StatusMemoryLimit
-		res.Reason = "memory limit of " + units.BytesSize(float64(s.lim.MemoryBytes)) + " reached; the kernel's OOM killer ended the interpreter and the session is closed"
+		res.Reason, res.Restarted = s.restartAfterOOM()
 	case exit.Signal != 0:
 		res.Status = sandbox.StatusKilled
 		res.Reason = "the interpreter was ended by " + res.Signal + "; the session is closed"
 	default:
 		res.Status = sandbox.StatusError
 		res.Reason = fmt.Sprintf("the interpreter exited with code %d; the session is closed", exit.ExitCode)
+	}
+	if !res.Restarted {
+		// The session is over: Done says so before the cell returns, so
+		// that its caller, seeing the result, finds the session ended.
+		s.end()
 	}
 	return res, nil
 }

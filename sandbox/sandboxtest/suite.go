@@ -138,6 +138,8 @@ func RunWith(t *testing.T, newRuntime func(t *testing.T) sandbox.Runtime, opts O
 		{"SessionForgedReply", testSessionForgedReply},
 		{"SessionForgedOutput", testSessionForgedOutput},
 		{"SessionBrokenChannel", testSessionBrokenChannel},
+		// A cell out of memory restarts the interpreter (sessionrestart.go).
+		{"SessionMemoryRestart", testSessionMemoryRestart},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, s) })
 	}

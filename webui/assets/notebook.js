@@ -54,23 +54,37 @@ export async function render(main, [id], signal) {
   nb.cells.at(-1)?.textarea.focus();
 }
 
+const GiB = 1024 ** 3;
+
 async function renderPicker(main, signal) {
   const error = h('p', { class: 'form-error', role: 'alert' });
   const images = h('select', { id: 'nb-image', name: 'image' });
+  // The session's limits: empty means the server's default, which GET
+  // /v1/sessions states (the same for every way a session is opened).
+  const timeout = h('input', { id: 'nb-timeout', name: 'timeout', type: 'number', min: '1', step: '1', inputmode: 'numeric', 'aria-describedby': 'nb-limits-help' });
+  const memory = h('input', { id: 'nb-memory', name: 'memory', type: 'number', min: '0.0625', step: 'any', inputmode: 'decimal', 'aria-describedby': 'nb-limits-help' });
+  const limitsHelp = h('p', { id: 'nb-limits-help', class: 'help', text: 'Each cell may run for the timeout; the session holds the memory, its files included. A cell that runs out of memory restarts the interpreter: its variables are lost, its files kept.' });
   const create = h('button', { type: 'submit', class: 'primary', text: 'New session' });
   const form = h('form', { class: 'row', 'aria-label': 'New session' },
-    h('label', { for: 'nb-image', text: 'Image' }), images, create);
+    h('label', { for: 'nb-image', text: 'Image' }), images,
+    h('label', { for: 'nb-timeout', text: 'Cell timeout (s)' }), timeout,
+    h('label', { for: 'nb-memory', text: 'Memory (GiB)' }), memory, create);
   const list = h('div', { 'aria-live': 'polite' }, h('p', { text: 'Loading the open sessions…' }));
   main.append(h('section', { class: 'view', 'aria-labelledby': 'nb-title' },
     h('h1', { id: 'nb-title', text: 'Notebook' }),
     h('p', { class: 'lead', text: 'A notebook runs Python cells in a session: one interpreter in its own sandbox, whose variables and files persist from cell to cell.' }),
-    form, error, h('h2', { text: 'Open sessions' }), list));
+    form, limitsHelp, error, h('h2', { text: 'Open sessions' }), list));
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     create.disabled = true;
     error.textContent = '';
     try {
-      const info = await getJSON('/v1/sessions', { method: 'POST', json: images.value ? { image: images.value } : {} });
+      const req = images.value ? { image: images.value } : {};
+      const limits = {};
+      if (timeout.value) limits.wall_time_ms = limits.cpu_time_ms = Math.round(Number(timeout.value) * 1000);
+      if (memory.value) limits.memory_bytes = Math.round(Number(memory.value) * GiB);
+      if (Object.keys(limits).length) req.limits = limits;
+      const info = await getJSON('/v1/sessions', { method: 'POST', json: req });
       location.hash = '#/notebook/' + encodeURIComponent(info.id);
     } catch (e) {
       error.textContent = 'The session could not be opened: ' + e.message;
@@ -80,6 +94,11 @@ async function renderPicker(main, signal) {
   try {
     const [imgs, sessions] = await Promise.all([getJSON('/v1/images', { signal }), getJSON('/v1/sessions', { signal })]);
     for (const im of imgs.images) images.append(h('option', { value: im.name, selected: im.name === imgs.default, text: im.name }));
+    const d = sessions.defaults;
+    if (d) {
+      if (!timeout.value && d.wall_time_ms) timeout.value = String(d.wall_time_ms / 1000);
+      if (!memory.value && d.memory_bytes) memory.value = String(d.memory_bytes / GiB);
+    }
     clear(list).append(sessionTable(sessions.sessions));
   } catch (e) {
     if (!signal.aborted) clear(list).append(h('p', { class: 'form-error', role: 'alert', text: 'The sessions could not be listed: ' + e.message }));
@@ -90,11 +109,17 @@ function sessionTable(sessions) {
   if (!sessions.length) return h('p', { text: 'No open sessions. Start one above.' });
   return h('table', { class: 'grid' },
     h('caption', { class: 'sr-only', text: 'Open sessions, newest first' }),
-    h('thead', {}, h('tr', {}, ['Session', 'Image', 'Cells', 'Created', 'Last used'].map((t) => h('th', { scope: 'col', text: t })))),
+    h('thead', {}, h('tr', {}, ['Session', 'Image', 'Limits', 'Cells', 'Created', 'Last used'].map((t) => h('th', { scope: 'col', text: t })))),
     h('tbody', {}, sessions.map((s) => h('tr', {},
       h('td', {}, h('a', { href: '#/notebook/' + encodeURIComponent(s.id), text: s.id })),
-      h('td', { text: s.image }), h('td', { class: 'num', text: String(s.cells) }),
+      h('td', { text: s.image }), h('td', { text: limitsText(s.limits) }), h('td', { class: 'num', text: String(s.cells) }),
       h('td', { text: fmtTime(s.created_at) }), h('td', { text: fmtTime(s.last_used_at) })))));
+}
+
+/** limitsText says a session's limits as a user sets them: per cell, and the memory. */
+function limitsText(l) {
+  if (!l) return '';
+  return `${l.wall_time_ms / 1000} s per cell · ${fmtBytes(l.memory_bytes)}`;
 }
 
 /** Notebook is the notebook of one session. */
@@ -127,7 +152,8 @@ class Notebook {
 
   showStatus(extra) {
     const i = this.info;
-    this.status.textContent = `Session ${i.id} · image ${i.image} · ${this.count} cells run` + (extra ? ' · ' + extra : '');
+    this.status.textContent = `Session ${i.id} · image ${i.image} · ${limitsText(i.limits)} · ${this.count} cells run` +
+      (i.restarts ? ` · interpreter restarted ${i.restarts}×` : '') + (extra ? ' · ' + extra : '');
   }
 
   /** loadHistory shows the cells the session already ran, from its runs, or one empty cell. */
@@ -357,6 +383,12 @@ class Cell {
     if (result) {
       this.nb.count++;
       this.showResult(result, code, this.nb.count);
+      if (result.restarted) {
+        // The session lives on in a fresh interpreter: say so where the
+        // session's state is shown, and to a screen reader.
+        this.nb.info.restarts = (this.nb.info.restarts || 0) + 1;
+        announce('The cell ran out of memory: the interpreter was restarted, its variables are lost, the files are kept.');
+      }
     } else if (interrupted) {
       this.nb.count++;
       this.prompt.textContent = `[${this.nb.count}]`;

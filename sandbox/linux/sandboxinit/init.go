@@ -86,24 +86,37 @@ func runInit() int {
 	if err != nil {
 		return fail(err)
 	}
-	// The run is over when the program exits: whatever it left running
-	// (background jobs, daemons that double-forked) dies now, before the
-	// host looks at the working directory, so the files it reads are
-	// final. As PID 1, kill(-1) reaches every other process of the
-	// namespace and nothing outside it.
-	_ = syscall.Kill(-1, syscall.SIGKILL)
-	reapAll()
-	ev := Event{Phase: PhaseExited, ExitCode: ws.ExitStatus()}
-	if ws.Signaled() {
-		ev.Signal = int(ws.Signal())
+	endProgram()
+	send(exitEvent(ws))
+	if run.Restartable {
+		serveRestarts(&base, run, config, send)
 	}
-	send(ev)
 	// The sandbox stays mounted, with no process but init, until the host
 	// has collected the files the program produced and kills init (or the
 	// host dies and PDEATHSIG does).
 	for {
 		time.Sleep(time.Hour)
 	}
+}
+
+// endProgram ends what is left of the program once it has exited: the
+// run is over when the program exits, so whatever it left running
+// (background jobs, daemons that double-forked) dies now, before the host
+// looks at the working directory, so the files it reads are final. As
+// PID 1, kill(-1) reaches every other process of the namespace and
+// nothing outside it.
+func endProgram() {
+	_ = syscall.Kill(-1, syscall.SIGKILL)
+	reapAll()
+}
+
+// exitEvent is the PhaseExited event of a program that ended with ws.
+func exitEvent(ws syscall.WaitStatus) Event {
+	ev := Event{Phase: PhaseExited, ExitCode: ws.ExitStatus()}
+	if ws.Signaled() {
+		ev.Signal = int(ws.Signal())
+	}
+	return ev
 }
 
 // missingInterpreterError reports that the root filesystem lacks the
@@ -148,10 +161,14 @@ func start(base *BaseConfig, config *os.File) (int, *RunConfig, error) {
 	if err := finishRoot(base, &run, config); err != nil {
 		return 0, nil, err
 	}
-	if run.ZygoteUID == 0 {
+	switch {
+	case run.Restartable: // the host's Restart requests come on it (restart.go)
+	case run.ZygoteUID == 0:
 		config.Close()
-	} else if err := hideOtherUsers(); err != nil {
-		return 0, nil, err
+	default:
+		if err := hideOtherUsers(); err != nil {
+			return 0, nil, err
+		}
 	}
 	if err := setRlimits(&run); err != nil {
 		return 0, nil, err
@@ -167,8 +184,17 @@ func start(base *BaseConfig, config *os.File) (int, *RunConfig, error) {
 	if err := installSeccomp(base.Seccomp, seccompAllThreads(&run)); err != nil {
 		return 0, nil, err
 	}
-	pid, err := startProgram(base, &run)
+	pid, err := startProgram(base, &run, programFiles{
+		stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr,
+		kernelIn: os.NewFile(KernelInFD, "kernel-in"), kernelOut: os.NewFile(KernelOutFD, "kernel-out"),
+	})
 	return pid, &run, err
+}
+
+// programFiles are the program's ends of its pipes: its standard streams
+// and, for a kernel, its channel.
+type programFiles struct {
+	stdin, stdout, stderr, kernelIn, kernelOut *os.File
 }
 
 func loopbackUp() error {
@@ -247,14 +273,20 @@ func dropCapabilityBounds(keep ...int) error {
 // programCommand), in a session of its own (no controlling terminal to
 // inject keystrokes into), in the working directory, with exactly the
 // configured environment.
-func startProgram(base *BaseConfig, cfg *RunConfig) (int, error) {
+func startProgram(base *BaseConfig, cfg *RunConfig, pf programFiles) (int, error) {
+	// Only the program holds the pipes once it started: when it and its
+	// children are gone, the host sees end-of-file.
+	defer func() {
+		for _, f := range []*os.File{pf.stdin, pf.stdout, pf.stderr, pf.kernelIn, pf.kernelOut} {
+			f.Close()
+		}
+	}()
 	if _, err := os.Stat(cfg.Argv[0]); err != nil {
 		return 0, &missingInterpreterError{path: cfg.Argv[0]}
 	}
-	files := []*os.File{os.Stdin, os.Stdout, os.Stderr}
-	kernelIn, kernelOut := os.NewFile(KernelInFD, "kernel-in"), os.NewFile(KernelOutFD, "kernel-out")
+	files := []*os.File{pf.stdin, pf.stdout, pf.stderr}
 	if cfg.Channel {
-		files = append(files, kernelIn, kernelOut)
+		files = append(files, pf.kernelIn, pf.kernelOut)
 	}
 	exe, argv, cred := programCommand(base, cfg)
 	attr := &os.ProcAttr{
@@ -266,11 +298,6 @@ func startProgram(base *BaseConfig, cfg *RunConfig) (int, error) {
 	p, err := os.StartProcess(exe, argv, attr)
 	if err != nil {
 		return 0, fmt.Errorf("start %s: %w", cfg.Argv[0], err)
-	}
-	// Only the program holds the pipes now: when it and its children are
-	// gone, the host sees end-of-file.
-	for _, f := range []*os.File{os.Stdin, os.Stdout, os.Stderr, kernelIn, kernelOut} {
-		f.Close()
 	}
 	return p.Pid, nil
 }

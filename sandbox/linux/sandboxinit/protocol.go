@@ -98,6 +98,10 @@ type RunConfig struct {
 	MemoryBytes int64 `json:"memory_bytes"`
 	// Channel gives the program the kernel channel as fds 3 and 4.
 	Channel bool `json:"channel,omitempty"`
+	// Restartable makes the program a session's kernel that init starts
+	// again, with fresh pipes, when the host asks (Restart) after it
+	// exited; init then keeps the config pipe open (restart.go).
+	Restartable bool `json:"restartable,omitempty"`
 	// ZygoteUID, if set, makes the program a zygote (zygote.go), which
 	// takes real and saved ids ZygoteUID and effective ids the sandbox
 	// user's; init then keeps serving Reset requests on the config pipe.
@@ -171,6 +175,7 @@ const (
 	PhaseStarted = "started" // the program is running
 	PhaseExited  = "exited"  // the program ended; ExitCode or Signal say how
 	PhaseFailed  = "failed"  // the sandbox could not be built or started
+	PhasePipes   = "pipes"   // a restart's pipes are open: Fds lists the host's ends
 )
 
 // Event is one message from init to the host.
@@ -183,4 +188,9 @@ type Event struct {
 	// Missing is set when the failure is an interpreter absent from the
 	// root filesystem.
 	Missing bool `json:"missing,omitempty"`
+	// Fds, for PhasePipes, are init's descriptors of the host's ends of
+	// the restarted program's pipes, in order: stdin (write end), stdout,
+	// stderr (read ends), the kernel's requests (write end) and replies
+	// (read end).
+	Fds []int `json:"fds,omitempty"`
 }
