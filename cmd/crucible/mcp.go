@@ -54,7 +54,9 @@ A program's output streams as progress notifications when the client asks
 for progress; cancelling a call kills its run. Resources: a run's record at
 crucible://runs/{id} and its files at crucible://runs/{id}/artifacts/{name}.
 Prompt: data_analyst, a model set up as a data analyst over a session.
---image, --rootfs, --store, --db and --config are those of crucible serve.`,
+--image, --rootfs, --store, --db, --config and --warm are those of crucible
+serve: without --image, the host's directories for runs and, when built,
+the datascience image for sessions and analyses; a zygote slot per CPU.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return serveMCP(cmd.Context(), &f) },
 	}
@@ -64,6 +66,7 @@ Prompt: data_analyst, a model set up as a data analyst over a session.
 	fl.StringVar(&f.rootfs, "rootfs", "", "root filesystem directory (default: the host's system directories, read-only)")
 	fl.StringArrayVar(&f.images, "image", nil, "offer the built image `NAME`, or \"host\"; repeatable, the first is the default")
 	fl.StringVar(&f.store, "store", image.DefaultStore, "image store directory")
+	addWarmFlag(fl, &f.warm)
 	return cmd
 }
 
@@ -74,8 +77,14 @@ func serveMCP(ctx context.Context, f *serveFlags) error {
 	if err != nil {
 		return err
 	}
-	names, err := imageNames(f.images, f.rootfs)
+	names, err := imageNames(f.images, f.rootfs, f.store)
 	if err != nil {
+		return usageError(err)
+	}
+	if f.warm < 0 {
+		return usageError(errors.New("--warm must not be negative"))
+	}
+	if err := checkUIDCount(conf, f, len(names)); err != nil {
 		return usageError(err)
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -87,7 +96,7 @@ func serveMCP(ctx context.Context, f *serveFlags) error {
 	}
 	defer st.Close()
 	images, err := startImages(names, f, func(o *linux.Options) {
-		o.UIDBase, o.UIDCount, o.Logger = conf.UIDBase, conf.UIDCount, log
+		o.Warm, o.UIDBase, o.UIDCount, o.Logger = f.warm, conf.UIDBase, conf.UIDCount, log
 	})
 	if err != nil {
 		return err
@@ -101,6 +110,7 @@ func serveMCP(ctx context.Context, f *serveFlags) error {
 	if err != nil {
 		return usageError(err)
 	}
+	logImages(log, svc)
 	defer func() {
 		sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 		defer cancel()
