@@ -110,7 +110,7 @@ func serveMCP(ctx context.Context, f *serveFlags) error {
 	if err != nil {
 		return usageError(err)
 	}
-	logImages(log, svc)
+	logImages(log, svc, f.warm)
 	defer func() {
 		sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 		defer cancel()

@@ -127,14 +127,15 @@ func serviceConfig(images []servedImage, st store.Store, redactor *policy.Redact
 }
 
 // logImages logs which image serves what (svc's images, the defaults
-// first), and warns when none can hold an analysis.
-func logImages(log *slog.Logger, svc *service.Service) {
+// first) and the zygote slots each keeps, and warns when none can hold an
+// analysis.
+func logImages(log *slog.Logger, svc *service.Service, warm int) {
 	list := svc.Images()
 	names := make([]string, len(list.Images))
 	for i, img := range list.Images {
 		names[i] = img.Name
 	}
-	log.Info("images", "runs", list.Default, "sessions_and_analyses", list.SessionDefault, "offered", strings.Join(names, ","))
+	log.Info("images", "runs", list.Default, "sessions_and_analyses", list.SessionDefault, "offered", strings.Join(names, ","), "warm_per_image", warm)
 	if !svc.CanAnalyse() {
 		log.Warn("no image offered has pandas: analyses are refused (422 unsuitable_image); " + service.BuildDataImage)
 	}
