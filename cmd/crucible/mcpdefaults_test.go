@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -54,7 +55,7 @@ func TestMCPDefaults(t *testing.T) {
 	if got := image("session_create", map[string]any{}); got != "datascience" {
 		t.Errorf("session_create naming no image opened in %q, want datascience", got)
 	}
-	want := "msg=images runs=host sessions_and_analyses=datascience offered=host,datascience warm_per_image=" + strconv.Itoa(defaultWarm())
+	want := "msg=images runs=host sessions_and_analyses=datascience offered=host,datascience warm_per_image=" + strconv.Itoa(min(runtime.NumCPU(), 8)) // one per CPU, at most 8
 	if !strings.Contains(stderr.String(), want) {
 		t.Errorf("the log lacks %q:\n%s", want, stderr.String())
 	}
