@@ -69,6 +69,34 @@ func TestUISanitizer(t *testing.T) {
 	}
 }
 
+// TestUIWithCode: messages quote commands between backticks; the page
+// shows each quoted part as a <code> element, never a raw backtick, and
+// every part as text (markup in a message stays text); an unpaired
+// backtick leaves the message as it is.
+func TestUIWithCode(t *testing.T) {
+	p := modulePage(t)
+	cases := []struct{ name, in, want string }{
+		{"one command", "This server requires an API key (`crucible key create` makes one).",
+			"This server requires an API key (<code>crucible key create</code> makes one)."},
+		{"two, one at the end", "run `a` then `b`", "run <code>a</code> then <code>b</code>"},
+		{"markup stays text", "`<img src=x onerror=window.__pwned=1>` and <b>x</b>",
+			"<code>&lt;img src=x onerror=window.__pwned=1&gt;</code> and &lt;b&gt;x&lt;/b&gt;"},
+		{"unpaired", "a ` b", "a ` b"},
+		{"none", "plain", "plain"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := eval[string](p, `import('/ui/dom.js').then(m => { const d = document.createElement('div'); d.append(...m.withCode(`+js(tc.in)+`)); return d.innerHTML; })`)
+			if got != tc.want {
+				t.Errorf("withCode(%q)\n got %q\nwant %q", tc.in, got, tc.want)
+			}
+		})
+	}
+	if !eval[bool](p, `window.__pwned === undefined`) {
+		t.Error("markup in a message ran")
+	}
+}
+
 // TestUIEventParser: the page's Server-Sent Events parser, fed in
 // chunks split anywhere (inside a line, between \r and \n), against the
 // events the standard says the stream holds.

@@ -131,7 +131,8 @@ func readUntil(t *testing.T, resp *http.Response, text string) {
 	}
 }
 
-// TestUIKeys: a server that requires keys makes the page ask for one; a
+// TestUIKeys: a server that requires keys makes the page ask for one (the
+// command that makes a key shown as code, no raw backticks); a
 // wrong key is refused with the server's reason and not kept; a right one
 // is kept in sessionStorage only; each tenant's page lists only its own
 // runs and sessions.
@@ -171,8 +172,11 @@ func TestUIKeys(t *testing.T) {
 
 	p.do("open the runs", chromedp.Navigate(srv.URL+"/#/runs"))
 	p.waitFor("the key prompt", `document.getElementById('key-dialog').open`)
-	if got := eval[string](p, `document.getElementById('key-reason').textContent`); !strings.Contains(got, "requires an API key") {
-		t.Errorf("the prompt says %q", got)
+	if got := eval[string](p, `document.getElementById('key-reason').textContent`); !strings.Contains(got, "requires an API key") || strings.Contains(got, "`") {
+		t.Errorf("the prompt says %q, want it to say a key is required, without raw backticks", got)
+	}
+	if got := eval[string](p, `Array.from(document.querySelectorAll('#key-reason code')).map(e => e.textContent).join()`); got != "crucible key create" {
+		t.Errorf("the prompt's command shown as code: %q, want %q", got, "crucible key create")
 	}
 	p.screenshot("key-prompt")
 	p.do("a wrong key", chromedp.SendKeys(chromedp.ID("key-input"), "crk_wrong"), chromedp.Click(chromedp.CSS(`#key-form button[type="submit"]`)))

@@ -44,7 +44,8 @@ func TestPassAtK(t *testing.T) {
 
 // TestSummarize proves that pass@k is the mean of the per-problem
 // estimates (not the pooled pass rate), that a k some problem has fewer
-// samples than is reported in SkippedK instead of being computed, and that
+// samples than is reported in SkippedK instead of being computed (Skipped
+// counting the problems short of samples and naming the one with fewest), and that
 // outcomes are counted, with unjudged samples (a cancelled run leaves them
 // as zero SampleResults) counted as "not_run" and not as any problem's
 // samples.
@@ -73,6 +74,7 @@ func TestSummarize(t *testing.T) {
 			Problems: 2, Samples: 6, Passed: 2,
 			PassAtK:  map[string]float64{"pass@1": 0.375, "pass@2": 0.75},
 			SkippedK: []int{3},
+			Skipped:  []Skip{{K: 3, Short: 1, Fewest: 2, Example: "a"}},
 			Outcomes: map[Outcome]int{OutcomePassed: 2, OutcomeFailed: 1, OutcomeTimeout: 1, OutcomeMemoryLimit: 1, OutcomeKilled: 1},
 		},
 	}, {
@@ -89,6 +91,7 @@ func TestSummarize(t *testing.T) {
 			Problems: 2, Samples: 5, Passed: 2,
 			PassAtK:  map[string]float64{"pass@1": 0.75},
 			SkippedK: []int{2},
+			Skipped:  []Skip{{K: 2, Short: 1, Fewest: 1, Example: "a"}},
 			Outcomes: map[Outcome]int{OutcomePassed: 2, OutcomeInternal: 1, "not_run": 2},
 		},
 	}, {
@@ -99,6 +102,7 @@ func TestSummarize(t *testing.T) {
 			Problems: 2, Samples: 1, Passed: 1,
 			PassAtK:  map[string]float64{},
 			SkippedK: []int{1},
+			Skipped:  []Skip{{K: 1, Short: 1, Fewest: 0, Example: "b"}},
 			Outcomes: map[Outcome]int{OutcomePassed: 1},
 		},
 	}}

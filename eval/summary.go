@@ -3,6 +3,7 @@ package eval
 import (
 	"fmt"
 	"math/big"
+	"slices"
 	"sort"
 )
 
@@ -17,10 +18,28 @@ type Summary struct {
 	// for each requested k that every problem has enough samples for.
 	PassAtK map[string]float64 `json:"pass_at_k"`
 	// SkippedK lists requested k values some problem has fewer samples
-	// than, as the reference harness does.
-	SkippedK []int `json:"skipped_k,omitempty"`
+	// than, as the reference harness does; Skipped says, for each, why.
+	SkippedK []int  `json:"skipped_k,omitempty"`
+	Skipped  []Skip `json:"skipped,omitempty"`
 	// Outcomes counts samples by outcome.
 	Outcomes map[Outcome]int `json:"outcomes"`
+}
+
+// Skip is why pass@K was not computed: pass@k needs at least k judged
+// samples of every problem, and Short problems have fewer.
+type Skip struct {
+	K int `json:"k"`
+	// Short counts the problems with fewer than K judged samples.
+	Short int `json:"problems_short"`
+	// Fewest is the fewest judged samples a problem has; Example names
+	// the first problem with that many.
+	Fewest  int    `json:"fewest_samples"`
+	Example string `json:"example_task_id"`
+}
+
+// Reason says why pass@K was skipped, for a person.
+func (s Skip) Reason(problems int) string {
+	return fmt.Sprintf("%d of %d problems have fewer than %d samples (%s has %d)", s.Short, problems, s.K, s.Example, s.Fewest)
 }
 
 // Summarize computes pass@k for each k in ks from per-sample results.
@@ -44,16 +63,19 @@ func Summarize(problems []Problem, results []SampleResult, ks []int) Summary {
 	}
 	sorted := append([]int(nil), ks...)
 	sort.Ints(sorted)
-	for _, k := range sorted {
-		enough := true
+	for _, k := range slices.Compact(sorted) {
+		skip := Skip{K: k, Fewest: k}
 		for _, p := range problems {
-			if total[p.TaskID] < k {
-				enough = false
-				break
+			if n := total[p.TaskID]; n < k {
+				skip.Short++
+				if n < skip.Fewest {
+					skip.Fewest, skip.Example = n, p.TaskID
+				}
 			}
 		}
-		if !enough {
+		if skip.Short > 0 {
 			s.SkippedK = append(s.SkippedK, k)
+			s.Skipped = append(s.Skipped, skip)
 			continue
 		}
 		sum := new(big.Rat)

@@ -168,7 +168,8 @@ func dataScienceServer(t *testing.T, answer string, codes ...string) (acme, othe
 // real session of the data-science image: an upload (multipart, streamed
 // by the SDK) and its profile; a question waiting for approval while a
 // second question is refused (409), approved, its answer with a chart,
-// downloaded as untrusted content; the conversation; another tenant gets
+// downloaded as untrusted content; its events replayed after its end,
+// output included; the conversation; another tenant gets
 // 404 for all of it; a deleted analysis is 410.
 func TestAnalysisAPI(t *testing.T) {
 	acme, other, ts := dataScienceServer(t, "the mean is 2",
@@ -220,6 +221,13 @@ func TestAnalysisAPI(t *testing.T) {
 	if r.header.Get("Content-Security-Policy") != "sandbox" || r.header.Get("X-Content-Type-Options") != "nosniff" ||
 		!strings.HasPrefix(r.header.Get("Content-Disposition"), "attachment") || r.header.Get("Content-Type") != "image/png" {
 		t.Errorf("download headers: %v", r.header)
+	}
+	// A client that follows the question after its end gets its output
+	// in the replay, then the answer and the result.
+	replay := ts.as(ts.newKey("acme")).do("GET", "/v1/analyses/"+a.ID+"/questions/1/events", nil)
+	if body := string(replay.body); replay.status != http.StatusOK || !strings.Contains(body, "event: stdout\ndata: \"mean 2.0\\n\"") ||
+		!strings.Contains(body, "event: answer") || !strings.Contains(body, "event: result") {
+		t.Errorf("the events replayed after the question's end: %d\n%s", replay.status, body)
 	}
 
 	for what, err := range map[string]error{

@@ -29,6 +29,10 @@ type agentRun struct {
 	cancel  context.CancelFunc
 	done    chan struct{} // closed when the run has ended
 	timeout time.Duration // of an approval
+	// keepOutput is how many bytes of output its events keep once it
+	// ended: 0 for an agent run, maxQuestionReplayOutput for an
+	// analysis's question.
+	keepOutput int
 
 	mu       sync.Mutex
 	info     api.AgentRun

@@ -72,7 +72,7 @@ func (s *Service) launch(ctx context.Context, run *agentRun, release func(), wor
 			s.log.Warn("agent run failed", "agent_run", run.id, "err", redactErr(s.cfg.Redactor, err))
 		}
 		end := run.finish(trace, err)
-		run.feed.dropOutput()
+		run.feed.dropOutput(run.keepOutput)
 		cancel()
 		release()
 		// Ended before the result is published: a caller that has seen it

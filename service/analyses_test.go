@@ -75,7 +75,7 @@ func followQuestion(t *testing.T, svc *service.Service, tenant, id string, n int
 // in order, its output streamed redacted, its answer as data with the
 // chart's title, the chart downloaded, the cells recorded under the
 // question's run), a follow-up that uses the first question's variable,
-// a question waiting for approval while another is refused (409), then
+// its output replayed once it ended, a question waiting for approval while another is refused (409), then
 // refused; another tenant sees nothing, and a deleted analysis is gone.
 func TestAnalysisQuestions(t *testing.T) {
 	ctx := context.Background()
@@ -161,6 +161,17 @@ func TestAnalysisQuestions(t *testing.T) {
 	second, err := svc.AnalysisQuestion("acme", a.ID, 2)
 	if err != nil || second.Run.Status != "answered" || !strings.Contains(string(second.Answer), "again 400.0") {
 		t.Fatalf("the follow-up: %v, %s %s", err, second.Run.Status, second.Answer)
+	}
+	// Followed after its end (a page reopened), the question's events
+	// still hold what its program printed, not only how it ended.
+	var replayed string
+	for _, e := range followQuestion(t, svc, "acme", a.ID, 2, nil) {
+		if e.Kind == service.EventStdout {
+			replayed += string(e.Output)
+		}
+	}
+	if replayed != "again 400.0\n" {
+		t.Errorf("question 2's stdout replayed after its end: %q, want %q", replayed, "again 400.0\n")
 	}
 
 	if _, err := svc.AskAnalysis(ctx, "acme", a.ID, api.QuestionRequest{Question: "Print it", TextMode: true, Approve: true}); err != nil {

@@ -19,6 +19,13 @@ import (
 // answer (Agent.Question), just before EventResult.
 const EventAnswer EventKind = "answer"
 
+// maxQuestionReplayOutput bounds the output a question's events keep
+// once it ended, all its programs together: a client that follows a
+// question after its end (a page reopened) sees what each attempt
+// printed, not only how it ended. An analysis keeps its last
+// analyst.MaxConversation questions, so this bounds what it holds too.
+const maxQuestionReplayOutput = 256 << 10
+
 // question is one question of an analysis: the agent run that answers
 // it, and its answer once there is one.
 type question struct {
@@ -95,6 +102,7 @@ func (s *Service) newQuestion(tenant, id string, req api.QuestionRequest) (*ques
 		return nil, nil, nil, err
 	}
 	run := s.newRun(tenant, req.Question, a.sess.img.Name)
+	run.keepOutput = maxQuestionReplayOutput
 	q, err := a.begin(run)
 	if err != nil {
 		return nil, nil, nil, err
@@ -254,7 +262,10 @@ func (s *Service) AnalysisQuestions(tenant, id string) ([]api.AnalysisQuestion, 
 
 // AnalysisQuestionEvents returns the events of question n of tenant's
 // analysis id after position after, as AgentRunEvents does for an agent
-// run; the answer event comes before the result.
+// run; the answer event comes before the result. Unlike an agent run's,
+// a question's stream replayed after its end still holds its output, up
+// to 256 KiB of it (the answer holds the output of the code that gave
+// it; the run records hold every execution's).
 func (s *Service) AnalysisQuestionEvents(ctx context.Context, tenant, id string, n int, after int64) (iter.Seq[Event], error) {
 	q, err := s.analysisQuestion(tenant, id, n)
 	if err != nil {

@@ -2,7 +2,6 @@ package service
 
 import (
 	"context"
-	"slices"
 	"sort"
 	"sync"
 
@@ -154,13 +153,31 @@ func (f *feed) end() {
 	f.changed()
 }
 
-// dropOutput forgets the output events the feed holds, keeping the
-// others and their IDs: an agent run's history, once it ended, is its
-// steps (its trace holds the output).
-func (f *feed) dropOutput() {
+// dropOutput forgets the output the feed holds beyond its first keep
+// bytes (both streams, in order), keeping the other events and their IDs:
+// an agent run's history, once it ended, is its steps and as much of its
+// output as it may keep (its trace holds all of it). An output event cut
+// keeps its start, its ID the position of the end of what it kept.
+func (f *feed) dropOutput(keep int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.events = slices.DeleteFunc(f.events, func(e Event) bool { return e.Output != nil })
+	kept := f.events[:0] // followers hold copies (since): compacting in place is safe
+	for _, e := range f.events {
+		if e.Output != nil {
+			if keep <= 0 {
+				continue
+			}
+			if len(e.Output) > keep {
+				start := e.ID - int64(len(e.Output))
+				e.Output = e.Output[:keep:keep]
+				e.ID = start + int64(keep)
+			}
+			keep -= len(e.Output)
+		}
+		kept = append(kept, e)
+	}
+	clear(f.events[len(kept):])
+	f.events = kept
 }
 
 // position returns the ID of the feed's last event so far and whether the

@@ -85,3 +85,44 @@ func TestReplayIDs(t *testing.T) {
 		}
 	}
 }
+
+// TestFeedDropOutput: once a run ended, its feed keeps the first keep
+// bytes of its output (both streams, in order) and every other event with
+// its ID; an output event cut keeps its start, its ID the end of what it
+// kept, and a follower resuming inside the kept part gets the rest of it.
+func TestFeedDropOutput(t *testing.T) {
+	fill := func() *feed {
+		f := newFeed("t")
+		f.publish(Event{Kind: EventAgentRun, Agent: &api.AgentEvent{}})                   // 1
+		f.publish(Event{Kind: EventStdout, Output: sandbox.Data("abcd")})                 // 5
+		f.publish(Event{Kind: EventExecution, Agent: &api.AgentEvent{}})                  // 6
+		f.publish(Event{Kind: EventStderr, Output: sandbox.Data("efg")})                  // 9
+		f.publish(Event{Kind: EventStdout, Output: sandbox.Data("hi")})                   // 11
+		f.publish(Event{Kind: EventResult, Agent: &api.AgentEvent{Run: &api.AgentRun{}}}) // 12
+		f.end()
+		return f
+	}
+	for _, c := range []struct {
+		name  string
+		keep  int
+		after int64
+		want  []string
+	}{
+		{"none kept", 0, 0, []string{"agent_run 1 ", "execution 6 ", "result 12 "}},
+		{"all kept", 1 << 10, 0, []string{"agent_run 1 ", "stdout 5 abcd", "execution 6 ", "stderr 9 efg", "stdout 11 hi", "result 12 "}},
+		{"cut inside an event", 6, 0, []string{"agent_run 1 ", "stdout 5 abcd", "execution 6 ", "stderr 8 ef", "result 12 "}},
+		{"cut at an event's end", 7, 0, []string{"agent_run 1 ", "stdout 5 abcd", "execution 6 ", "stderr 9 efg", "result 12 "}},
+		{"resumed inside the cut event", 6, 7, []string{"stderr 8 f", "result 12 "}},
+		{"resumed past what was kept", 6, 9, []string{"result 12 "}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := fill()
+			f.dropOutput(c.keep)
+			var got []Event
+			f.follow(context.Background(), c.after, func(e Event) bool { got = append(got, e); return true })
+			if b := brief(got); !reflect.DeepEqual(b, c.want) {
+				t.Errorf("dropOutput(%d), after %d: %q, want %q", c.keep, c.after, b, c.want)
+			}
+		})
+	}
+}

@@ -40,6 +40,7 @@ func newAnalystCommand() *cobra.Command {
       sales.csv "What is the mean revenue per region?" "Plot it as a bar chart."
 
   # Clean a file: the cleaned CSV is saved in ./out, the summary printed
+  # (without --out, nothing is written: the files are named, not saved)
   crucible analyst --out out people.csv "Normalise this CSV: trim whitespace, standardise dates, remove duplicates"
 
   # The whole transcript as JSON
@@ -59,15 +60,17 @@ error. With no question, the profile is printed and the command exits,
 needing no model; when standard input is a terminal it reads questions
 instead, one per line, until end of input (Ctrl-D), and a model is needed.
 
-Each answer is printed with its status, the code that produced it, its
-output, its tables and a summary of any cleaning (rows in and out,
-duplicates removed, values changed per column, date parse rate, a warning
-per value that failed to parse). Its charts (PNG, with their titles) and the
-files its code wrote (a cleaned CSV) are saved in --out under cleaned names,
-never replacing a file (see crucible session --help). --json prints the
-transcript instead: the profile and, for each question, its answer, code,
-output, tables, cleaning summaries and the paths of its saved charts and
-files, as one JSON object.
+Each question is printed on standard output, then its answer: its status,
+the code that produced it, its output, its tables and a summary of any
+cleaning (rows in and out, duplicates removed, values changed per column,
+date parse rate, a warning per value that failed to parse); the progress
+goes to standard error. Its charts (PNG, with their titles) and the files
+its code wrote (a cleaned CSV) are saved in the directory --out names under
+cleaned names, never replacing a file (see crucible session --help); without
+--out they are named but nothing is written. --json prints the transcript
+instead: the profile and, for each question, its answer, code, output,
+tables, cleaning summaries and the paths of its saved charts and files, as
+one JSON object.
 
 A question that asks for the answer in a format such as @mean_age[value]
 gets it in that form: an answer without it is sent back to the model to
@@ -88,7 +91,7 @@ Exit status: 0 when every question was answered (unverified answers count),
 	fl := cmd.Flags()
 	fl.StringArrayVar(&f.data, "data", nil, "dataset `FILE` (repeatable), in addition to the arguments that name files")
 	f.addFlags(fl, service.DefaultAnalysisLimits().MemoryBytes)
-	fl.StringVar(&f.out, "out", "crucible-out", "directory for the charts and files of the answers")
+	fl.StringVar(&f.out, "out", "", "save the charts and files of the answers in `DIR` (default: none saved)")
 	fl.BoolVar(&f.jsonOut, "json", false, "print the transcript as one JSON object")
 	addRawOutputFlag(fl)
 	return cmd
@@ -196,7 +199,9 @@ func runAnalyst(ctx context.Context, f *analystFlags, args []string, d *display)
 		if !ok {
 			break
 		}
-		d.status("question %d: %s", i, text)
+		if !f.jsonOut {
+			printQuestion(d, i, text)
+		}
 		ans, err := q.ask(ctx, text)
 		switch {
 		case sandbox.IsInputError(err):

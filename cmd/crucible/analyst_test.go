@@ -186,13 +186,54 @@ func TestAnalystQuestions(t *testing.T) {
 			t.Errorf("stdout lacks %q:\n%s", want, stdout)
 		}
 	}
-	for _, want := range []string{"question 1: Calculate the mean age.", "question 3: Normalise", "analyst: attempt 1 · running the code", "analyst: attempt 1 · status ok"} {
+	for _, want := range []string{"question 1: Calculate the mean age.", "question 3: Normalise"} {
+		if !strings.Contains(string(stdout), want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+	for _, want := range []string{"analyst: attempt 1 · running the code", "analyst: attempt 1 · status ok"} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
 		}
 	}
 	if b, err := os.ReadFile(filepath.Join(out, "people_clean.csv")); err != nil || !strings.HasPrefix(string(b), "name,joined,city\nAlice,2024-01-05,Paris\n") {
 		t.Errorf("people_clean.csv: %q, %v", b, err)
+	}
+}
+
+// Without --out, `crucible analyst` writes nothing: its working directory
+// stays empty, and the chart an answer drew is named as not saved, saying
+// how to save it. Standard output alone reads as the conversation: the
+// profile, then each question followed by its answer, in order.
+func TestAnalystNoOutWritesNothing(t *testing.T) {
+	testenv.Root(t)
+	testenv.Image(t, "datascience")
+	dir := t.TempDir()
+	model := scriptedAnalystModel(t,
+		fenced("import matplotlib.pyplot as plt\nplt.hist(df['age'])\nplt.title('Ages')\nprint('drawn')"), "FINAL ANSWER: most people are young",
+		fenced("print(len(df))"), "FINAL ANSWER: 1338 rows",
+	)
+	args := append(modelFlags(model), testenv.Dataset(t, "dabench/tables/insurance.csv"), "Plot the ages.", "How many rows?")
+	cmd := analystCmd(t, dir, args...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	stdout, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("crucible analyst: %v\n%s\n%s", err, stdout, stderr.String())
+	}
+	if entries, err := os.ReadDir(dir); err != nil || len(entries) != 0 {
+		t.Errorf("the working directory holds %v (%v), want nothing written without --out", entries, err)
+	}
+	if want := `chart "Ages" figure-1.png not saved: no --out DIR given`; !strings.Contains(string(stdout), want) {
+		t.Errorf("stdout lacks %q:\n%s", want, stdout)
+	}
+	at := 0
+	for _, want := range []string{"1338 rows x 7 columns", "\nquestion 1: Plot the ages.\n", "answer:\nmost people are young", "\nquestion 2: How many rows?\n", "answer:\n1338 rows"} {
+		i := strings.Index(string(stdout[at:]), want)
+		if i < 0 {
+			t.Fatalf("stdout lacks %q after byte %d, in this order:\n%s", want, at, stdout)
+		}
+		at += i + len(want)
 	}
 }
 

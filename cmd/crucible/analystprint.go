@@ -45,8 +45,12 @@ type savedChart struct {
 	Axes  []service.ChartAxes `json:"axes,omitempty"`
 }
 
+// notSavedNoOut is why a chart or file was not saved without --out.
+const notSavedNoOut = "no --out DIR given"
+
 // saveAnswer saves ans's charts and files in dir (never replacing a
-// file) and returns it as the transcript holds it.
+// file; with dir "", nothing is written) and returns it as the
+// transcript holds it.
 func saveAnswer(ans *service.AnalysisAnswer, dir string) *transcriptAnswer {
 	t := &transcriptAnswer{AnalysisAnswer: ans}
 	for _, c := range ans.Charts {
@@ -62,6 +66,10 @@ func saveArtifact(a sandbox.Artifact, dir string) savedFile {
 	s := savedFile{Name: a.Name, MIME: a.MIME, Size: a.Size}
 	if why := unsavedReason(a); why != "" {
 		s.NotSaved = why
+		return s
+	}
+	if dir == "" {
+		s.NotSaved = notSavedNoOut
 		return s
 	}
 	p, err := saveNew(dir, a.Name, a.Content)
@@ -118,6 +126,13 @@ func progressOn(d *display) func(service.Event) {
 	}
 }
 
+// printQuestion shows question n on d's stdout, before its progress (on
+// stderr) and its answer, so that stdout alone reads as the conversation.
+func printQuestion(d *display, n int, text string) {
+	fmt.Fprintf(d.stdout, "\nquestion %d: %s\n", n, text)
+	d.stdout.flush()
+}
+
 // printAnswer shows an answer for a person on d's stdout. Everything but
 // the labels is the model's, a program's or the data's, so it goes
 // through d.
@@ -132,7 +147,9 @@ func printAnswer(d *display, t *transcriptAnswer) {
 	for _, c := range t.Charts {
 		fmt.Fprintf(w, "\nchart %q", c.Title)
 		for _, ax := range c.Axes {
-			fmt.Fprintf(w, " (x: %s, y: %s)", ax.XLabel, ax.YLabel)
+			if ax.XLabel != "" || ax.YLabel != "" { // an unlabelled chart's "(x: , y: )" says nothing
+				fmt.Fprintf(w, " (x: %s, y: %s)", ax.XLabel, ax.YLabel)
+			}
 		}
 		printSaved(w, c.savedFile)
 	}

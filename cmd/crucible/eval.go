@@ -243,8 +243,12 @@ func printEvalSummary(w io.Writer, rep evalReport) {
 	for _, k := range keys {
 		fmt.Fprintf(w, "%-9s %.4f\n", k, rep.PassAtK[k])
 	}
-	if len(rep.SkippedK) > 0 {
-		fmt.Fprintf(w, "not computed: pass@%v (some problems have fewer samples than k)\n", rep.SkippedK)
+	for _, sk := range rep.Skipped {
+		fmt.Fprintf(w, "%-9s not computed: %s; pass@k needs at least k samples of every problem: add samples, or leave %d out of --k\n",
+			fmt.Sprintf("pass@%d", sk.K), sk.Reason(rep.Problems), sk.K)
+	}
+	if len(rep.Skipped) > 0 && rep.Outcomes[eval.OutcomeNotRun] > 0 {
+		fmt.Fprintf(w, "          (the %d samples not run are not counted)\n", rep.Outcomes[eval.OutcomeNotRun])
 	}
 }
 

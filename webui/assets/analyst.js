@@ -8,7 +8,7 @@
 // analysis is reopened is followed again from its first event.
 
 import { ApiError, getJSON, request } from './api.js';
-import { announce, clear, h } from './dom.js';
+import { announce, clear, h, withCode } from './dom.js';
 import { fmtBytes, fmtTime } from './render.js';
 import { profileView } from './profile.js';
 import { Question } from './question.js';
@@ -123,7 +123,7 @@ class UploadForm {
       location.hash = '#/analyses/' + encodeURIComponent(a.id);
     } catch (e) {
       this.status.textContent = '';
-      this.error.textContent = 'The analysis could not be created: ' + e.message + (e.field ? ` (${e.field}: ${e.rule})` : '');
+      this.error.replaceChildren(...withCode('The analysis could not be created: ' + e.message + (e.field ? ` (${e.field}: ${e.rule})` : '')));
       this.create.disabled = false;
     }
   }
@@ -219,7 +219,7 @@ class AnalysisView {
       following.finally(() => { this.askBtn.disabled = false; });
       return;
     } catch (e) {
-      this.error.textContent = askError(e);
+      this.error.replaceChildren(...withCode(askError(e)));
     }
     this.askBtn.disabled = false;
   }

@@ -32,6 +32,18 @@ export function append(el, children) {
   return el;
 }
 
+/**
+ * withCode returns text as nodes for h or append, each part of it
+ * between a pair of backticks (a command, as messages quote one) as a
+ * <code> element, so that no raw backtick shows. Every part is text: no
+ * markup is parsed. Text with an unpaired backtick is left as it is.
+ */
+export function withCode(text) {
+  const parts = String(text).split('`');
+  if (parts.length % 2 === 0) return [String(text)];
+  return parts.map((p, i) => (i % 2 ? h('code', { text: p }) : p)).filter((p) => p !== '');
+}
+
 /** clear removes every child of el and returns it. */
 export function clear(el) {
   el.replaceChildren();

@@ -4,6 +4,7 @@
 // refuses a wrong one with the server's reason.
 
 import { checkKey, getKey, onKeyNeeded, setKey } from './api.js';
+import { withCode } from './dom.js';
 
 let pending = null; // the prompt being shown: every 401 meanwhile waits for it
 
@@ -32,7 +33,7 @@ export function setupKeys() {
   };
   const open = (message, hadKey) => {
     if (pending) return pending;
-    reason.textContent = message;
+    reason.replaceChildren(...withCode(message));
     error.textContent = '';
     input.value = '';
     input.removeAttribute('aria-invalid');
@@ -54,7 +55,7 @@ export function setupKeys() {
     error.textContent = 'Checking…';
     const err = await checkKey(key).catch((e) => e);
     if (err) {
-      error.textContent = err.status === 401 ? 'The key was refused: ' + err.message : 'The key could not be checked: ' + err.message;
+      error.replaceChildren(...withCode(err.status === 401 ? 'The key was refused: ' + err.message : 'The key could not be checked: ' + err.message));
       input.setAttribute('aria-invalid', 'true');
       input.select();
       return;

@@ -141,9 +141,12 @@ function fillRun(detail, run, urls, signal) {
   const live = run.status === 'queued' || run.status === 'running';
   const stdout = dataText(run.stdout);
   const stderr = dataText(run.stderr);
+  // A stream the run wrote nothing on is said so in plain text: an empty
+  // stderr is no error, and its red box would say it is.
   const outBlock = (cls, label, text, cut) => h('div', { class: 'out-block' },
     h('h3', { text: label + (cut ? ' (cut at the output limit)' : '') }),
-    h('pre', { class: 'output ' + cls, tabindex: '0', 'aria-label': label, text: text || (live ? '' : '(empty)') }));
+    text || live ? h('pre', { class: 'output ' + cls, tabindex: '0', 'aria-label': label, text })
+      : h('p', { class: 'muted output-empty', text: 'Nothing was written.' }));
   append(clear(detail), [
     h('h2', {}, 'Run ', h('span', { class: 'mono', text: run.id }), ' ', statusBadge(run.status)),
     live ? h('p', { class: 'live', role: 'status', text: 'Live: ' + run.status }) : null,
