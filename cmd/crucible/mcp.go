@@ -58,7 +58,10 @@ Prompt: data_analyst, a model set up as a data analyst over a session.
 serve: without --image, the host's directories for runs and, when built,
 the datascience image for sessions and analyses; a zygote slot per CPU.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error { return serveMCP(cmd.Context(), &f) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f.warmGiven = cmd.Flags().Changed("warm")
+			return serveMCP(cmd.Context(), &f)
+		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.config, "config", "", "JSON file of limits, redaction and the analyst's model, as for crucible serve")
@@ -96,7 +99,7 @@ func serveMCP(ctx context.Context, f *serveFlags) error {
 	}
 	defer st.Close()
 	images, err := startImages(names, f, func(o *linux.Options) {
-		o.Warm, o.UIDBase, o.UIDCount, o.Logger = f.warm, conf.UIDBase, conf.UIDCount, log
+		o.Warm, o.UIDBase, o.UIDCount, o.Logger = f.warmFor(o.RootFS, log), conf.UIDBase, conf.UIDCount, log
 	})
 	if err != nil {
 		return err

@@ -30,6 +30,9 @@ type serveFlags struct {
 	addr string
 	db   string
 	warm int
+	// warmGiven says --warm was given: then it applies even to a root
+	// filesystem without Python (warmFor).
+	warmGiven bool
 	// warmSessions is --warm-sessions.
 	warmSessions int
 	prestart     int
@@ -183,7 +186,10 @@ to it.
 SIGINT or SIGTERM stops it: no new runs are admitted, those in progress
 get ` + shutdownGrace.String() + ` to finish, and agent runs are cancelled.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error { return serve(cmd.Context(), &f) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f.warmGiven = cmd.Flags().Changed("warm")
+			return serve(cmd.Context(), &f)
+		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.addr, "addr", "127.0.0.1:8080", "listen address; beyond loopback only once an API key exists")
@@ -255,7 +261,7 @@ func serve(ctx context.Context, f *serveFlags) error {
 	}
 
 	images, err := startImages(names, f, func(o *linux.Options) {
-		o.Warm, o.WarmSessions, o.Prestart = f.warm, f.warmSessions, f.prestart
+		o.Warm, o.WarmSessions, o.Prestart = f.warmFor(o.RootFS, log), f.warmSessions, f.prestart
 		o.UIDBase, o.UIDCount, o.Logger = conf.UIDBase, conf.UIDCount, log
 	})
 	if err != nil {

@@ -3,7 +3,10 @@ package main
 import (
 	"cmp"
 	"fmt"
+	"log/slog"
 	"net"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 
@@ -26,6 +29,21 @@ func defaultWarm() int { return min(runtime.NumCPU(), maxDefaultWarm) }
 func addWarmFlag(fl *pflag.FlagSet, warm *int) {
 	fl.IntVar(warm, "warm", defaultWarm(), "Python zygote slots kept per image, the interpreter started, each serving stateless runs by forking (two uids each; the default is one per CPU, at most "+
 		strconv.Itoa(maxDefaultWarm)+"; 0 for none)")
+}
+
+// warmFor returns the zygote slots to keep in the root filesystem root
+// ("" for the host's directories): --warm, unless it was left to its
+// default and root has no /usr/bin/python3, where a slot could never
+// start and its build would fail again every few seconds (logged).
+func (f *serveFlags) warmFor(root string, log *slog.Logger) int {
+	if f.warmGiven || f.warm == 0 {
+		return f.warm
+	}
+	if _, err := os.Lstat(filepath.Join(cmp.Or(root, "/"), "usr/bin/python3")); err != nil {
+		log.Info("no zygote slots: the root filesystem has no usr/bin/python3 (--warm N keeps them anyway)", "rootfs", cmp.Or(root, "/"))
+		return 0
+	}
+	return f.warm
 }
 
 // checkUIDCount checks that the uid range of conf holds the sandboxes f

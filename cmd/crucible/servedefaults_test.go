@@ -1,7 +1,11 @@
 package main
 
 import (
+	"io"
+	"log/slog"
 	"net"
+	"os"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"strconv"
@@ -75,6 +79,37 @@ func TestWebUIURL(t *testing.T) {
 	} {
 		if got := webUIURL(tc.addr); got != tc.want {
 			t.Errorf("webUIURL(%v) = %q, want %q", tc.addr, got, tc.want)
+		}
+	}
+}
+
+// TestWarmFor: --warm's default keeps no zygote slot in a root
+// filesystem without python3, where none could start; a --warm given
+// applies whatever the root holds.
+func TestWarmFor(t *testing.T) {
+	withPython, without := t.TempDir(), t.TempDir()
+	if err := os.MkdirAll(filepath.Join(withPython, "usr/bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("python3.11", filepath.Join(withPython, "usr/bin/python3")); err != nil { // as in an image: a relative link
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	for _, tc := range []struct {
+		root  string
+		warm  int
+		given bool
+		want  int
+	}{
+		{withPython, 4, false, 4},
+		{without, 4, false, 0},
+		{without, 4, true, 4},
+		{without, 0, false, 0},
+		{withPython, 0, true, 0},
+	} {
+		f := &serveFlags{warm: tc.warm, warmGiven: tc.given}
+		if got := f.warmFor(tc.root, log); got != tc.want {
+			t.Errorf("warmFor(%s) with --warm %d (given %v) = %d, want %d", tc.root, tc.warm, tc.given, got, tc.want)
 		}
 	}
 }
