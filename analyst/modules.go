@@ -31,7 +31,8 @@ func loadModules(ctx context.Context, sess sandbox.Session) error {
 		return nil
 	case sandbox.StatusError:
 		if res.Error != nil && res.Error.Type == "ModuleNotFoundError" {
-			return &sandbox.InputError{Field: "image", Rule: "must have the Python modules numpy and pandas, which an analysis loads its data with: " + briefly(res.Error.Message)}
+			return &sandbox.InputError{Field: "image", Rule: "must have the Python modules numpy and pandas, which an analysis loads its data with (" + briefly(res.Error.Message) +
+				"): name an image that has them, such as datascience, which `crucible image build` builds"}
 		}
 		if res.Error != nil {
 			return &sandbox.InputError{Field: "limits", Rule: fmt.Sprintf("must let the session import numpy and pandas (%s: %s); leave limits.processes and limits.memory_bytes to their defaults or raise them",
