@@ -89,10 +89,42 @@ type CleanSummary struct {
 	// Dates are the date columns standardised, and how their values
 	// parsed.
 	Dates map[string]DateParse `json:"dates"`
+	// Numbers are the columns of numbers written as text (thousands
+	// separators, a decimal comma, a percent sign, a currency) rewritten
+	// as plain numbers.
+	Numbers map[string]NumberParse `json:"numbers,omitempty"`
+	// Case are the categorical columns whose spellings that differed only
+	// in case were unified.
+	Case map[string]CaseFold `json:"case,omitempty"`
 	// Warnings are the values that failed to parse (at most 1000);
 	// WarningsTotal counts them all.
 	Warnings      []CleanWarning `json:"warnings"`
 	WarningsTotal int            `json:"warnings_total"`
+}
+
+// NumberParse is how one column of numbers written as text was read.
+type NumberParse struct {
+	// Converted counts the values rewritten as plain numbers, Failed
+	// those kept as they were (not numbers in the column's form).
+	Converted int `json:"converted"`
+	Failed    int `json:"failed"`
+	// Kind is how the numbers were written: "thousands" (separators),
+	// "decimal comma", "percent" (5% is rewritten 5: the unit stays
+	// percent) or "currency".
+	Kind string `json:"kind"`
+	// Unit is the column's unit: "%", the currency ($, EUR, ...) or "".
+	Unit string `json:"unit"`
+}
+
+// CaseFold is how one categorical column's spellings were unified.
+type CaseFold struct {
+	// Changed counts the values rewritten; Groups the values that had
+	// more than one spelling.
+	Changed int `json:"changed"`
+	Groups  int `json:"groups"`
+	// Spellings maps each spelling kept (the most frequent) to those it
+	// replaced; at most 20 of each.
+	Spellings map[string][]string `json:"spellings"`
 }
 
 // DateParse is how one date column's values parsed.

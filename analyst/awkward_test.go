@@ -93,6 +93,20 @@ func TestAwkwardFiles(t *testing.T) {
 				t.Errorf("population %+v", c)
 			}
 		}},
+		// Numbers with a unit are numbers, read by the parser crucible_clean
+		// uses, and the profile names the unit.
+		{"percent.csv", "rate\n5%\n7.5%\n12 %\n", func(t *testing.T, tb Table) {
+			c := column(t, tb, "rate")
+			if c.DType != "float64" || c.Inferred != "number from text" || c.Summary == nil || *c.Summary.Max != 12 || !hasWarning(c.Warnings, "5% is read as 5.0") {
+				t.Errorf("rate %+v", c)
+			}
+		}},
+		{"money.csv", "amount\n\"$1,200.50\"\n$3\n($40.00)\n", func(t *testing.T, tb Table) {
+			c := column(t, tb, "amount")
+			if c.DType != "float64" || c.Summary == nil || *c.Summary.Max != 1200.5 || *c.Summary.Min != -40 || !hasWarning(c.Warnings, "amounts in $") {
+				t.Errorf("amount %+v", c)
+			}
+		}},
 		{"quoted newlines.csv", "id,comment\n1,\"line one\nline two\"\n2,x\n", func(t *testing.T, tb Table) {
 			if tb.Name != "quoted_newlines" || tb.Rows != 2 || tb.Columns != 2 {
 				t.Errorf("%s: %dx%d", tb.Name, tb.Rows, tb.Columns)

@@ -19,5 +19,8 @@
 // variables and answers (Conversation). Two helpers are defined in the
 // session for the model: show_table, and crucible_clean, which normalises
 // a dataset (trim whitespace, standardise dates, remove duplicates) and
-// returns a summary of the changes (Answer.Cleaning).
+// returns a summary of the changes (Answer.Cleaning): it reads dates and
+// numbers with the profile's own parser (textvalues.py), converts numbers
+// written with separators, percent signs or a currency, and unifies the
+// case of categories.
 package analyst

@@ -25,8 +25,9 @@ const (
 
 // helpersCell is the cell that defines the helpers in the session:
 // helpers.py runs as a module of its own (crucible_analyst, bound to
-// _crucible_analyst), told the frames and how their files were read, and
-// its show_table and crucible_clean are bound in the session's namespace.
+// _crucible_analyst; with textvalues.py to import: moduleCode), told
+// the frames and how their files were read, and its show_table and
+// crucible_clean are bound in the session's namespace.
 func (a *Analysis) helpersCell() (string, error) {
 	type frame struct {
 		Frame
@@ -47,24 +48,23 @@ func (a *Analysis) helpersCell() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	src, err := json.Marshal(helpersSource) // a JSON string is a Python string literal
+	body, err := moduleCode("crucible_analyst", helpersSource)
 	if err != nil {
 		return "", err
 	}
-	quoted, err := json.Marshal(string(config))
+	quoted, err := json.Marshal(string(config)) // a JSON string is a Python string literal
 	if err != nil {
 		return "", err
 	}
 	return fmt.Sprintf(`def _crucible_helpers():
-    import json, sys, types
-    m = types.ModuleType("crucible_analyst")
-    exec(compile(%s, "crucible_analyst.py", "exec"), m.__dict__)
+%s
+    import json
     m.setup(json.loads(%s))
     g = globals()
     g["_crucible_analyst"], g["show_table"], g["crucible_clean"] = m, m.show_table, m.crucible_clean
 _crucible_helpers()
 del _crucible_helpers
-`, src, quoted), nil
+`, body, quoted), nil
 }
 
 // valueTableCell records the last cell's value as a table, if it is a

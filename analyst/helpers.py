@@ -1,8 +1,10 @@
 """The analyst's helpers, defined in an analysis's session before its
 first question: show_table, which records a DataFrame for the user (as
 HTML and as data), and crucible_clean, which normalises a dataset (trim
-whitespace, standardise dates, remove duplicates) into a cleaned file and
-returns a summary of the changes.
+whitespace, numbers written with separators, percent signs or a currency,
+dates, the case of categories; remove duplicates) into a cleaned file and
+returns a summary of the changes. Dates and numbers are read by
+textvalues.py (the module crucible_textvalues), the profile's parser.
 
 What they record for the host is written as JSON files under .crucible/
 in the working directory, one per call: they come back as the cell's
@@ -13,12 +15,13 @@ This module runs inside the sandbox, as the model's code does: it is a
 convenience, not a security boundary.
 """
 
+import difflib
 import itertools
 import json
 import math
 import os
-import re
 
+import crucible_textvalues as tv
 import numpy as np
 import pandas as pd
 
@@ -105,25 +108,27 @@ def value_table(value):
 
 # Cleaning -------------------------------------------------------------------
 
-_DATE_LIKE = re.compile(
-    r"^\s*(\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4}"
-    r"|\d{1,2}\s+[A-Za-z]{3,9}\.?,?\s+\d{2,4}|[A-Za-z]{3,9}\.?\s+\d{1,2},?\s+\d{2,4})"
-    r"([ T]\d{1,2}:\d{2}(:\d{2})?)?\s*$")
-_ISO = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-_DAY_FIRST = re.compile(r"^\s*(\d{1,2})[-/.](\d{1,2})[-/.]\d{2,4}")
+CATEGORIES = 50          # distinct spellings, case ignored, of a column whose case is unified
+MAX_SPELLINGS = 20       # groups of spellings listed per column in the summary
+MAX_REPORT_LINES = 40    # lines of the summary's text (str(summary))
+MAX_LINE = 500           # characters of one of its lines
+MAX_VALUE = 200          # characters of a value quoted in the summary
 
 
 def _source(data):
     """(what was cleaned, its DataFrame as text where it came from a
-    file). data: a DataFrame, or the name of a loaded DataFrame, its
-    dataset's file name or its path."""
+    file, the file's decimal separator or None). data: a DataFrame, or the
+    name of a loaded DataFrame, its dataset's file name or its path."""
     if isinstance(data, pd.DataFrame):
-        return "DataFrame", data.copy()
+        return "DataFrame", data.copy(), None
     if not isinstance(data, str):
         raise TypeError("crucible_clean needs a DataFrame or the name of one, got %s" % type(data).__name__)
     frame = FRAMES.get(data) or next((f for f in FRAMES.values() if data in (f["path"], f["dataset"])), None)
     if frame is None:
-        raise ValueError("no dataset %r: the DataFrames are %s" % (data, ", ".join(sorted(FRAMES)) or "none"))
+        known = list(dict.fromkeys(n for f in FRAMES.values() for n in (f["name"], f["dataset"])))
+        near = difflib.get_close_matches(data, known, n=3, cutoff=0.6)
+        hint = " (did you mean %s?)" % " or ".join(repr(n) for n in near) if near else ""
+        raise ValueError("no dataset %r%s: the DataFrames are %s" % (data, hint, ", ".join(sorted(FRAMES)) or "none"))
     reading = frame.get("reading") or {}
     if frame.get("format") in ("csv", "tsv"):
         # Read again as text, so that nothing inference converted is lost.
@@ -133,7 +138,12 @@ def _source(data):
         df = pd.read_excel(frame["path"], sheet_name=frame.get("sheet") or 0, dtype=str, engine="openpyxl")
     else:
         df = pd.read_json(frame["path"], lines=frame.get("format") == "jsonl", dtype=False)
-    return frame["path"], df
+    return frame["path"], df, reading.get("decimal")
+
+
+def _texts(s):
+    """The values of s that are text with more than spaces, as a Series."""
+    return s[s.map(lambda v: isinstance(v, str) and v.strip() != "")]
 
 
 def _trim(df, changed):
@@ -146,7 +156,56 @@ def _trim(df, changed):
             changed[str(col)] = changed.get(str(col), 0) + n
 
 
-def _date_columns(df, dates):
+def _changed(df, col, texts, new, changed):
+    """Puts new (a Series over texts' index) in df[col]; counts the values
+    that differ."""
+    n = int((new != texts).sum())
+    if n:
+        df.loc[new.index, col] = new
+        changed[str(col)] = changed.get(str(col), 0) + n
+    return n
+
+
+def _fail(df, warnings, col, texts, reason):
+    for pos, value in zip(texts.index, texts):
+        warnings.append({"row": int(df.index.get_loc(pos)) + 1, "column": str(col), "value": str(value)[:MAX_VALUE],
+                         "reason": reason})
+
+
+def _number_text(v):
+    """A number as the cleaned file writes it: 1200 for 1200.0."""
+    return "%d" % v if v.is_integer() and abs(v) < 1e15 else "%.15g" % v
+
+
+def _numbers(df, col, decimal, changed, warnings):
+    """Rewrites a column whose values are numbers written with thousands
+    separators, a decimal comma, a percent sign or a currency (at least
+    textvalues.SHARE of its values, in one form: textvalues.number_form)
+    as plain numbers; a percentage keeps its number (5% is 5). Returns
+    the column's report, or None when it is not such a column (plain
+    numbers are left as written)."""
+    texts = _texts(df[col])
+    if not len(texts):
+        return None
+    stripped = texts.str.strip()
+    counts = stripped.value_counts(sort=False)
+    form = tv.number_form(counts.index.tolist(), counts.to_numpy(), decimal)
+    if form is None:
+        return None
+    nums = tv.parse_numbers(counts.index.tolist(), form)
+    ok = ~np.isnan(nums)
+    plain = np.asarray(counts.index.str.match(tv.PLAIN_NUMBER), dtype=bool)
+    if not (ok & ~plain).any():
+        return None
+    text_of = {v: _number_text(float(n)) for v, n, good in zip(counts.index, nums, ok) if good}
+    good = stripped.isin(list(text_of))
+    _changed(df, col, texts[good], stripped[good].map(text_of), changed)
+    _fail(df, warnings, col, texts[~good], "not a number")
+    kind = "thousands" if form.kind == "plain" else form.kind  # plain numbers alone were left as written
+    return {"converted": int(good.sum()), "failed": int((~good).sum()), "kind": kind, "unit": form.unit}
+
+
+def _date_columns(df, dates, skip):
     if dates in (None, False):
         return []
     if dates != "auto":
@@ -157,86 +216,161 @@ def _date_columns(df, dates):
         return cols
     found = []
     for col in df.columns[df.dtypes == object]:
-        values = pd.Series(pd.unique(df[col].dropna()))
-        values = values[values.map(lambda v: isinstance(v, str) and v.strip() != "")]
-        if len(values) and values.map(lambda v: bool(_DATE_LIKE.match(v))).mean() >= 0.5:
+        if str(col) in skip:
+            continue
+        values = pd.Series(pd.unique(_texts(df[col])), dtype=object)
+        if len(values) and values.map(lambda v: tv.looks_like_date(v.strip())).mean() >= 0.5:
             found.append(col)
     return found
 
 
-def _parse_dates(values, dayfirst):
-    """{value: Timestamp or None} for distinct texts."""
-    out = {}
-    for v in values:
-        text = v.strip()
-        if not _DATE_LIKE.match(text):
-            out[v] = None
-            continue
-        try:
-            if _ISO.match(text):
-                out[v] = pd.Timestamp(text)
-            else:
-                out[v] = pd.to_datetime(text, dayfirst=dayfirst)
-        except (ValueError, OverflowError, TypeError):
-            out[v] = None
-    return out
-
-
-def _standardise(df, col, dayfirst, changed, warnings):
-    s = df[col]
-    present = s.map(lambda v: isinstance(v, str) and v.strip() != "")
-    texts = s[present]
-    if dayfirst is None:
-        firsts = texts.str.extract(_DAY_FIRST, expand=True).dropna().astype(int)
-        dayfirst = bool(len(firsts)) and bool((firsts[0] > 12).any()) and not bool((firsts[1] > 12).any())
-    parsed = _parse_dates(pd.unique(texts), dayfirst)
-    stamps = [t for t in parsed.values() if t is not None]
-    timed = any(t != t.normalize() for t in stamps)
+def _standardise(df, col, dayfirst, default_dayfirst, changed, warnings):
+    """Rewrites a column's dates as ISO 8601, each value read on its own
+    by textvalues.parse_dates (the profile's parser); a value that is not
+    a date is kept, and warned about."""
+    texts = _texts(df[col])
+    distinct = pd.unique(texts)
+    parsed, dayfirst = tv.parse_dates([v.strip() for v in distinct], dayfirst, default_dayfirst)
+    ok = parsed.notna()
+    stamps = parsed[ok]
+    timed = bool(len(stamps)) and bool((stamps != stamps.normalize()).any())
     fmt = "%Y-%m-%d %H:%M:%S" if timed else "%Y-%m-%d"
-    text_of = {v: (t.strftime(fmt) if t is not None else v) for v, t in parsed.items()}
-    new = s.where(~present, texts.map(text_of))
-    n = int((new[present] != s[present]).sum())
-    if n:
-        changed[str(col)] = changed.get(str(col), 0) + n
-    df[col] = new
-    failed = texts[texts.map(lambda v: parsed[v] is None)]
-    for pos, value in zip(failed.index, failed):
-        warnings.append({"row": int(df.index.get_loc(pos)) + 1, "column": str(col), "value": str(value)[:200],
-                         "reason": "not a date"})
-    return {"parsed": int(len(texts) - len(failed)), "failed": int(len(failed)),
-            "rate": round((len(texts) - len(failed)) / len(texts), 4) if len(texts) else 1.0,
-            "format": fmt, "dayfirst": dayfirst}
+    if timed and parsed.tz is not None:
+        fmt += "%z"
+    text_of = dict(zip(distinct[ok], stamps.strftime(fmt)))
+    good = texts.isin(list(text_of))
+    _changed(df, col, texts[good], texts[good].map(text_of), changed)
+    failed = texts[~good]
+    _fail(df, warnings, col, failed, "not a date")
+    return {"parsed": int(good.sum()), "failed": int(len(failed)),
+            "rate": round(int(good.sum()) / len(texts), 4) if len(texts) else 1.0,
+            "format": fmt, "dayfirst": bool(dayfirst)}
 
 
-def crucible_clean(data, trim=True, dates="auto", dedupe=True, out="cleaned.csv", dayfirst=None):
+def _unify_case(df, col, changed):
+    """Writes each value of a categorical text column in the most frequent
+    of its spellings that differ only in case and surrounding spaces
+    (ties: the first in the column). A column is categorical when, case
+    and spaces ignored, it has at most CATEGORIES distinct values and
+    holds each at least twice on average. Returns the report, or None
+    when nothing changed."""
+    texts = _texts(df[col])
+    if not len(texts):
+        return None
+    keys = texts.map(lambda v: v.strip().casefold())
+    n_keys = keys.nunique()
+    if n_keys > CATEGORIES or 2 * n_keys > len(texts):
+        return None
+    counts = pd.DataFrame({"key": keys, "text": texts}).groupby(["key", "text"], sort=False).size()
+    spelling, variants = {}, {}
+    for key, group in counts.groupby(level=0, sort=False):
+        if len(group) < 2:
+            continue
+        best = group.idxmax()[1]  # the first of the most frequent, in the order they appear
+        spelling[key] = best
+        variants[best] = [t for _, t in group.index if t != best]
+    if not spelling:
+        return None
+    todo = keys.isin(spelling.keys())
+    n = _changed(df, col, texts[todo], keys[todo].map(spelling), changed)
+    listed = itertools.islice(variants.items(), MAX_SPELLINGS)
+    return {"changed": n, "groups": len(variants),
+            "spellings": {k[:MAX_VALUE]: [v[:MAX_VALUE] for v in vs[:MAX_SPELLINGS]] for k, vs in listed}}
+
+
+class CleanSummary(dict):
+    """crucible_clean's summary: a dict of the changes (json.dumps it for
+    them all), which prints as a short report (at most MAX_REPORT_LINES
+    lines, every count included)."""
+
+    def __str__(self):
+        lines = ["cleaned %s -> %s: %d rows in, %d out, %d duplicates removed"
+                 % (self["source"], self["output"], self["rows_in"], self["rows_out"], self["duplicates_removed"])]
+        if self["changed"]:
+            lines.append("values changed: " + ", ".join("%s %d" % kv for kv in sorted(self["changed"].items())))
+        for col, d in self["dates"].items():
+            lines.append("dates %s: %d parsed, %d not dates (%.1f%% parsed), written %s, %s first"
+                         % (col, d["parsed"], d["failed"], 100 * d["rate"], d["format"], "day" if d["dayfirst"] else "month"))
+        for col, d in self["numbers"].items():
+            unit = {"percent": " (percent: 5% is written 5)", "currency": " (currency %s, dropped)" % d["unit"]}.get(d["kind"], "")
+            lines.append("numbers %s: %d converted from %s text%s, %d not numbers" % (col, d["converted"], d["kind"], unit, d["failed"]))
+        for col, d in self["case"].items():
+            pairs = "; ".join("%s <- %s" % (k, ", ".join(map(repr, v))) for k, v in d["spellings"].items())
+            lines.append("case %s: %d values rewritten, %d groups: %s" % (col, d["changed"], d["groups"], pairs))
+        if len(lines) > MAX_REPORT_LINES - 1:
+            more = len(lines) - (MAX_REPORT_LINES - 2)
+            lines = lines[:MAX_REPORT_LINES - 2] + ["... %d more lines: the summary's dates, numbers and case hold every column" % more]
+        lines = [line if len(line) <= MAX_LINE else line[:MAX_LINE - 3] + "..." for line in lines]
+        room = MAX_REPORT_LINES - len(lines) - 1
+        for w in self["warnings"][:max(0, room)]:
+            lines.append("warning: row %d, %s: %r %s" % (w["row"], w["column"], w["value"][:80], w["reason"]))
+        if self["warnings_total"] > max(0, room):
+            lines.append("... %d warnings in all (summary['warnings'] lists the first %d)" % (self["warnings_total"], MAX_WARNINGS))
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+
+def crucible_clean(data, trim=True, dates="auto", dedupe=True, out="cleaned.csv", dayfirst=None, numbers=True, case=True):
     """Normalise a dataset and write it to out (CSV, no index).
 
     data is the name of a loaded DataFrame (or its file's name or path:
     a CSV is read again as text, so nothing is lost to type inference),
-    or a DataFrame. trim strips leading and trailing whitespace from text
-    values; dates standardises dates to ISO 8601 ("auto": the text columns
-    where most values look like dates; or a column name or a list);
-    dayfirst reads 03/04/2024 as 3 April (None: guessed from the values);
-    dedupe removes rows equal to an earlier one, after trimming and
-    standardising. A value in a date column that is not a date is kept as
-    it was, and warned about with its row (1 is the first data row).
+    or a DataFrame. In order:
+    - trim strips leading and trailing whitespace from text values;
+    - numbers rewrites the text columns whose values are (at least 95%)
+      numbers written with thousands separators, a decimal comma, a
+      percent sign or one currency as plain numbers: "30,849.83" is
+      30849.83, "$1,200" is 1200, and "5%" is 5 (the number as written:
+      the unit stays percent, and the summary names it);
+    - dates standardises dates to ISO 8601 ("auto": the text columns where
+      most distinct values look like dates; or a column name or a list),
+      each value read on its own (2024-02-23, 14/06/2024 and Aug 20, 2024
+      may mix): the parser the profile uses; dayfirst reads 03/04/2024 as
+      3 April (None: decided for the column from its values, else day
+      first in a file read with a decimal comma);
+    - case writes the values of a categorical text column (at most 50
+      distinct values once case and spaces are ignored, each held twice
+      on average) that differ only in case in the most frequent of their
+      spellings: North, north and NORTH become North when North is the
+      most frequent;
+    - dedupe removes rows equal to an earlier one.
+    A value that is not a date in a date column, or not a number in a
+    number column, is kept as it was, and warned about with its row (1 is
+    the first data row).
 
-    Returns the summary: source, output, rows_in, rows_out,
-    duplicates_removed, changed (values changed per column), dates (per
-    date column: parsed, failed, rate), warnings (at most 1000) and
-    warnings_total.
+    Returns the summary, a dict that prints as a short report: source,
+    output, rows_in, rows_out, duplicates_removed, changed (values changed
+    per column), dates (per date column: parsed, failed, rate, format,
+    dayfirst), numbers (per number column: converted, failed, kind:
+    "thousands", "decimal comma", "percent" or "currency"; and unit: "%",
+    the currency or ""), case (per column: changed, groups, and
+    spellings: each kept spelling and those it replaced, at most 20),
+    warnings (at most 1000) and warnings_total.
     """
     out = str(out)
     if os.path.normpath(out).split(os.sep)[0] == "data":
         raise ValueError("out must not be under data/: the datasets there are read-only")
-    source, df = _source(data)
+    source, df, decimal = _source(data)
     df = df.reset_index(drop=True)
     rows_in = int(len(df))
-    changed, warnings, date_stats = {}, [], {}
+    changed, warnings, date_stats, number_stats, case_stats = {}, [], {}, {}, {}
     if trim:
         _trim(df, changed)
-    for col in _date_columns(df, dates):
-        date_stats[str(col)] = _standardise(df, col, dayfirst, changed, warnings)
+    if numbers:
+        for col in df.columns[df.dtypes == object]:
+            got = _numbers(df, col, decimal, changed, warnings)
+            if got:
+                number_stats[str(col)] = got
+    for col in _date_columns(df, dates, skip=number_stats):
+        date_stats[str(col)] = _standardise(df, col, dayfirst, decimal == ",", changed, warnings)
+    if case:
+        for col in df.columns[df.dtypes == object]:
+            if str(col) in number_stats or str(col) in date_stats:
+                continue
+            got = _unify_case(df, col, changed)
+            if got:
+                case_stats[str(col)] = got
     removed = 0
     if dedupe:
         dup = df.duplicated(keep="first")
@@ -246,10 +380,10 @@ def crucible_clean(data, trim=True, dates="auto", dedupe=True, out="cleaned.csv"
     if folder:
         os.makedirs(folder, exist_ok=True)
     df.to_csv(out, index=False)
-    summary = {
+    summary = CleanSummary({
         "source": source, "output": out, "rows_in": rows_in, "rows_out": int(len(df)),
-        "duplicates_removed": removed, "changed": changed, "dates": date_stats,
-        "warnings": warnings[:MAX_WARNINGS], "warnings_total": len(warnings),
-    }
+        "duplicates_removed": removed, "changed": changed, "dates": date_stats, "numbers": number_stats,
+        "case": case_stats, "warnings": warnings[:MAX_WARNINGS], "warnings_total": len(warnings),
+    })
     _record("cleaning", summary)
     return summary

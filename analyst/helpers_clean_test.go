@@ -32,6 +32,8 @@ func TestCrucibleCleanOptions(t *testing.T) {
 			"2 2 0 [('k', 2)] ['d'] 1\nd,k\n2024-02-03,a\nbad,a\n"},
 		{"out under data/", "crucible_clean('m', out='data/x.csv')", "ValueError: out must not be under data/"},
 		{"unknown dataset", "crucible_clean('nope')", "ValueError: no dataset 'nope': the DataFrames are m"},
+		{"misspelt dataset", "crucible_clean('m.cvs')", "ValueError: no dataset 'm.cvs' (did you mean 'm.csv'?): the DataFrames are m"},
+		{"misspelt frame", "crucible_clean('mm')", "ValueError: no dataset 'mm' (did you mean 'm'?): the DataFrames are m"},
 		{"unknown date column", "crucible_clean('m', dates=['day'])", "ValueError: no column 'day'"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -120,7 +120,8 @@ func errorText(res sandbox.Result) string {
 
 // profileCell is the cell that runs the profiler over frames: it loads
 // profile.py as a module of its own, so that its helpers stay out of the
-// session's namespace, and prints the profile.
+// session's namespace (with textvalues.py to import: moduleCode),
+// and prints the profile.
 func profileCell(frames []Frame) (string, error) {
 	cfg := struct {
 		Frames []Frame `json:"frames"`
@@ -133,21 +134,19 @@ func profileCell(frames []Frame) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	// A JSON string is a Python string literal.
-	src, err := json.Marshal(profilerSource)
+	body, err := moduleCode("crucible_profile", profilerSource)
 	if err != nil {
 		return "", err
 	}
-	quoted, err := json.Marshal(string(config))
+	quoted, err := json.Marshal(string(config)) // a JSON string is a Python string literal
 	if err != nil {
 		return "", err
 	}
 	return fmt.Sprintf(`def _crucible_profile():
-    import json, types
-    m = types.ModuleType("crucible_profile")
-    exec(compile(%s, "crucible_profile.py", "exec"), m.__dict__)
+%s
+    import json
     print(m.main(json.loads(%s), globals()))
 _crucible_profile()
 del _crucible_profile
-`, src, quoted), nil
+`, body, quoted), nil
 }

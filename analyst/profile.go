@@ -68,7 +68,9 @@ type Column struct {
 	// values, or of a text column, most frequent first.
 	Top []ValueCount `json:"top,omitempty"`
 	// Warnings name what looks wrong: mixed types, likely dates kept as
-	// text, leading or trailing spaces, a constant column.
+	// text, values that did not parse in a column converted from text
+	// (now missing), the unit of numbers written as percentages or
+	// amounts, leading or trailing spaces, a constant column.
 	Warnings []string `json:"warnings,omitempty"`
 }
 

@@ -4,7 +4,9 @@
 # one) and returns the profile as a JSON string; a file it cannot read
 # gets a reason in its table's "error", never a traceback. The work is
 # vectorised; inference runs on a sample and makes a full pass only over
-# the columns the sample qualifies; each column is factorized once, and
+# the columns the sample qualifies, reading dates and numbers written as
+# text with textvalues.py (the module crucible_textvalues), the parser
+# crucible_clean uses; each column is factorized once, and
 # its missing, distinct and top values and its part of the duplicate
 # rows' key all come from those codes. Bounds: a sniffing sample of
 # SNIFF_BYTES (the encoding check reads the rest in blocks of
@@ -21,6 +23,7 @@ import os
 import re
 import warnings
 
+import crucible_textvalues as tv
 import numpy as np
 import pandas as pd
 
@@ -34,15 +37,6 @@ LOW_CARDINALITY = 20
 INFER_SAMPLE = 1000
 MAX_TEXT = 80
 DELIMITERS = [",", ";", "\t", "|"]
-
-_US_NUMBER = re.compile(r"^[+-]?(\d{1,3}(,\d{3})+|\d+)(\.\d+)?$")
-_EU_NUMBER = re.compile(r"^[+-]?(\d{1,3}(\.\d{3})+|\d+)(,\d+)?$")
-_PLAIN_NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
-_DATE = re.compile(
-    r"^(\d{4}[-/.]\d{1,2}[-/.]\d{1,2}([ T]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?)?(Z|[+-]\d{2}:?\d{2})?"
-    r"|\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4}( \d{1,2}:\d{2}(:\d{2})?)?"
-    r"|\d{1,2} [A-Za-z]{3,9},? \d{4}|[A-Za-z]{3,9} \d{1,2},? \d{4})$"
-)
 
 
 class Unreadable(Exception):
@@ -317,75 +311,88 @@ def sample_of(s):
     return picked.head(INFER_SAMPLE)
 
 
-def text_to_number(s, sample):
-    """s as numbers if (almost) every sampled value is a number written
-    as text (thousands separators, decimal comma), else None."""
-    st = sample.str.strip()
-    for pattern, thousands, decimal in ((_PLAIN_NUMBER, None, None), (_US_NUMBER, ",", None), (_EU_NUMBER, ".", ",")):
-        if st.str.match(pattern).mean() < 0.98:
-            continue
-        full = s.str.strip()
-        if thousands:
-            full = full.str.replace(thousands, "", regex=False)
-        if decimal:
-            full = full.str.replace(decimal, ".", regex=False)
-        out = pd.to_numeric(full, errors="coerce")
-        if out.notna().sum() >= 0.98 * s.notna().sum():
-            return out
-    return None
+def examples(values, counts, n=3):
+    """The n most frequent of values (given their counts), quoted."""
+    order = np.argsort(-np.asarray(counts), kind="stable")[:n]
+    return ", ".join(repr(cut(values[i])) for i in order)
+
+
+def text_to_number(s, sample, decimal=None):
+    """(numbers, warnings) when at least textvalues.SHARE of s's values
+    are numbers written in one form (textvalues.number_form, decided on
+    the sample: thousands separators, a decimal comma, a percent sign or
+    one currency), read by the parser crucible_clean uses; else (None,
+    []). decimal is the file's decimal separator."""
+    form = tv.number_form(sample.str.strip().tolist(), decimal=decimal)
+    if form is None:
+        return None, []
+    f = Factorized(s)
+    values = f.uniques.str.strip()
+    nums = tv.parse_numbers(values, form)
+    ok = ~np.isnan(nums)
+    total = int(f.counts.sum())
+    parsed = int(f.counts[ok].sum())
+    if parsed < tv.SHARE * total:
+        return None, []
+    out = pd.Series(np.where(f.codes >= 0, nums[np.maximum(f.codes, 0)], np.nan), index=s.index, name=s.name)
+    warns = []
+    if form.kind == "percent":
+        warns.append("numbers written as percentages: 5% is read as 5.0 (the unit is percent)")
+    elif form.kind == "currency":
+        warns.append("amounts in %s: the currency is dropped, the number kept" % form.unit)
+    if parsed < total:
+        warns.append("%d of %d values (%.1f%%) are numbers; the other %d are missing now, such as %s" % (
+            parsed, total, 100 * parsed / total, total - parsed, examples(f.uniques[~ok], f.counts[~ok])))
+    return out, warns
 
 
 def text_to_date(s, sample, dayfirst_default=False):
-    """(dates, parsed share) when most sampled values look like dates.
-    Each distinct value is stripped and parsed once, as to_datetime over
-    the whole column would: it guesses the format from the first value.
-    In NN/NN/YYYY dates, a first number over 12 means day first, a second
-    over 12 month first; when neither tells, dayfirst_default decides
-    (day first in a file written with a decimal comma)."""
-    st = sample.str.strip()
-    if st.str.match(_DATE).mean() < 0.8:
-        return None, 0.0
-    parts = st.str.extract(r"^(\d{1,2})[-/.](\d{1,2})[-/.]\d{2,4}", expand=True).dropna().astype(int)
-    if (parts[0] > 12).any():
-        dayfirst = True
-    elif (parts[1] > 12).any():
-        dayfirst = False
-    else:
-        dayfirst = dayfirst_default
+    """(dates, parsed, total, not_dates) when at least 80% of the sampled
+    values look like dates (textvalues.DATE), else None. Each distinct
+    value is stripped and read on its own by textvalues.parse_dates, the
+    parser crucible_clean uses (forms may mix in a column; day first or
+    month first is decided for the whole column, dayfirst_default when
+    its values do not tell: day first in a file written with a decimal
+    comma). parsed counts the values that are dates, total those present;
+    not_dates quotes the most frequent others."""
+    if tv.looks_like_dates(sample.str.strip()).mean() < 0.8:
+        return None
     f = Factorized(s)
-    values = f.uniques.str.strip() if (st != sample).any() else f.uniques  # strip only when the sample needs it
-    iso = st.str.match(r"^\d{4}-\d{2}-\d{2}$").all()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        if iso:  # the parser's fast path
-            dates = pd.to_datetime(values, errors="coerce", format="%Y-%m-%d")
-        else:
-            dates = pd.to_datetime(values, errors="coerce", dayfirst=dayfirst, infer_datetime_format=True)
-    share = f.counts[dates.notna()].sum() / max(1, f.counts[values.notna()].sum())
+    dates, _ = tv.parse_dates(f.uniques.str.strip(), None, dayfirst_default)
+    ok = dates.notna()
+    total, parsed = int(f.counts.sum()), int(f.counts[ok].sum())
     out = pd.Series(dates.take(f.codes, allow_fill=True, fill_value=pd.NaT), index=s.index, name=s.name)
-    return out, share
+    return out, parsed, total, examples(f.uniques[~ok], f.counts[~ok])
 
 
-def infer(df, warns, dayfirst_default=False):
-    """Converts text columns holding numbers or dates; returns the
-    conversions made, by column."""
+def infer(df, warns, decimal=None):
+    """Converts text columns holding numbers or dates (at least
+    textvalues.SHARE of their values present); returns the conversions
+    made, by column. A column of likely dates too few of whose values
+    parse is kept as text, with a warning; a converted column whose
+    values did not all parse says how many became missing."""
     inferred = {}
     for col in df.columns[df.dtypes == object]:
         s = df[col]
         sample = sample_of(s)
         if not len(sample) or not sample.map(type).eq(str).all():
             continue
-        out = text_to_number(s, sample)
+        out, w = text_to_number(s, sample, decimal)
         if out is not None:
             df[col], inferred[col] = out, "number from text"
+            warns.setdefault(col, []).extend(w)
             continue
-        out, share = text_to_date(s, sample, dayfirst_default)
-        if out is None:
+        got = text_to_date(s, sample, dayfirst_default=decimal == ",")
+        if got is None:
             continue
-        if share >= 0.95:
+        out, parsed, total, others = got
+        share = "%d of %d values (%.1f%%) parse as dates" % (parsed, total, 100 * parsed / max(1, total))
+        if parsed >= tv.SHARE * total:
             df[col], inferred[col] = out, "date from text"
+            if parsed < total:
+                warns.setdefault(col, []).append("%s; the other %d are missing now, such as %s" % (share, total - parsed, others))
         else:
-            warns.setdefault(col, []).append("likely dates kept as text: %.0f%% of values parse as dates" % (100 * share))
+            warns.setdefault(col, []).append("likely dates kept as text: %s; not dates: %s" % (share, others))
     return inferred
 
 
@@ -405,7 +412,7 @@ def column_warnings(f, sample, rows):
     if len(kinds) > 1:
         out.append("mixed types: " + ", ".join("%s %d" % (k, n) for k, n in kinds.items()) + " in a sample")
     elif kinds.index[0] == "str":
-        isnum = sample.str.strip().str.match(_PLAIN_NUMBER)
+        isnum = sample.str.strip().str.match(tv.PLAIN_NUMBER)
         if 0.05 <= isnum.mean() < 0.98:
             others = sample[~isnum].head(3).tolist()
             out.append("mixed types: %.0f%% numbers and text such as %s" % (100 * isnum.mean(), ", ".join(repr(cut(v)) for v in others)))
@@ -520,7 +527,7 @@ def main(config, namespace):
             namespace[frame["name"]] = df
             try:
                 warns_by_col = {}
-                inferred = infer(df, warns_by_col, dayfirst_default=how.get("decimal") == ",")
+                inferred = infer(df, warns_by_col, decimal=how.get("decimal"))
                 table = profile_frame(df, frame, fmt, how, warns_by_col, inferred)
             except Exception as e:  # the DataFrame is loaded; only its profile failed
                 table = {"name": frame["name"], "dataset": frame["dataset"], "format": fmt, "reading": how,

@@ -20,12 +20,24 @@ define persist, and the code of earlier questions has run in this session.
   title and axis labels; leave figures open (no plt.show(), plt.savefig() or
   plt.close()): they are captured when the code ends.
 - Files you are asked for go in the working directory, never under data/.
+- Columns the profile marks "number from text" or "date from text" are
+  already numbers or dates in the DataFrame; the values that did not parse
+  are missing there, as the column's warning says.
 - Cleaning: to clean or normalise a dataset (trim whitespace, standardise
-  dates, remove duplicates), call
-      summary = crucible_clean("<DataFrame name>", trim=True, dates="auto", dedupe=True, out="<name>_clean.csv")
+  dates to ISO 8601, turn text such as "30,849.83", "5%" or "$1,200" into
+  numbers, unify spellings of a category that differ only in case, such
+  as North/north, remove duplicates), call
+      summary = crucible_clean("<DataFrame name>", out="<name>_clean.csv")
       print(summary)
-  and report its numbers in the answer: rows in and out, duplicates removed,
-  values changed per column, the date parse rate, and every warning.
+  Every step is on by default; turn one off with trim=False, dates=None
+  (or name the date columns: dates=["col"]), numbers=False, case=False or
+  dedupe=False; dayfirst=True or False overrides how 03/04/2024 is read.
+  It writes the cleaned CSV and prints a short report. Report its numbers
+  in the answer: rows in and out, duplicates removed, values changed per
+  column, each date column's parse rate, each number column's kind and
+  unit (a percentage keeps its number: 5% becomes 5, in percent), the
+  spellings unified, and the values it could not convert (kept as they
+  were; the report lists the first and counts them all).
 - If the question asks for the answer in a format such as @name[value],
   the final answer must contain each such token with the value in the
   brackets, exactly in that form (for example @mean_age[39.21]).`

@@ -19,6 +19,7 @@ func TestSortArtifacts(t *testing.T) {
 	}
 	manyRows := `{"name":"big","columns":["a"],"rows":[` + strings.Repeat(`[1,2],`, MaxTableRows+5) + `[1,2]],"total_rows":999,"total_columns":1,"html":"<table></table>"}`
 	clean := `{"source":"data/a.csv","output":"a_clean.csv","rows_in":3,"rows_out":2,"duplicates_removed":1,"changed":{},"dates":{},"warnings":[],"warnings_total":0}`
+	cleanMore := strings.Replace(clean, `"warnings":[]`, `"numbers":{"price":{"converted":3,"failed":0,"kind":"currency","unit":"$"}},"case":{"region":{"changed":2,"groups":1,"spellings":{"North":["north"]}}},"warnings":[]`, 1)
 	omitted := art(".crucible/tables/9.json", `{}`)
 	omitted.ContentOmitted = true
 	for _, tc := range []struct {
@@ -38,6 +39,7 @@ func TestSortArtifacts(t *testing.T) {
 		{"too big", []sandbox.Artifact{art(".crucible/tables/1.json", `{"name":"`+strings.Repeat("a", maxRecordBytes)+`"}`)},
 			"tables [] cleanings 0 charts [] files []"},
 		{"a cleaning summary", []sandbox.Artifact{art(".crucible/cleaning/2.json", clean)}, "tables [] cleanings 1 charts [] files []"},
+		{"a cleaning summary with numbers and case", []sandbox.Artifact{art(".crucible/cleaning/3.json", cleanMore)}, "tables [] cleanings 1 charts [] files []"},
 		{"records of an unknown kind are not files", []sandbox.Artifact{art(".crucible/other/1.json", `{}`), art(".crucible/x", "")},
 			"tables [] cleanings 0 charts [] files []"},
 		{"figures and files", []sandbox.Artifact{

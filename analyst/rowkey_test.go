@@ -10,15 +10,17 @@ import (
 	"github.com/crucible-sandbox/crucible/sandbox"
 )
 
-// rowKeyCell loads profile.py as a module in a session and prints, for
+// rowKeyCell loads profile.py as a module in a session (moduleCode) and prints, for
 // each case of %s (a list of [rows, [[codes, distinct], ...]]), the
 // duplicate rows RowKey counts when those columns fold into it. A column
 // here is what RowKey reads of a Factorized: its codes (-1 for missing),
 // its distinct count, its missing count.
-const rowKeyCell = `import json, types
+const rowKeyCell = `import json
 import numpy as np
-m = types.ModuleType("crucible_profile")
-exec(compile(%s, "crucible_profile.py", "exec"), m.__dict__)
+def _load():
+%s
+    return m
+m = _load()
 class Column:
     def __init__(self, codes, distinct):
         self.codes = np.array(codes, dtype=np.int64)
@@ -65,7 +67,7 @@ func TestRowKeyCountsExactly(t *testing.T) {
 		}
 		in = append(in, []any{c.rows, cols})
 	}
-	src, err := json.Marshal(profilerSource)
+	src, err := moduleCode("crucible_profile", profilerSource)
 	if err != nil {
 		t.Fatal(err)
 	}

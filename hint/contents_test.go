@@ -83,12 +83,12 @@ func TestHintSeesRebuiltImage(t *testing.T) {
 	builtImage(t, store, "web")
 	h := New(Config{RootFS: t.TempDir(), Store: store})
 	missing := &sandbox.ExecError{Type: "ModuleNotFoundError", Message: "No module named 'requests'"}
-	before := h.Hint(sandbox.Python, "", missing)
+	before := h.Hint(sandbox.Python, "", sandbox.Limits{}, missing)
 	if err := os.RemoveAll(filepath.Join(store, "web")); err != nil {
 		t.Fatal(err)
 	}
 	builtImage(t, store, "web", "usr/lib/python3/dist-packages/requests/")
-	after := h.Hint(sandbox.Python, "", missing)
+	after := h.Hint(sandbox.Python, "", sandbox.Limits{}, missing)
 	if want := "The web image has it: --image web."; strings.Contains(before, want) || !strings.HasSuffix(after, want) {
 		t.Errorf("hint before the rebuild %q, after %q; want only the second to end %q", before, after, want)
 	}

@@ -19,9 +19,19 @@ import (
 )
 
 // offlineHint is the hint of an error of a program that tried the network
-// in a sandbox that has none.
+// in a sandbox that has none: how a run is given a host to reach, on the
+// command line and through the API, and otherwise its data.
 const offlineHint = "The network is off in this sandbox by policy: names do not resolve and no host outside can be reached. " +
-	"Give the program its data as input files instead (the request's files; crucible run --file NAME=PATH)."
+	"To let a run reach a host: crucible run --allow HOST[:PORT], or \"network\": {\"allow\": [\"HOST[:PORT]\"]} in an API request, " +
+	"on a server whose config sets \"allow_network\" for the tenant (sessions and analyses have no network). " +
+	"Otherwise give the program its data as input files (the request's files; crucible run --file NAME=PATH)."
+
+// processHint is the hint of an error of a program that could not start a
+// process or thread: the run's limit, counted with %s (the limit, or "its
+// limit" when unknown), and how to raise it.
+const processHint = "The program could not start another process or thread: the run reached its process limit (%s; " +
+	"processes and threads count together). Start fewer (a smaller pool, fewer workers), or raise the limit: " +
+	"crucible run --pids N, or \"limits\": {\"processes\": N} in an API request (up to the server's maximum)."
 
 // maxNamed is how many images a hint names before it counts the rest.
 const maxNamed = 3
@@ -55,15 +65,18 @@ func New(cfg Config) *Hinter {
 }
 
 // Hint returns the hint of e, the error of a program in language l run
-// with the network policy network, or "" when there is none:
+// with the network policy network and the limits lim, or "" when there is
+// none:
 //   - the program tried to resolve a name or reach a host and the run has
-//     no network: the network is off by policy;
+//     no network: the network is off by policy, and how to allow a host;
+//   - a fork or a new thread was refused (EAGAIN): the run's process
+//     limit, lim.Processes, was reached, and how to raise it;
 //   - a Python module or Node.js package is missing, and the root
 //     filesystem the program ran in does not have it (when it does, a
 //     submodule is missing, or the program raised the error itself): it is
 //     not installed there, the sandbox cannot install it, and the images of
 //     the store that have it are named.
-func (h *Hinter) Hint(l sandbox.Language, network string, e *sandbox.ExecError) string {
+func (h *Hinter) Hint(l sandbox.Language, network string, lim sandbox.Limits, e *sandbox.ExecError) string {
 	if e == nil {
 		return ""
 	}
@@ -75,6 +88,12 @@ func (h *Hinter) Hint(l sandbox.Language, network string, e *sandbox.ExecError) 
 		}
 	case kindMissing:
 		return h.missing(l, module, offline)
+	case kindProcesses:
+		limit := "its limit"
+		if lim.Processes > 0 {
+			limit = fmt.Sprintf("%d at once", lim.Processes)
+		}
+		return fmt.Sprintf(processHint, limit)
 	}
 	return ""
 }

@@ -118,7 +118,7 @@ func TestHint(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := New(tt.cfg).Hint(tt.lang, tt.network, tt.err); got != tt.want {
+			if got := New(tt.cfg).Hint(tt.lang, tt.network, sandbox.Limits{}, tt.err); got != tt.want {
 				t.Errorf("hint:\n got %q\nwant %q", got, tt.want)
 			}
 		})
@@ -130,9 +130,58 @@ func TestHint(t *testing.T) {
 func TestHintHost(t *testing.T) {
 	store := t.TempDir()
 	builtImage(t, store, "web", "usr/lib/python3/dist-packages/crucible_test_only_module/")
-	got := New(Config{Store: store}).Hint(sandbox.Python, "", &sandbox.ExecError{Type: "ModuleNotFoundError", Message: "No module named 'crucible_test_only_module'"})
+	got := New(Config{Store: store}).Hint(sandbox.Python, "", sandbox.Limits{}, &sandbox.ExecError{Type: "ModuleNotFoundError", Message: "No module named 'crucible_test_only_module'"})
 	want := `Python module "crucible_test_only_module" is not installed in the host's system directories, and the sandbox cannot install packages (it has no network). The web image has it: --image web.`
 	if got != want {
 		t.Errorf("hint:\n got %q\nwant %q", got, want)
+	}
+}
+
+// TestHintSaysTheFix: the network-off hint names the way to allow a host
+// on the command line (--allow) and through the API (network.allow, and
+// the server's allow_network); the process-limit hint names the limit and
+// the way to raise it (--pids, limits.processes).
+func TestHintSaysTheFix(t *testing.T) {
+	h := New(Config{RootFS: t.TempDir()})
+	eagain := "[Errno 11] Resource temporarily unavailable"
+	tests := []struct {
+		name string
+		lang sandbox.Language
+		lim  sandbox.Limits
+		err  *sandbox.ExecError
+		want []string // every one in the hint; none: no hint
+	}{
+		{"offline", sandbox.Python, sandbox.Limits{}, &sandbox.ExecError{Type: "socket.gaierror", Message: "[Errno -3] Temporary failure in name resolution"},
+			[]string{"crucible run --allow HOST[:PORT]", `"network": {"allow": ["HOST[:PORT]"]}`, `"allow_network"`, "crucible run --file NAME=PATH"}},
+		{"python fork", sandbox.Python, sandbox.Limits{Processes: 4}, &sandbox.ExecError{Type: "BlockingIOError", Message: eagain,
+			Traceback: "Traceback (most recent call last):\n  File \"/code/main.py\", line 3, in <module>\n    if os.fork()==0:\n       ^^^^^^^^^\nBlockingIOError: " + eagain},
+			[]string{"process limit (4 at once;", "crucible run --pids N", `"limits": {"processes": N}`}},
+		{"python subprocess", sandbox.Python, sandbox.Limits{Processes: 64}, &sandbox.ExecError{Type: "BlockingIOError", Message: eagain,
+			Traceback: "  File \"/usr/lib/python3.11/subprocess.py\", line 1834, in _execute_child\n    self.pid = _fork_exec(\n"},
+			[]string{"process limit (64 at once;", "--pids N"}},
+		{"python thread", sandbox.Python, sandbox.Limits{}, &sandbox.ExecError{Type: "RuntimeError", Message: "can't start new thread"},
+			[]string{"process limit (its limit;", "--pids N"}},
+		{"python non-blocking socket", sandbox.Python, sandbox.Limits{Processes: 64}, &sandbox.ExecError{Type: "BlockingIOError", Message: eagain,
+			Traceback: "  File \"/code/main.py\", line 4, in <module>\n    s.recv(10)\n"}, nil},
+		{"node spawn", sandbox.JavaScript, sandbox.Limits{Processes: 8}, &sandbox.ExecError{Type: "Error", Message: "spawn sleep EAGAIN"},
+			[]string{"process limit (8 at once;", "--pids N"}},
+		{"node spawnSync", sandbox.JavaScript, sandbox.Limits{Processes: 8}, &sandbox.ExecError{Type: "Error", Message: "spawnSync /bin/sh EAGAIN"},
+			[]string{"process limit (8 at once;"}},
+		{"node other EAGAIN", sandbox.JavaScript, sandbox.Limits{Processes: 8}, &sandbox.ExecError{Type: "Error", Message: "read EAGAIN"}, nil},
+		{"bash fork", sandbox.Bash, sandbox.Limits{Processes: 4}, &sandbox.ExecError{Type: "fork", Message: "Resource temporarily unavailable"},
+			[]string{"process limit (4 at once;", "crucible run --pids N"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := h.Hint(tt.lang, sandbox.NetworkNone, tt.lim, tt.err)
+			if len(tt.want) == 0 && got != "" {
+				t.Errorf("hint %q, want none", got)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("hint %q lacks %q", got, w)
+				}
+			}
+		})
 	}
 }

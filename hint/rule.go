@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/crucible-sandbox/crucible/sandbox"
+	"github.com/crucible-sandbox/crucible/sandbox/lang"
 )
 
 // kind is the kind of hint an error calls for.
@@ -17,6 +18,9 @@ const (
 	kindOffline
 	// kindMissing: a module or package the program imports is missing.
 	kindMissing
+	// kindProcesses: a process or thread could not be started (EAGAIN):
+	// the process limit.
+	kindProcesses
 )
 
 // The bounds of the work an error causes: its message and traceback are
@@ -42,9 +46,20 @@ var (
 	// pyModule is a dotted Python identifier (ASCII).
 	pyModule = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*$`)
 
+	// pyEAGAIN matches the message of the OSError of a refused fork.
+	pyEAGAIN = regexp.MustCompile(`^\[Errno 11\] Resource temporarily unavailable`)
+	// pyFork matches, in a traceback, the calls that fork or spawn a
+	// process (os.fork, subprocess's _fork_exec, multiprocessing's
+	// popen_fork, os.posix_spawn): the EAGAIN of a non-blocking socket
+	// or pipe is no process limit.
+	pyFork = regexp.MustCompile(`fork|posix_spawn`)
+
 	// jsOffline matches the system errors of Node.js's resolver and
 	// sockets with no network.
 	jsOffline = regexp.MustCompile(`\b(?:getaddrinfo|connect) (?:ENOTFOUND|EAI_AGAIN|EAI_FAIL|ECONNREFUSED|ENETUNREACH|EHOSTUNREACH)\b`)
+	// jsSpawn matches child_process's error for a refused spawn
+	// ("spawn sleep EAGAIN", "spawnSync /bin/sh EAGAIN").
+	jsSpawn = regexp.MustCompile(`^spawn(?:Sync)? .*\bEAGAIN\b`)
 	// jsMissing matches a missing module's message, of require or of an
 	// ES module import.
 	jsMissing = regexp.MustCompile(`^Cannot find (?:module|package) '([^']*)'`)
@@ -63,6 +78,11 @@ func rule(l sandbox.Language, e *sandbox.ExecError) (kind, string) {
 		if pyOffline.MatchString(msg) {
 			return kindOffline, ""
 		}
+		tail := e.Traceback[max(0, len(e.Traceback)-maxTraceback):]
+		if e.Type == "BlockingIOError" && pyEAGAIN.MatchString(msg) && pyFork.MatchString(tail) ||
+			e.Type == "RuntimeError" && msg == "can't start new thread" {
+			return kindProcesses, ""
+		}
 		if e.Type != "ModuleNotFoundError" && e.Type != "ImportError" {
 			return kindNone, ""
 		}
@@ -75,10 +95,17 @@ func rule(l sandbox.Language, e *sandbox.ExecError) (kind, string) {
 		if jsOffline.MatchString(msg) || jsOffline.MatchString(tail) {
 			return kindOffline, ""
 		}
+		if jsSpawn.MatchString(msg) {
+			return kindProcesses, ""
+		}
 		if m := jsMissing.FindStringSubmatch(msg); m != nil && len(m[1]) <= maxModule {
 			if p := jsPackage.FindStringSubmatch(m[1]); p != nil {
 				return kindMissing, p[1]
 			}
+		}
+	case sandbox.Bash:
+		if e.Type == lang.BashForkType {
+			return kindProcesses, ""
 		}
 	}
 	return kindNone, ""

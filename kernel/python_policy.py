@@ -52,6 +52,9 @@ class PolicyChecker:
         self.ast = ast
         self.lines = code.split("\n")
         self.preset = rules.get("preset") or "policy"
+        # What a finding says the policy does: in warn mode the program
+        # runs, so what it names "would be blocked" (as the host's checks say).
+        self.blocked = "is blocked" if rules.get("mode") == "block" else "would be blocked"
         self.modules = set(rules.get("modules") or ())
         self.calls = set(rules.get("calls") or ())
         self.introspection = set(rules.get("introspection") or ())
@@ -103,7 +106,7 @@ class PolicyChecker:
         top = name.split(".")[0]
         for blocked in (name, top):
             if blocked in self.modules:
-                self.add(node, "blocked-import", "module %s is blocked (%s), by %s" % (blocked, self.preset, how))
+                self.add(node, "blocked-import", "module %s %s (%s), by %s" % (blocked, self.blocked, self.preset, how))
                 return
 
     def blocked_module_name(self, name):
@@ -124,7 +127,7 @@ class PolicyChecker:
             rule = "evasion-attribute" if how == "attribute" else "evasion-getattr"
             self.add(node, rule, "attribute %s leads to the interpreter's internals (%s)" % (name, how))
         elif self.blocked_module_name(name):
-            self.add(node, "blocked-import", "module %s is blocked (%s), reached as the attribute %s" % (self.blocked_module_name(name), self.preset, name))
+            self.add(node, "blocked-import", "module %s %s (%s), reached as the attribute %s" % (self.blocked_module_name(name), self.blocked, self.preset, name))
         elif name in self.calls and how != "attribute":
             self.add(node, "evasion-getattr", "%s with the name %r reaches what the policy blocks" % (how, name[:40]))
         else:
@@ -145,7 +148,7 @@ class PolicyChecker:
         if self.last_name(node) in POLICY_GETATTRS and id(node) not in self.callees:
             self.add(node, "evasion-getattr", "%s named as a value, not called: the attribute names it gets cannot be checked" % node.id)
         if node.id in self.calls:
-            self.add(node, "blocked-call", "%s is blocked (%s)" % (node.id, self.preset))
+            self.add(node, "blocked-call", "%s %s (%s)" % (node.id, self.blocked, self.preset))
         elif node.id in self.introspection:
             self.add(node, "evasion-introspection", "%s() reaches a namespace by name" % node.id)
         elif node.id in self.attributes:
@@ -188,7 +191,7 @@ class PolicyChecker:
             blocked = not source_blocked and self.blocked_module_name(alias.name)
             member = node.module + "." + alias.name
             if blocked or (not source_blocked and member in self.modules):  # from pandas.io.common import os
-                self.add(node, "blocked-import", "module %s is blocked (%s), by from-import of %s" % (blocked or member, self.preset, member))
+                self.add(node, "blocked-import", "module %s %s (%s), by from-import of %s" % (blocked or member, self.blocked, self.preset, member))
             elif alias.name == "*":
                 if any(m.startswith(mod + ".") for m in self.members for mod in modules):
                     self.add(node, "evasion-member", "%s reaches what the policy blocks (%s)" % (member, self.preset))

@@ -113,15 +113,16 @@ func connect(t *testing.T, svc *service.Service) (*mcp.ClientSession, *progressL
 	return cs, prog
 }
 
-// call calls tool with args and decodes its structured content into out
-// (if not nil).
+// call calls tool with args and decodes its structured content, if it has
+// any (an error result of a program that failed does), into out (if not
+// nil).
 func call(t *testing.T, cs *mcp.ClientSession, tool string, args any, out any) *mcp.CallToolResult {
 	t.Helper()
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args})
 	if err != nil {
 		t.Fatalf("%s: %v", tool, err)
 	}
-	if out != nil && !res.IsError {
+	if out != nil && res.StructuredContent != nil {
 		decode(t, res, out)
 	}
 	return res

@@ -21,7 +21,7 @@ type RunOutput struct {
 	Stderr          string             `json:"stderr" jsonschema:"standard error (invalid UTF-8 replaced)"`
 	StdoutTruncated bool               `json:"stdout_truncated,omitempty" jsonschema:"stdout was cut at the output limit"`
 	StderrTruncated bool               `json:"stderr_truncated,omitempty" jsonschema:"stderr was cut at the output limit"`
-	Error           *sandbox.ExecError `json:"error,omitempty" jsonschema:"the uncaught exception or syntax error of a Python or JavaScript program, with a hint when the platform knows one"`
+	Error           *sandbox.ExecError `json:"error,omitempty" jsonschema:"the uncaught exception or syntax error of a Python or JavaScript program, or a bash program's refused fork (type fork), with a hint when the platform knows one"`
 	Value           string             `json:"value,omitempty" jsonschema:"in a session, the repr of the cell's last expression"`
 	Artifacts       []ArtifactOutput   `json:"artifacts,omitempty" jsonschema:"files the run created or changed in the working directory"`
 	Image           string             `json:"image,omitempty" jsonschema:"the image the code ran in"`
@@ -67,6 +67,14 @@ func runOutput(r api.RunResponse) RunOutput {
 	}
 	return out
 }
+
+// programFailed reports whether a run that ended with status s failed:
+// any status but ok (a non-zero exit, a limit reached, a kill, a policy
+// block, a platform failure). The tools that run code set the result's
+// isError then, as MCP asks of a tool whose work failed, so that a client
+// and its model see the failure without reading the status; the result
+// still carries the whole run.
+func programFailed(s sandbox.Status) bool { return s != sandbox.StatusOK }
 
 // content is what a model reads of a run: a text summary, PNG artifacts
 // as images and the other artifacts as links to their resources.

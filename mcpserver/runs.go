@@ -28,8 +28,9 @@ type RunGetInput struct {
 const runCodeDescription = `Run a program in a fresh, isolated Linux sandbox (no network) and return its stdout, stderr,
 exit code and structured error. Files the program writes in its working directory come back as
 artifacts: PNG images (matplotlib charts saved with savefig) as images, others as resource links.
-Output streams as progress notifications while the program runs. Nothing persists between calls;
-use a session for that.`
+Output streams as progress notifications while the program runs. The result is marked an error
+(isError) when the program failed: any status but ok, such as a non-zero exit, a timeout or the
+memory limit. Nothing persists between calls; use a session for that.`
 
 // addRunTools adds run_code and run_get.
 func (h *handlers) addRunTools(s *mcp.Server) {
@@ -56,7 +57,7 @@ func (h *handlers) runCode(ctx context.Context, req *mcp.CallToolRequest, in Run
 	if err != nil {
 		return nil, RunOutput{}, err
 	}
-	return &mcp.CallToolResult{Content: content(resp)}, runOutput(resp), nil
+	return &mcp.CallToolResult{Content: content(resp), IsError: programFailed(resp.Status)}, runOutput(resp), nil
 }
 
 func (h *handlers) runGet(ctx context.Context, _ *mcp.CallToolRequest, in RunGetInput) (*mcp.CallToolResult, RunOutput, error) {

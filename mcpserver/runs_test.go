@@ -40,7 +40,8 @@ func TestToolsListed(t *testing.T) {
 }
 
 // TestRunCode: run_code's results, as text and structured content, for
-// programs that succeed and fail, and its input errors naming the field.
+// programs that succeed and fail (marked isError, with the whole result),
+// and its input errors naming the field.
 func TestRunCode(t *testing.T) {
 	svc := newService(t)
 	cs, _ := connect(t, svc)
@@ -57,7 +58,9 @@ func TestRunCode(t *testing.T) {
 			"files": []map[string]any{{"name": "a.txt", "content_base64": "Ym9keQ=="}}}, "ok", "hi body\n", "", ""},
 		{"javascript", map[string]any{"language": "javascript", "code": "console.log(6*7)"}, "ok", "42\n", "", ""},
 		{"an exception", map[string]any{"code": "1/0"}, "error", "", "ZeroDivisionError", ""},
+		{"a non-zero exit", map[string]any{"language": "bash", "code": "echo partial; exit 3"}, "error", "partial\n", "", ""},
 		{"a timeout", map[string]any{"code": "while True: pass", "limits": map[string]any{"wall_time_ms": 500, "cpu_time_ms": 500}}, "timeout", "", "", ""},
+		{"the memory limit", map[string]any{"code": "x = bytearray(512 << 20)", "limits": map[string]any{"memory_bytes": 64 << 20}}, "memory_limit", "", "", ""},
 		{"bad base64", map[string]any{"code": "1", "files": []map[string]any{{"name": "a", "content_base64": "!!"}}}, "", "", "", "files[0].content_base64"},
 		{"both contents", map[string]any{"code": "1", "files": []map[string]any{{"name": "a", "content": "x", "content_base64": "eA=="}}}, "", "", "", "files[0]"},
 		{"an unknown image", map[string]any{"code": "1", "image": "nosuch"}, "", "", "", "image"},
@@ -74,8 +77,8 @@ func TestRunCode(t *testing.T) {
 				}
 				return
 			}
-			if res.IsError {
-				t.Fatalf("error result: %s", errorText(res))
+			if failed := tc.status != "ok"; res.IsError != failed {
+				t.Fatalf("status %s: isError %v, want %v", out.Status, res.IsError, failed)
 			}
 			if out.Status != tc.status || out.Stdout != tc.stdout || out.ID == "" {
 				t.Fatalf("status %q stdout %q id %q, want %q %q and an ID", out.Status, out.Stdout, out.ID, tc.status, tc.stdout)

@@ -64,7 +64,8 @@ func (h *handlers) addSessionTools(s *mcp.Server) {
 	mcp.AddTool(s, &mcp.Tool{Name: "session_exec", Title: "Execute a cell in a session",
 		Description: "Execute a Python cell in an open session: state persists between cells. Returns stdout, stderr, " +
 			"the last expression's value, the structured error, and PNG files the cell wrote as images. " +
-			"Output streams as progress notifications."}, h.sessionExec)
+			"Output streams as progress notifications. The result is marked an error (isError) when the cell failed: " +
+			"any status but ok, such as an exception, a timeout or the memory limit."}, h.sessionExec)
 	mcp.AddTool(s, &mcp.Tool{Name: "session_files", Title: "List, read or write a session's files",
 		Description: "List the files of a session's working directory (action list), read one (action read, name) " +
 			"or write one (action write, name, content or content_base64)."}, h.sessionFiles)
@@ -100,7 +101,7 @@ func (h *handlers) sessionExec(ctx context.Context, req *mcp.CallToolRequest, in
 	if err != nil {
 		return nil, RunOutput{}, err
 	}
-	return &mcp.CallToolResult{Content: content(resp)}, runOutput(resp), nil
+	return &mcp.CallToolResult{Content: content(resp), IsError: programFailed(resp.Status)}, runOutput(resp), nil
 }
 
 func (h *handlers) sessionFiles(ctx context.Context, _ *mcp.CallToolRequest, in SessionFilesInput) (*mcp.CallToolResult, SessionFilesOutput, error) {

@@ -23,17 +23,20 @@ func TestSessionTools(t *testing.T) {
 		args       map[string]any
 		want       string // in the structured content's JSON
 		errorWith  string // an error result naming this
+		failed     bool   // the cell failed: an error result with the whole run
 	}{
-		{"a cell sets x", "session_exec", map[string]any{"code": "x = 6*7"}, `"status":"ok"`, ""},
-		{"the next sees it", "session_exec", map[string]any{"code": "print(x)"}, `"stdout":"42\n"`, ""},
-		{"its value", "session_exec", map[string]any{"code": "x + 1"}, `"value":"43"`, ""},
-		{"write a file", "session_files", map[string]any{"action": "write", "name": "out.txt", "content": "hello"}, `"size":5`, ""},
-		{"list files", "session_files", map[string]any{"action": "list"}, `"name":"out.txt"`, ""},
-		{"read a seed file", "session_files", map[string]any{"action": "read", "name": "in.txt"}, `"content":"seed"`, ""},
-		{"a bad action", "session_files", map[string]any{"action": "delete"}, "", "action"},
-		{"close", "session_close", map[string]any{}, `"id":"` + sess.ID + `"`, ""},
-		{"exec after close", "session_exec", map[string]any{"code": "1"}, "", "closed"},
-		{"an unknown session", "session_exec", map[string]any{"session": "ses_nosuch", "code": "1"}, "", "ses_nosuch"},
+		{"a cell sets x", "session_exec", map[string]any{"code": "x = 6*7"}, `"status":"ok"`, "", false},
+		{"the next sees it", "session_exec", map[string]any{"code": "print(x)"}, `"stdout":"42\n"`, "", false},
+		{"its value", "session_exec", map[string]any{"code": "x + 1"}, `"value":"43"`, "", false},
+		{"an exception", "session_exec", map[string]any{"code": "x / 0"}, `"status":"error"`, "", true},
+		{"a timeout", "session_exec", map[string]any{"code": "while True: pass", "timeout_ms": 300}, `"status":"timeout"`, "", true},
+		{"write a file", "session_files", map[string]any{"action": "write", "name": "out.txt", "content": "hello"}, `"size":5`, "", false},
+		{"list files", "session_files", map[string]any{"action": "list"}, `"name":"out.txt"`, "", false},
+		{"read a seed file", "session_files", map[string]any{"action": "read", "name": "in.txt"}, `"content":"seed"`, "", false},
+		{"a bad action", "session_files", map[string]any{"action": "delete"}, "", "action", false},
+		{"close", "session_close", map[string]any{}, `"id":"` + sess.ID + `"`, "", false},
+		{"exec after close", "session_exec", map[string]any{"code": "1"}, "", "closed", false},
+		{"an unknown session", "session_exec", map[string]any{"session": "ses_nosuch", "code": "1"}, "", "ses_nosuch", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if _, ok := tc.args["session"]; !ok {
@@ -46,8 +49,10 @@ func TestSessionTools(t *testing.T) {
 				}
 				return
 			}
-			if res.IsError {
-				t.Fatalf("error result: %s", errorText(res))
+			// A tool that ran code marks a failed run an error, with the
+			// whole result still there.
+			if res.IsError != tc.failed {
+				t.Fatalf("isError %v, want %v: %s", res.IsError, tc.failed, jsonOf(t, res.StructuredContent))
 			}
 			if got := jsonOf(t, res.StructuredContent); !strings.Contains(got, tc.want) {
 				t.Fatalf("structured content %s lacks %s", got, tc.want)

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/netip"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -151,7 +153,7 @@ func (n Network) Validate() error {
 		return inputErrorf("network.allow", "must hold at most %d entries, got %d", MaxAllowEntries, len(n.Allow))
 	}
 	for i, e := range n.Allow {
-		if _, err := ParseNetworkRule(e); err != nil {
+		if _, err := CheckAllowEntry(e); err != nil {
 			return inputErrorf(fmt.Sprintf("network.allow[%d]", i), "%s, got %q", err.Error(), e)
 		}
 	}
@@ -197,10 +199,35 @@ type NetworkRule struct {
 	Port int
 }
 
+// CheckAllowEntry parses an entry of Network.Allow as it is given (a
+// request's network.allow, crucible run --allow) and refuses one that can
+// never be reached: an address or prefix the egress proxy always refuses
+// (loopback, private, link-local, the metadata address, ...; see
+// ForbiddenAddr), or a name that always resolves to one (localhost). The
+// error says which rule the entry breaks, and for a URL, the host to give.
+// Every transport's validation comes here (Network.Validate).
+func CheckAllowEntry(s string) (NetworkRule, error) {
+	r, err := ParseNetworkRule(s)
+	if err != nil {
+		return r, err
+	}
+	if why := r.unreachable(); why != "" {
+		return r, fmt.Errorf("%s (the egress proxy refuses it whatever the allowlist says)", why)
+	}
+	return r, nil
+}
+
 // ParseNetworkRule parses an entry of Network.Allow. The error says which
-// rule the entry breaks.
+// rule the entry breaks. It accepts entries the proxy will refuse to
+// reach; CheckAllowEntry refuses those too.
 func ParseNetworkRule(s string) (NetworkRule, error) {
 	var r NetworkRule
+	if host, ok := urlHost(s); ok {
+		if host == "" {
+			return r, fmt.Errorf("give a host, not a URL")
+		}
+		return r, fmt.Errorf("give a host, not a URL: %q", host)
+	}
 	host, port, err := splitRule(s)
 	if err != nil {
 		return r, err
@@ -240,6 +267,37 @@ func ParseNetworkRule(s string) (NetworkRule, error) {
 		r.Name = name
 	}
 	return r, nil
+}
+
+// urlHost reports whether entry s is a URL, or a host followed by a path
+// ("example.org/data.csv"), rather than a host: then host is the entry
+// to give instead (with the URL's port, if it has one), or "" when none
+// can be made out of it.
+func urlHost(s string) (host string, ok bool) {
+	if strings.Contains(s, "://") {
+		u, err := url.Parse(s)
+		if err != nil {
+			return "", true
+		}
+		host = u.Host
+	} else {
+		before, _, found := strings.Cut(s, "/")
+		if !found || strings.HasPrefix(before, "[") {
+			return "", false
+		}
+		h := before
+		if hh, _, err := net.SplitHostPort(before); err == nil {
+			h = hh
+		}
+		if strings.Trim(h, "0123456789.") == "" || strings.Contains(h, ":") {
+			return "", false // an address prefix, maybe a bad one
+		}
+		host = before
+	}
+	if _, err := ParseNetworkRule(host); err != nil {
+		return "", true
+	}
+	return host, true
 }
 
 // splitRule splits an entry into host and port ("" if none): "[v6]:port",

@@ -122,6 +122,67 @@ func TestParseNetworkRule(t *testing.T) {
 	}
 }
 
+// TestCheckAllowEntry: an entry that can never be reached is refused when
+// it is given, naming why in the egress proxy's words; a URL is refused
+// with the host to give instead.
+func TestCheckAllowEntry(t *testing.T) {
+	tests := []struct {
+		in      string
+		wantErr string // "" for accepted
+	}{
+		{"example.org", ""},
+		{"*.github.com:443", ""},
+		{"203.0.113.7:8080", ""},
+		{"0.0.0.0/0", ""}, // holds public addresses: the proxy refuses the others
+		{"::/0", ""},
+		{"10.0.0.0/7", ""}, // 11.0.0.0/8 is public
+		{"localhost.example.org", ""},
+		{"127.0.0.1:28411", "127.0.0.1 is a loopback address: never reachable"},
+		{"[::1]:80", "::1 is a loopback address: never reachable"},
+		{"::ffff:127.0.0.1", "127.0.0.1 is a loopback address: never reachable"},
+		{"10.1.2.3", "10.1.2.3 is a private address (RFC 1918): never reachable"},
+		{"192.168.0.0/24", "every address of 192.168.0.0/24 is a private address (RFC 1918): never reachable"},
+		{"::ffff:10.0.0.0/104", "every address of 10.0.0.0/8 is a private address (RFC 1918): never reachable"},
+		{"169.254.169.254", "169.254.169.254 is the cloud metadata address: never reachable"},
+		{"169.254.1.1:80", "169.254.1.1 is a link-local address: never reachable"},
+		{"fe80::/64", "is a link-local address: never reachable"},
+		{"0.0.0.0", "0.0.0.0 is an unspecified (\"this network\") address: never reachable"},
+		{"[::]:443", ":: is the unspecified address: never reachable"},
+		{"224.0.0.251", "multicast"},
+		{"localhost:8000", "localhost always resolves to a loopback address: never reachable"},
+		{"LOCALHOST.", "localhost always resolves to a loopback address"},
+		{"*.localhost", "localhost always resolves to a loopback address"},
+		{"api.localhost", "api.localhost always resolves to a loopback address"},
+		{"metadata.google.internal", "the cloud metadata address: never reachable"},
+		{"https://example.com/x", `give a host, not a URL: "example.com"`},
+		{"http://example.com:8080/", `give a host, not a URL: "example.com:8080"`},
+		{"https://user:secret@example.com", `give a host, not a URL: "example.com"`},
+		{"example.com/data.csv", `give a host, not a URL: "example.com"`},
+		{"https://", "give a host, not a URL"},
+		{"ftp://bad host/", "give a host, not a URL"},
+		{"300.0.0.0/8", "address prefix"},
+		{"203.0.113.0/24:22", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			_, err := CheckAllowEntry(tt.in)
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Errorf("CheckAllowEntry(%q) = %v, want it accepted", tt.in, err)
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Errorf("CheckAllowEntry(%q) = %v, want an error containing %q", tt.in, err, tt.wantErr)
+			}
+		})
+	}
+	// Validate names the entry by its index, with the reason and the
+	// entry given.
+	err := Network{Allow: []string{"example.org", "127.0.0.1:28411"}}.Validate()
+	want := `invalid request: network.allow[1]: 127.0.0.1 is a loopback address: never reachable (the egress proxy refuses it whatever the allowlist says), got "127.0.0.1:28411"`
+	if err == nil || err.Error() != want {
+		t.Errorf("Validate = %v\nwant %s", err, want)
+	}
+}
+
 func TestNetworkRuleMatch(t *testing.T) {
 	tests := []struct {
 		rule string

@@ -55,7 +55,9 @@ type Result struct {
 	// StderrTruncated is set when stderr was cut at the output limit.
 	StderrTruncated bool `json:"stderr_truncated,omitempty"`
 	// Error is the structured error of a Python or JavaScript program that
-	// failed with an uncaught exception or a syntax error.
+	// failed with an uncaught exception or a syntax error, or of a bash
+	// program that failed, or timed out, because a fork was refused
+	// (Type "fork": the process limit).
 	Error *ExecError `json:"error,omitempty"`
 	// Policy is the static code policy the code was checked under; nil
 	// when none was (mode off).

@@ -27,7 +27,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # network namespaces and PostgreSQL clusters (each test starts its own).
 # npm (for the MCP clients) is installed below only when no npm is on PATH:
 # NodeSource's nodejs package bundles npm and conflicts with Debian's.
-APT_PACKAGES=(python3 nodejs bash coreutils procps util-linux ca-certificates debootstrap postgresql gcc libc6-dev chromium curl iproute2)
+APT_PACKAGES=(python3 nodejs bash coreutils procps util-linux ca-certificates debootstrap postgresql gcc libc6-dev chromium curl jq iproute2)
 
 step() { printf 'setup: %s\n' "$*"; }
 die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }

@@ -46,6 +46,12 @@ func TestRunNetwork(t *testing.T) {
 			{"unknown policy", "host", http.StatusBadRequest, api.CodeInvalidRequest, "network", `must be "none" or an object`},
 			{"bad entry", map[string]any{"allow": []string{"a.test", "not a host"}}, http.StatusBadRequest, api.CodeInvalidRequest, "network.allow[1]", "host name"},
 			{"unknown member", map[string]any{"allow": []string{"a.test"}, "deny": []string{"b.test"}}, http.StatusBadRequest, api.CodeInvalidRequest, "", "deny"},
+			{"loopback entry", map[string]any{"allow": []string{"127.0.0.1:28411"}}, http.StatusBadRequest, api.CodeInvalidRequest, "network.allow[0]",
+				"127.0.0.1 is a loopback address: never reachable"},
+			{"metadata entry", map[string]any{"allow": []string{"a.test", "169.254.169.254"}}, http.StatusBadRequest, api.CodeInvalidRequest, "network.allow[1]",
+				"169.254.169.254 is the cloud metadata address: never reachable"},
+			{"URL entry", map[string]any{"allow": []string{"https://example.com/x"}}, http.StatusBadRequest, api.CodeInvalidRequest, "network.allow[0]",
+				`give a host, not a URL: "example.com"`},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {

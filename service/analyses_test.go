@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -262,6 +263,14 @@ func TestAnalysisFromSessionFiles(t *testing.T) {
 				t.Errorf("err %v, want an input error naming %s", err, tc.field)
 			}
 		})
+	}
+	// A misspelt file is named, with the session's files nearest it.
+	_, err = svc.CreateAnalysis(ctx, "acme", service.AnalysisSpec{SessionID: ss.ID(), Files: []string{"in/salse.csv"}}, nil)
+	var se *service.Error
+	if !errors.As(err, &se) || se.Kind != service.KindNotFound || se.Field != "files[0]" ||
+		se.Message != fmt.Sprintf(`session %s has no file "in/salse.csv" (did you mean "in/sales.csv"?)`, ss.ID()) ||
+		se.Rule != `must name a file of the session (did you mean "in/sales.csv"?)` {
+		t.Errorf("a misspelt file: %#v, want it named with the file nearest it", err)
 	}
 	a, err := svc.CreateAnalysis(ctx, "acme", service.AnalysisSpec{SessionID: ss.ID(), Files: []string{"in/sales.csv"}}, nil)
 	if err != nil {

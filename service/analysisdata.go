@@ -7,6 +7,7 @@ import (
 	"path"
 
 	"github.com/crucible-sandbox/crucible/analyst"
+	"github.com/crucible-sandbox/crucible/internal/nearest"
 	"github.com/crucible-sandbox/crucible/sandbox"
 )
 
@@ -68,11 +69,18 @@ func (s *Service) analysisDatasets(ctx context.Context, tenant string, spec Anal
 }
 
 // fileSizes returns the size of each of the files of ss named, which must
-// be regular files: KindNotFound names the first that is missing.
+// be regular files: KindNotFound names the first that is missing, and the
+// session's files nearest its name (a misspelt dataset).
 func fileSizes(ctx context.Context, ss *Session, names []string) ([]int64, error) {
 	files, err := ss.ListFiles(ctx)
 	if err != nil {
 		return nil, err
+	}
+	var regular []string
+	for _, f := range files {
+		if !f.Dir {
+			regular = append(regular, f.Name)
+		}
 	}
 	sizes := make([]int64, len(names))
 	for i, name := range names {
@@ -84,12 +92,16 @@ func fileSizes(ctx context.Context, ss *Session, names []string) ([]int64, error
 			}
 		}
 		if !found {
-			return nil, &Error{Kind: KindNotFound, Field: fmt.Sprintf("files[%d]", i), Rule: "must name a file of the session",
-				Message: fmt.Sprintf("session %s has no file %q", ss.ID(), name)}
+			near := nearest.Suggest(nearest.Names(name, regular, maxSuggested))
+			return nil, &Error{Kind: KindNotFound, Field: fmt.Sprintf("files[%d]", i), Rule: "must name a file of the session" + near,
+				Message: fmt.Sprintf("session %s has no file %q%s", ss.ID(), name, near)}
 		}
 	}
 	return sizes, nil
 }
+
+// maxSuggested is how many near names an error suggests.
+const maxSuggested = 3
 
 // fieldOfError names field in err, a refusal of the session about a file.
 func fieldOfError(err error, field string) error {

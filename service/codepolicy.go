@@ -80,7 +80,7 @@ func runChecked(ctx context.Context, rt sandbox.Runtime, req sandbox.Request, po
 	if !pol.on() {
 		return rt.Run(ctx, req)
 	}
-	found, onHost := codecheck.CheckOnHost(req.Language, req.Code, pol.preset)
+	found, onHost := codecheck.CheckOnHost(req.Language, req.Code, pol.preset, pol.mode)
 	if onHost && len(found) > 0 && pol.mode == sandbox.PolicyBlock {
 		lim := req.Limits.WithDefaults()
 		return sandbox.Result{Status: sandbox.StatusBlocked, ExitCode: -1, Language: req.Language,

@@ -4,11 +4,11 @@ import "github.com/crucible-sandbox/crucible/sandbox"
 
 // Hinter writes the hint of a program's structured error
 // (sandbox.ExecError.Hint) from facts the host knows, or "" for none;
-// *hint.Hinter is one. l is the program's language and network the run's
+// *hint.Hinter is one. l is the program's language, network the run's
 // network policy as sandbox.Network.String gives it ("none", or the
-// allowlist).
+// allowlist) and lim the limits applied.
 type Hinter interface {
-	Hint(l sandbox.Language, network string, e *sandbox.ExecError) string
+	Hint(l sandbox.Language, network string, lim sandbox.Limits, e *sandbox.ExecError) string
 }
 
 // addHint sets the hint of res's structured error, if res has one and
@@ -17,6 +17,6 @@ type Hinter interface {
 // name) is redacted already.
 func addHint(res *sandbox.Result, img *Image, l sandbox.Language, network string) {
 	if img.Hints != nil && res.Error != nil {
-		res.Error.Hint = img.Hints.Hint(l, network, res.Error)
+		res.Error.Hint = img.Hints.Hint(l, network, res.Limits, res.Error)
 	}
 }

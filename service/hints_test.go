@@ -18,7 +18,7 @@ import (
 // policy and the error's message.
 type echoHinter struct{}
 
-func (echoHinter) Hint(l sandbox.Language, network string, e *sandbox.ExecError) string {
+func (echoHinter) Hint(l sandbox.Language, network string, _ sandbox.Limits, e *sandbox.ExecError) string {
 	return "hint for " + string(l) + "/" + network + ": " + e.Message
 }
 

@@ -31,7 +31,9 @@ type transportRule struct {
 //     native runtime (sandbox/linux), images (image), the run and key
 //     stores (store), model providers (llm), the redactor and the code
 //     policy presets of a config (policy, policy/codecheck), error hints
-//     (hint), and serves the HTTP and MCP transports (server, mcpserver),
+//     (hint), suggests the files nearest a misspelt one (internal/nearest,
+//     a leaf that imports nothing of Crucible's), and serves the HTTP and
+//     MCP transports (server, mcpserver),
 //     and marks the descriptors it inherited close-on-exec as it starts
 //     (sandbox/linux/cloexec, in main.go),
 //     or talks to a remote server (client). It does not reach into agent
@@ -43,7 +45,7 @@ var transportRules = []transportRule{
 	{dir: "server", may: []string{"mcpserver", "webui"}, inFiles: map[string][]string{"store": {"auth.go", "server.go"}}},
 	{dir: "mcpserver"},
 	{dir: "webui"},
-	{dir: "cmd/crucible", may: []string{"sandbox/linux", "image", "store", "llm", "policy", "policy/codecheck", "hint", "client", "server", "mcpserver"},
+	{dir: "cmd/crucible", may: []string{"sandbox/linux", "image", "store", "llm", "policy", "policy/codecheck", "hint", "internal/nearest", "client", "server", "mcpserver"},
 		inFiles: map[string][]string{"agent": {"agent.go", "agentsetup.go"}, "eval": {"eval.go"}, "sandbox/linux/cloexec": {"main.go"}}},
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/crucible-sandbox/crucible/internal/nearest"
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/server"
 	"github.com/crucible-sandbox/crucible/service"
@@ -114,7 +115,7 @@ func splitAnalystArgs(data, args []string) (paths, questions []string, err error
 		case serr == nil && st.IsDir():
 			return nil, nil, fmt.Errorf("%s is a directory: give the dataset files", arg)
 		case errors.Is(serr, fs.ErrNotExist) && !strings.ContainsAny(arg, " \t\n") && dataExtensions[strings.ToLower(filepath.Ext(arg))]:
-			return nil, nil, fmt.Errorf("%s: no such file (a question would not look like a file name)", arg)
+			return nil, nil, fmt.Errorf("%s: no such file%s (a question would not look like a file name)", arg, nearest.Suggest(nearDataFiles(arg)))
 		case strings.TrimSpace(arg) != "":
 			questions = append(questions, arg)
 		}
@@ -123,6 +124,30 @@ func splitAnalystArgs(data, args []string) (paths, questions []string, err error
 		return nil, nil, errors.New("no dataset: give at least one file (an argument or --data)")
 	}
 	return paths, questions, nil
+}
+
+// nearDataFiles returns the data files beside path, a file that does not
+// exist, whose names are nearest its name (a misspelt dataset), written
+// as path is (in its directory).
+func nearDataFiles(path string) []string {
+	dir := filepath.Dir(path)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for _, e := range entries {
+		if e.Type().IsRegular() && dataExtensions[strings.ToLower(filepath.Ext(e.Name()))] {
+			names = append(names, e.Name())
+		}
+	}
+	near := nearest.Names(filepath.Base(path), names, 3)
+	if dir != "." {
+		for i, n := range near {
+			near[i] = filepath.Join(dir, n)
+		}
+	}
+	return near
 }
 
 // readDatasets reads the files at paths as datasets named after them.

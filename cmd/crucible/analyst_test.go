@@ -20,7 +20,8 @@ import (
 
 // Proves how `crucible analyst` sorts its arguments: files (and --data)
 // are datasets, the rest questions in order; a directory, a name that
-// looks like a data file but is none, and no dataset at all are refused.
+// looks like a data file but is none (named, with the data files nearest
+// it), and no dataset at all are refused.
 func TestSplitAnalystArgs(t *testing.T) {
 	dir := t.TempDir()
 	csv := filepath.Join(dir, "sales.csv")
@@ -39,6 +40,10 @@ func TestSplitAnalystArgs(t *testing.T) {
 		{"profile only", nil, []string{csv}, []string{csv}, nil, ""},
 		{"blank question dropped", nil, []string{csv, "  "}, []string{csv}, nil, ""},
 		{"a mistyped file", nil, []string{csv, "sales2.csv"}, nil, nil, "sales2.csv: no such file"},
+		{"a misspelt file, the nearest named", nil, []string{filepath.Join(dir, "salse.csv"), "mean of a?"}, nil, nil,
+			filepath.Join(dir, "salse.csv") + `: no such file (did you mean "` + csv + `"?) (a question would not look like a file name)`},
+		{"a misspelt file, nothing near", nil, []string{filepath.Join(dir, "weather.csv")}, nil, nil,
+			filepath.Join(dir, "weather.csv") + ": no such file (a question would not look like a file name)"},
 		{"a question ending like a file", nil, []string{csv, "what is in sales.csv"}, []string{csv}, []string{"what is in sales.csv"}, ""},
 		{"a directory", nil, []string{dir}, nil, nil, "is a directory"},
 		{"no dataset", nil, []string{"mean of a?"}, nil, nil, "no dataset"},

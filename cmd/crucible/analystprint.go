@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 
@@ -220,6 +221,22 @@ func printCleaning(w io.Writer, c service.CleanSummary) {
 	for _, col := range dates {
 		p := c.Dates[col]
 		fmt.Fprintf(w, "  dates %s: %d parsed, %d failed (%.1f%% parsed)\n", col, p.Parsed, p.Failed, 100*p.Rate)
+	}
+	for _, col := range slices.Sorted(maps.Keys(c.Numbers)) {
+		p := c.Numbers[col]
+		unit := ""
+		if p.Unit != "" {
+			unit = " in " + p.Unit
+		}
+		fmt.Fprintf(w, "  numbers %s: %d converted from %s text%s, %d not numbers\n", col, p.Converted, p.Kind, unit, p.Failed)
+	}
+	for _, col := range slices.Sorted(maps.Keys(c.Case)) {
+		f := c.Case[col]
+		var spellings []string
+		for _, kept := range slices.Sorted(maps.Keys(f.Spellings)) {
+			spellings = append(spellings, fmt.Sprintf("%q for %q", kept, f.Spellings[kept]))
+		}
+		fmt.Fprintf(w, "  case %s: %d values rewritten in %d categories: %s\n", col, f.Changed, f.Groups, strings.Join(spellings, ", "))
 	}
 	for _, wr := range c.Warnings {
 		fmt.Fprintf(w, "  warning: row %d, %s: %q %s\n", wr.Row, wr.Column, wr.Value, wr.Reason)

@@ -59,7 +59,7 @@ func newEvalCommand() *cobra.Command {
 		Long: `Run every sample with its problem's tests in a sandbox of its own and report
 pass@k (the unbiased estimator). A Python sample runs in a fork of a zygote
 slot's waiting interpreter (its own working directory, /tmp, cgroup and user,
-the slot reset after it; see Pools in the README), or in a fresh pre-started
+the slot reset after it; see Pools in docs/sandbox.md), or in a fresh pre-started
 sandbox when it does not fit one. Samples are JSON lines with task_id and
 completion (continuing the problem's prompt) or solution (a whole program);
 --samples canonical evaluates the problems' own canonical solutions.

@@ -31,15 +31,25 @@ func fakeImage(t *testing.T, store, name string, dirs ...string) {
 	}
 }
 
-// TestErrorHints runs programs that try the network or import what the
-// host does not have, in the real sandbox on the host's system
-// directories, with a store holding one image (web) that has requests and
-// lodash: the summary line, and the session's display, give the hint.
+// TestErrorHints runs programs that try the network, import what the
+// host does not have, or start more processes than their limit, in the
+// real sandbox on the host's system directories, with a store holding one
+// image (web) that has requests and lodash: the summary line, and the
+// session's display, give the hint, which says the fix (--allow,
+// allow_network; --pids, limits.processes).
 func TestErrorHints(t *testing.T) {
 	testenv.Root(t)
 	store := t.TempDir()
 	fakeImage(t, store, "web", "usr/lib/python3/dist-packages/requests", "usr/share/nodejs/lodash")
-	const offline = "hint: The network is off in this sandbox by policy: names do not resolve and no host outside can be reached. Give the program its data as input files instead (the request's files; crucible run --file NAME=PATH)."
+	const offline = "hint: The network is off in this sandbox by policy: names do not resolve and no host outside can be reached. " +
+		`To let a run reach a host: crucible run --allow HOST[:PORT], or "network": {"allow": ["HOST[:PORT]"]} in an API request, ` +
+		`on a server whose config sets "allow_network" for the tenant (sessions and analyses have no network). ` +
+		"Otherwise give the program its data as input files (the request's files; crucible run --file NAME=PATH)."
+	processes := func(limit string) string {
+		return "hint: The program could not start another process or thread: the run reached its process limit (" + limit + "; " +
+			"processes and threads count together). Start fewer (a smaller pool, fewer workers), or raise the limit: " +
+			`crucible run --pids N, or "limits": {"processes": N} in an API request (up to the server's maximum).`
+	}
 	tests := []struct {
 		name  string
 		args  []string
@@ -58,6 +68,17 @@ func TestErrorHints(t *testing.T) {
 			"TypeError: fetch failed · " + offline},
 		{"node require", []string{"run", "--lang", "javascript", "-c", "require('lodash')"}, "",
 			`· hint: Node.js package "lodash" is not installed in the host's system directories, and the sandbox cannot install packages (it has no network). The web image has it: --image web.`},
+		{"python fork", []string{"run", "--pids", "4", "-c", "import os, time\nfor i in range(10):\n    if os.fork() == 0:\n        time.sleep(2)\n        os._exit(0)"}, "",
+			"BlockingIOError: [Errno 11] Resource temporarily unavailable (line 3) · " + processes("4 at once")},
+		{"python subprocess", []string{"run", "--pids", "4", "-c", "import subprocess\nps = [subprocess.Popen(['sleep', '2']) for _ in range(10)]"}, "",
+			"BlockingIOError: [Errno 11] Resource temporarily unavailable (line 2) · " + processes("4 at once")},
+		{"python threads", []string{"run", "--pids", "4", "-c", "import threading, time\nfor _ in range(10):\n    threading.Thread(target=time.sleep, args=(2,)).start()"}, "",
+			"RuntimeError: can't start new thread (line 3) · " + processes("4 at once")},
+		{"node spawn", []string{"run", "--pids", "8", "--lang", "javascript", "-c", "const cp = require('child_process');\nfor (let i = 0; i < 20; i++) cp.spawn('sleep', ['2']).on('error', e => { throw e; });"}, "",
+			"Error: spawn sleep EAGAIN (line 2) · " + processes("8 at once")},
+		// bash retries a refused fork until the wall-time limit.
+		{"bash fork", []string{"run", "--pids", "4", "--timeout", "2s", "--lang", "bash", "-c", "for i in $(seq 10); do sleep 5 & done; wait"}, "",
+			"fork: Resource temporarily unavailable · " + processes("4 at once") + " · wall-time limit of 2s reached"},
 		{"session cell", []string{"session", "--out", t.TempDir()}, "import requests\n",
 			`hint: Python module "requests" is not installed in the host's system directories, and the sandbox cannot install packages (it has no network). The web image has it: --image web.`},
 	}

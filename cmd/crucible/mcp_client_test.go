@@ -20,7 +20,9 @@ import (
 // TestMCPTypeScriptClient drives `crucible mcp` (stdio) and /mcp on
 // `crucible serve` (streamable HTTP) with the official TypeScript SDK's
 // client (tools/mcp-client/client.mjs): it lists the tools, runs
-// print(6*7) and gets 42, gets a matplotlib chart back as a PNG image, and
+// print(6*7) and gets 42, sees a program that exits 3 and one that times
+// out come back as error results (isError) that still hold the run, gets
+// a matplotlib chart back as a PNG image, and
 // cancels a run that never ends by itself once its first line arrived as
 // a progress notification and the test saw its process on the host; then
 // nothing of that run is left on the host.
@@ -54,8 +56,14 @@ func TestMCPTypeScriptClient(t *testing.T) {
 			if names, _ := steps["tools"]["names"].([]any); !slices.Contains(names, any("run_code")) {
 				t.Errorf("tools %v lack run_code", steps["tools"])
 			}
-			if got := steps["print"]["stdout"]; got != "42\n" {
-				t.Errorf("print(6*7): stdout %q, want 42", got)
+			if got := steps["print"]["stdout"]; got != "42\n" || steps["print"]["isError"] != false {
+				t.Errorf("print(6*7): %v, want stdout 42 and no error result", steps["print"])
+			}
+			if s := steps["exit"]; s["isError"] != true || s["status"] != "error" || s["exit_code"] != 3.0 || s["stdout"] != "partial\n" {
+				t.Errorf("sys.exit(3): %v, want an error result with status error, exit code 3 and the output", s)
+			}
+			if s := steps["timeout"]; s["isError"] != true || s["status"] != "timeout" {
+				t.Errorf("a timeout: %v, want an error result with status timeout", s)
 			}
 			if images, _ := steps["chart"]["images"].([]any); !slices.Equal(images, []any{"image/png"}) {
 				t.Errorf("chart: images %v, want one PNG", steps["chart"])

@@ -14,7 +14,8 @@ import (
 )
 
 // TestMCPStdio drives `crucible mcp` over stdio with the Go SDK's client:
-// the tools are listed and run_code answers print(6*7) with 42.
+// the tools are listed, run_code answers print(6*7) with 42, and 1/0 with
+// an error result (isError) holding the exception.
 func TestMCPStdio(t *testing.T) {
 	testenv.Root(t)
 	cmd := exec.Command(os.Args[0], "mcp", "--db", filepath.Join(t.TempDir(), "runs.db"))
@@ -31,17 +32,18 @@ func TestMCPStdio(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name, code, want string
+		failed           bool
 	}{
-		{"python", "print(6*7)", "42\n"},
-		{"an error", "1/0", "ZeroDivisionError"},
+		{"python", "print(6*7)", "42\n", false},
+		{"an error", "1/0", "ZeroDivisionError", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_code", Arguments: map[string]any{"code": tc.code}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if text := res.Content[0].(*mcp.TextContent).Text; res.IsError || !strings.Contains(text, tc.want) {
-				t.Fatalf("run_code %q: %q (is error %v), want %q", tc.code, text, res.IsError, tc.want)
+			if text := res.Content[0].(*mcp.TextContent).Text; res.IsError != tc.failed || !strings.Contains(text, tc.want) {
+				t.Fatalf("run_code %q: %q (is error %v), want %q (is error %v)", tc.code, text, res.IsError, tc.want, tc.failed)
 			}
 		})
 	}

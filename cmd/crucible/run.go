@@ -92,9 +92,11 @@ ALL_PROXY are set; Python's urllib and requests, curl and pip use them,
 Node does not). HOST is a name, *.DOMAIN (the names under it), an
 address, or a prefix such as 203.0.113.0/24; without a port, 80 and 443
 are allowed. Loopback, private, link-local (the metadata address among
-them) and multicast addresses are refused whatever is allowed. The summary
-counts the connections and names the refused ones; --json lists each
-(its "network" member).
+them) and multicast addresses are refused whatever is allowed: an --allow
+that names only such addresses (or localhost) is refused as it is given,
+as is a URL (give its host). The summary counts the connections and names
+the refused ones with the reason; --json lists each (its "network"
+member).
 
 Files the program creates or changes in its working directory (artifacts,
 such as a chart) are saved in --out DIR, created if missing; the summary
@@ -248,6 +250,11 @@ func (f *runFlags) request(args []string) (sandbox.Request, error) {
 			req.Env = map[string]string{}
 		}
 		req.Env[k] = v
+	}
+	for _, e := range f.allow {
+		if _, err := sandbox.CheckAllowEntry(e); err != nil {
+			return req, fmt.Errorf("--allow %q: %w", e, err)
+		}
 	}
 	req.Network.Allow = f.allow
 	if req.Stdin, err = programStdin(f.stdin, !f.codeSeen && len(args) > 0 && args[0] == stdinName); err != nil {

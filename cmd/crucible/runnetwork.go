@@ -16,16 +16,21 @@ import (
 const maxRefusedNamed = 3
 
 // networkSummary is the summary's account of a run's connections: how
-// many by verdict, the bytes, and the first refused destinations (the
-// program's text: the summary goes through the display).
+// many by verdict, the bytes, and the first refused destinations, each
+// with the proxy's reason (the program's text: the summary goes through
+// the display).
 func networkSummary(log *sandbox.NetworkLog) string {
 	counts := map[string]int{}
-	var refused []string
+	var dests, refused []string
 	for _, c := range log.Connections {
 		counts[c.Verdict]++
 		if c.Verdict != sandbox.VerdictAllowed && c.Host != "" {
 			dest := net.JoinHostPort(c.Host, strconv.Itoa(c.Port))
-			if !slices.Contains(refused, dest) {
+			if !slices.Contains(dests, dest) {
+				dests = append(dests, dest)
+				if c.Reason != "" {
+					dest += ": " + c.Reason
+				}
 				refused = append(refused, dest)
 			}
 		}
@@ -44,9 +49,9 @@ func networkSummary(log *sandbox.NetworkLog) string {
 	if len(refused) > 0 {
 		more := ""
 		if len(refused) > maxRefusedNamed {
-			refused, more = refused[:maxRefusedNamed], ", ..."
+			refused, more = refused[:maxRefusedNamed], "; ..."
 		}
-		s += " (" + strings.Join(refused, ", ") + more + ")"
+		s += " (" + strings.Join(refused, "; ") + more + ")"
 	}
 	return fmt.Sprintf("%s, %s sent, %s received", s, units.HumanSize(float64(log.BytesSent)), units.HumanSize(float64(log.BytesReceived)))
 }

@@ -42,9 +42,15 @@ except OSError as e:
 		{"allowed", []string{"--allow", addr}, 0, "hello from web", "network 1 allowed, "},
 		{"allowed with port", []string{"--allow", addr + ":80"}, 0, "hello from web", "network 1 allowed"},
 		{"other host allowed", []string{"--allow", "203.0.113.99"}, 0, "403 crucible egress proxy: " + addr + " port 80 is not in the allowlist",
-			"network 1 refused (" + addr + ":80)"},
+			"network 1 refused (" + addr + ":80: " + addr + " port 80 is not in the allowlist)"},
 		{"no --allow: no network", nil, 0, "no network:", "crucible: ok"},
-		{"bad entry", []string{"--allow", addr, "--allow", "not a host!"}, exitUsage, "", "network.allow[1]: must be a host name"},
+		{"bad entry", []string{"--allow", addr, "--allow", "not a host!"}, exitUsage, "", `--allow "not a host!": must be a host name`},
+		{"loopback refused when given", []string{"--allow", "127.0.0.1:28411"}, exitUsage, "",
+			`--allow "127.0.0.1:28411": 127.0.0.1 is a loopback address: never reachable`},
+		{"metadata refused when given", []string{"--allow", "169.254.169.254"}, exitUsage, "", "169.254.169.254 is the cloud metadata address: never reachable"},
+		{"private prefix refused when given", []string{"--allow", "10.0.0.0/8"}, exitUsage, "", "every address of 10.0.0.0/8 is a private address (RFC 1918): never reachable"},
+		{"localhost refused when given", []string{"--allow", "localhost:8000"}, exitUsage, "", "localhost always resolves to a loopback address: never reachable"},
+		{"a URL", []string{"--allow", "https://example.com/x"}, exitUsage, "", `--allow "https://example.com/x": give a host, not a URL: "example.com"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -84,11 +90,16 @@ func TestNetworkSummary(t *testing.T) {
 		{"none", sandbox.NetworkLog{}, "network no connection, 0B sent, 0B received"},
 		{"mixed", sandbox.NetworkLog{Connections: []sandbox.Connection{
 			conn("a.test", 443, "allowed"), conn("b.test", 80, "refused"), conn("b.test", 80, "refused"), conn("c.test", 80, "failed"),
-		}, BytesSent: 1500, BytesReceived: 20000}, "network 1 allowed, 2 refused, 1 failed (b.test:80, c.test:80), 1.5kB sent, 20kB received"},
+		}, BytesSent: 1500, BytesReceived: 20000}, "network 1 allowed, 2 refused, 1 failed (b.test:80; c.test:80), 1.5kB sent, 20kB received"},
 		{"many refused, unlisted counted", sandbox.NetworkLog{Connections: []sandbox.Connection{
 			conn("a.test", 80, "refused"), conn("b.test", 80, "refused"), conn("c.test", 80, "refused"), conn("d.test", 80, "refused"),
-		}, Unlisted: 6}, "network 10 refused (a.test:80, b.test:80, c.test:80, ...), 0B sent, 0B received"},
+		}, Unlisted: 6}, "network 10 refused (a.test:80; b.test:80; c.test:80; ...), 0B sent, 0B received"},
 		{"ipv6", sandbox.NetworkLog{Connections: []sandbox.Connection{conn("::1", 80, "refused")}}, "network 1 refused ([::1]:80), 0B sent, 0B received"},
+		{"reasons", sandbox.NetworkLog{Connections: []sandbox.Connection{
+			{Host: "127.0.0.1", Port: 28411, Verdict: "refused", Reason: "127.0.0.1 is a loopback address: never reachable"},
+			{Host: "127.0.0.1", Port: 28411, Verdict: "refused", Reason: "127.0.0.1 is a loopback address: never reachable"},
+			{Host: "nowhere.test", Port: 443, Verdict: "failed", Reason: "resolve nowhere.test: no such host"},
+		}}, "network 2 refused, 1 failed (127.0.0.1:28411: 127.0.0.1 is a loopback address: never reachable; nowhere.test:443: resolve nowhere.test: no such host), 0B sent, 0B received"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

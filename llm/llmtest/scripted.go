@@ -1,7 +1,8 @@
 // Package llmtest stands in for a language model in tests: a local HTTP
 // server speaking the OpenAI chat-completions wire format from a script.
 // No model can run where the tests run; the script replays what a model
-// following the agent's text-mode format says.
+// following the agent's formats says: fenced code in text mode, or
+// execute_code and final_answer calls in native tool-calling mode.
 package llmtest
 
 import (
@@ -16,8 +17,11 @@ import (
 // Script is what the scripted model says. It tells the agent's roles
 // apart by their system prompt, as agent/scripted_test.go does: the
 // planner is told the task needs code, the verifier accepts, and the
-// coder (text mode) sends the next of Codes in a fence (the last one
-// again once they are used up), and Answer once a program has run.
+// coder sends the next of Codes (the last one again once they are used
+// up), and Answer once a program has run. In text mode (a request
+// without tools) the code comes in a fence and the answer after "FINAL
+// ANSWER:"; with tools, as an execute_code call and, once that call's
+// result came back, a final_answer call.
 type Script struct {
 	// Key, if set, is the API key every request must carry (401
 	// otherwise).
@@ -28,49 +32,84 @@ type Script struct {
 	Answer string
 }
 
+// request is what the server reads of a chat-completions request.
+type request struct {
+	Messages []struct {
+		Role      string `json:"role"`
+		Content   string `json:"content"`
+		ToolCalls []struct {
+			Function struct {
+				Name string `json:"name"`
+			} `json:"function"`
+		} `json:"tool_calls"`
+	} `json:"messages"`
+	Tools []json.RawMessage `json:"tools"`
+}
+
 // OpenAI starts a server replaying s, closed when tb ends; its base URL
 // for an OpenAI-compatible client is the server's URL + "/v1".
 func OpenAI(tb testing.TB, s Script) *httptest.Server {
 	tb.Helper()
 	var mu sync.Mutex
 	next := 0
+	nextCode := func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		code := s.Codes[min(next, len(s.Codes)-1)]
+		next++
+		return code
+	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.Key != "" && r.Header.Get("Authorization") != "Bearer "+s.Key {
 			http.Error(w, `{"error":{"message":"bad key"}}`, http.StatusUnauthorized)
 			return
 		}
-		var req struct {
-			Messages []struct {
-				Content string `json:"content"`
-			} `json:"messages"`
-		}
+		var req request
 		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.Messages) == 0 {
 			http.Error(w, `{"error":{"message":"bad request"}}`, http.StatusBadRequest)
 			return
 		}
-		var reply string
-		switch system, last := req.Messages[0].Content, req.Messages[len(req.Messages)-1].Content; {
+		message := map[string]any{"role": "assistant"}
+		finish := "stop"
+		switch system, last := req.Messages[0].Content, req.Messages[len(req.Messages)-1]; {
 		case strings.HasPrefix(system, "You decide whether"):
-			reply = `{"needs_code": true, "answer": ""}`
+			message["content"] = `{"needs_code": true, "answer": ""}`
 		case strings.HasPrefix(system, "You check an agent's work"):
-			reply = `{"ok": true, "reason": "the output answers the task"}`
-		case strings.Contains(last, "The code ran:"):
-			reply = "FINAL ANSWER: " + s.Answer
+			message["content"] = `{"ok": true, "reason": "the output answers the task"}`
+		case len(req.Tools) > 0:
+			call, args := "execute_code", map[string]string{"code": ""}
+			if last.Role == "tool" && answered(req, "execute_code") {
+				call, args = "final_answer", map[string]string{"answer": s.Answer}
+			} else {
+				args["code"] = nextCode()
+			}
+			b, _ := json.Marshal(args)
+			message["tool_calls"] = []map[string]any{{"id": "call_" + call, "type": "function",
+				"function": map[string]any{"name": call, "arguments": string(b)}}}
+			finish = "tool_calls"
+		case strings.Contains(last.Content, "The code ran:"):
+			message["content"] = "FINAL ANSWER: " + s.Answer
 		default:
-			mu.Lock()
-			code := s.Codes[min(next, len(s.Codes)-1)]
-			next++
-			mu.Unlock()
-			reply = "```python\n" + code + "\n```"
+			message["content"] = "```python\n" + nextCode() + "\n```"
 		}
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]any{
 			"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "scripted",
-			"choices": []map[string]any{{"index": 0, "finish_reason": "stop",
-				"message": map[string]any{"role": "assistant", "content": reply}}},
-			"usage": map[string]int{"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+			"choices": []map[string]any{{"index": 0, "finish_reason": finish, "message": message}},
+			"usage":   map[string]int{"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
 		})
 	}))
 	tb.Cleanup(srv.Close)
 	return srv
+}
+
+// answered reports whether the last assistant message of req called the
+// tool name: the tool results that follow it are that call's.
+func answered(req request, name string) bool {
+	for i := len(req.Messages) - 1; i >= 0; i-- {
+		if m := req.Messages[i]; m.Role == "assistant" {
+			return len(m.ToolCalls) > 0 && m.ToolCalls[0].Function.Name == name
+		}
+	}
+	return false
 }

@@ -35,7 +35,7 @@ var bashWrappers = []string{"builtin", "command", "env", "exec", "nice", "nohup"
 // interpreter, nor bash's own /dev/tcp redirections; the sandbox has no
 // network whatever the script runs. A script the parser refuses is one
 // "uncheckable" finding.
-func CheckBash(code string, p *Preset) []sandbox.Finding {
+func CheckBash(code string, p *Preset, mode sandbox.PolicyMode) []sandbox.Finding {
 	if len(code) > MaxBashBytes {
 		return []sandbox.Finding{{Rule: RuleUncheckable, Message: "bash code larger than " + strconv.Itoa(MaxBashBytes) + " bytes is not checked"}}
 	}
@@ -64,7 +64,7 @@ func CheckBash(code string, p *Preset) []sandbox.Finding {
 			name := path.Base(w.Lit())
 			if slices.Contains(p.BashCommands, name) {
 				found = append(found, lineFinding(code, int(w.Pos().Line()), int(w.Pos().Col()), RuleBlockedCommand,
-					"command "+name+" is blocked ("+p.Name+"): a network tool"))
+					"command "+name+" "+blockedWords(mode)+" ("+p.Name+"): a network tool"))
 				break
 			}
 			wrapped = wrapped || slices.Contains(bashWrappers, name)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/crucible-sandbox/crucible/policy/codecheck"
+	"github.com/crucible-sandbox/crucible/sandbox"
 )
 
 func TestCheckBash(t *testing.T) {
@@ -29,9 +30,34 @@ func TestCheckBash(t *testing.T) {
 	strict := codecheck.Strict()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := codecheck.CheckBash(tc.code, &strict)
+			got := codecheck.CheckBash(tc.code, &strict, sandbox.PolicyBlock)
 			if s := summary(got); s != tc.want {
 				t.Errorf("CheckBash(%.60q) = %q, want %q (%v)", tc.code, s, tc.want, got)
+			}
+		})
+	}
+}
+
+// TestFindingWords: a finding says what the mode does with what it
+// names: the program "is blocked" in block mode, and in warn mode, where
+// it runs, the thing "would be blocked".
+func TestFindingWords(t *testing.T) {
+	strict := codecheck.Strict()
+	for _, tc := range []struct {
+		lang sandbox.Language
+		code string
+		mode sandbox.PolicyMode
+		want string
+	}{
+		{sandbox.Bash, "wget x", sandbox.PolicyBlock, "command wget is blocked (strict): a network tool"},
+		{sandbox.Bash, "wget x", sandbox.PolicyWarn, "command wget would be blocked (strict): a network tool"},
+		{sandbox.JavaScript, "require('net')", sandbox.PolicyBlock, "module net is blocked (strict), by require"},
+		{sandbox.JavaScript, "require('net')", sandbox.PolicyWarn, "module net would be blocked (strict), by require"},
+	} {
+		t.Run(string(tc.lang)+" "+string(tc.mode), func(t *testing.T) {
+			found, _ := codecheck.CheckOnHost(tc.lang, tc.code, &strict, tc.mode)
+			if len(found) != 1 || found[0].Message != tc.want {
+				t.Errorf("findings %v, want one saying %q", found, tc.want)
 			}
 		})
 	}

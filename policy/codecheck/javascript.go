@@ -35,12 +35,12 @@ const MaxJavaScriptBytes = 1 << 20
 // program would cost half a second and 300 MB. Code larger, or that the
 // parser refuses, is one "uncheckable" finding: node may accept what this
 // parser does not, and what cannot be read cannot be passed.
-func CheckJavaScript(code string, p *Preset) []sandbox.Finding {
+func CheckJavaScript(code string, p *Preset, mode sandbox.PolicyMode) []sandbox.Finding {
 	if len(code) > MaxJavaScriptBytes {
 		return []sandbox.Finding{{Rule: RuleUncheckable, Message: "JavaScript code larger than " + strconv.Itoa(MaxJavaScriptBytes) + " bytes is not checked"}}
 	}
 	in := parse.NewInputString(code)
-	c := &jsChecker{code: code, base: in.Bytes(), p: p, requires: map[*js.Var]int{}, requireCalls: map[*js.Var]int{}}
+	c := &jsChecker{code: code, base: in.Bytes(), p: p, blocked: blockedWords(mode), requires: map[*js.Var]int{}, requireCalls: map[*js.Var]int{}}
 	tree, err := js.Parse(in, js.Options{})
 	if err != nil {
 		var perr *parse.Error
@@ -72,10 +72,12 @@ func (c *jsChecker) requireAsValue() {
 
 // jsChecker walks a JavaScript syntax tree.
 type jsChecker struct {
-	code  string
-	base  []byte // the parser's input, which the tree's literals are slices of
-	p     *Preset
-	found []sandbox.Finding
+	code string
+	base []byte // the parser's input, which the tree's literals are slices of
+	p    *Preset
+	// blocked is what a finding says the policy does (blockedWords).
+	blocked string
+	found   []sandbox.Finding
 	// requires counts the uses of each require node, requireCalls its
 	// uses as the function called.
 	requires, requireCalls map[*js.Var]int
@@ -216,7 +218,7 @@ func (c *jsChecker) module(lit []byte, how string) {
 	bare := strings.TrimPrefix(name, "node:")
 	for _, m := range c.p.JSModules {
 		if bare == m || strings.HasPrefix(bare, m+"/") {
-			c.add(c.offset(lit), RuleBlockedImport, "module "+name+" is blocked ("+c.p.Name+"), by "+how)
+			c.add(c.offset(lit), RuleBlockedImport, "module "+name+" "+c.blocked+" ("+c.p.Name+"), by "+how)
 			return
 		}
 	}

@@ -52,7 +52,7 @@ func TestCheckJavaScript(t *testing.T) {
 	strict := codecheck.Strict()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := codecheck.CheckJavaScript(tc.code, &strict)
+			got := codecheck.CheckJavaScript(tc.code, &strict, sandbox.PolicyBlock)
 			if s := summary(got); s != tc.want {
 				t.Errorf("CheckJavaScript(%.60q) = %q, want %q (%v)", tc.code, s, tc.want, got)
 			}

@@ -32,7 +32,7 @@ func (p *Proxy) decide(ctx context.Context, host string, port int) decision {
 	}
 	if a, err := netip.ParseAddr(host); err == nil {
 		a = a.Unmap()
-		if why := Forbidden(a); why != "" {
+		if why := sandbox.ForbiddenAddr(a); why != "" {
 			return decision{ip: a.String(), verdict: sandbox.VerdictRefused, reason: a.String() + " is " + why + ": never reachable"}
 		}
 		for _, r := range p.rules {
@@ -66,7 +66,7 @@ func (p *Proxy) decide(ctx context.Context, host string, port int) decision {
 	}
 	for i, a := range addrs {
 		a = a.Unmap()
-		if why := Forbidden(a); why != "" {
+		if why := sandbox.ForbiddenAddr(a); why != "" {
 			return decision{ip: a.String(), verdict: sandbox.VerdictRefused, reason: fmt.Sprintf("%s resolves to %s, %s: never reachable", host, a, why)}
 		}
 		addrs[i] = a

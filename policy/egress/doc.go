@@ -30,7 +30,7 @@
 //     link-local (the metadata address 169.254.169.254 among them),
 //     multicast, unspecified, broadcast and reserved addresses, and
 //     IPv6 prefixes that embed IPv4 addresses, whatever the allowlist
-//     says (Forbidden).
+//     says (sandbox.ForbiddenAddr).
 //   - Everything the program causes is bounded: the connections it opens
 //     (refused ones count), the bytes they carry, the size of a request
 //     head and the entries of the log. When the run ends, Close ends every

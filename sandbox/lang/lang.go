@@ -34,6 +34,10 @@ type Spec struct {
 	// returns nil when stderr holds none. mainPath is the program file's
 	// path as the interpreter reports it. Nil for languages without one.
 	ParseError func(stderr []byte, mainPath string) *sandbox.ExecError
+	// ParseOnTimeout has ParseError read the stderr of a program that
+	// reached its wall-time limit too: bash retries a refused fork until
+	// then.
+	ParseOnTimeout bool
 }
 
 // MainPath returns the program file's absolute path inside the sandbox.
@@ -86,9 +90,11 @@ var specs = map[sandbox.Language]Spec{
 		ParseError:  ParseJavaScriptError,
 	},
 	sandbox.Bash: {
-		Language:    sandbox.Bash,
-		Interpreter: "/bin/bash",
-		MainFile:    "main.sh",
+		Language:       sandbox.Bash,
+		Interpreter:    "/bin/bash",
+		MainFile:       "main.sh",
+		ParseError:     ParseBashError,
+		ParseOnTimeout: true,
 	},
 }
 

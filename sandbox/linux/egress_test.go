@@ -117,7 +117,9 @@ func TestEgressAllowlist(t *testing.T) {
 	code := strings.NewReplacer("{{WEB}}", web.Addr.String(), "{{HOSTSIDE}}", web.HostSide.String(),
 		"{{HOSTPORT}}", strconv.Itoa(hostPort)).Replace(egressProgram)
 	req := sandbox.Request{Language: sandbox.Python, Code: code, Limits: sandbox.Limits{WallTimeMS: 60_000},
-		Network: sandbox.Network{Allow: []string{"web.test", web.Addr.String(), "127.0.0.1:" + strconv.Itoa(hostPort)}}}
+		// 0.0.0.0/1 holds the host's loopback: an entry naming it alone
+		// is refused when given, one that covers it must still not reach it.
+		Network: sandbox.Network{Allow: []string{"web.test", web.Addr.String(), "0.0.0.0/1:" + strconv.Itoa(hostPort)}}}
 
 	// A zygote slot serves no run with network (its namespace has no
 	// listener): that run takes the cold path; a single-run warm sandbox

@@ -369,7 +369,7 @@ func (x *execution) finish(last sandboxinit.Event, outs [2]capturedStream) error
 	default:
 		res.Status, res.Reason = x.exitStatus(last, usage)
 	}
-	if res.Status == sandbox.StatusError && x.spec.ParseError != nil {
+	if x.spec.ParseError != nil && (res.Status == sandbox.StatusError || res.Status == sandbox.StatusTimeout && x.spec.ParseOnTimeout) {
 		res.Error = x.spec.ParseError(res.Stderr, x.spec.MainPath())
 	}
 	return nil

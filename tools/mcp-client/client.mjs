@@ -28,7 +28,17 @@ const tools = await client.listTools();
 out({ step: "tools", names: tools.tools.map((t) => t.name).sort() });
 
 const printed = await client.callTool({ name: "run_code", arguments: { code: "print(6*7)" } });
-out({ step: "print", stdout: printed.structuredContent.stdout });
+out({ step: "print", stdout: printed.structuredContent.stdout, isError: printed.isError ?? false });
+
+// Programs that fail: the result is an error (isError), the run still in it.
+for (const [step, args] of [
+  ["exit", { code: "import sys\nprint('partial')\nsys.exit(3)" }],
+  ["timeout", { code: "while True: pass", limits: { wall_time_ms: 500, cpu_time_ms: 500 } }],
+]) {
+  const r = await client.callTool({ name: "run_code", arguments: args });
+  out({ step, isError: r.isError ?? false, status: r.structuredContent?.status, exit_code: r.structuredContent?.exit_code,
+    stdout: r.structuredContent?.stdout });
+}
 
 if (process.env.MCP_CHART === "1") {
   const code = "import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\nplt.plot([1,2,3],[1,4,9])\nplt.savefig('chart.png')";

@@ -1,4 +1,4 @@
-package egress
+package sandbox
 
 import (
 	"net/netip"
@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-func TestForbidden(t *testing.T) {
+func TestForbiddenAddr(t *testing.T) {
 	tests := []struct {
 		addr string
 		want string // a word of the reason; "" for allowed
@@ -43,9 +43,9 @@ func TestForbidden(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.addr, func(t *testing.T) {
-			got := Forbidden(netip.MustParseAddr(tt.addr))
+			got := ForbiddenAddr(netip.MustParseAddr(tt.addr))
 			if tt.want == "" && got != "" || tt.want != "" && !strings.Contains(got, tt.want) {
-				t.Errorf("Forbidden(%s) = %q, want %q", tt.addr, got, tt.want)
+				t.Errorf("ForbiddenAddr(%s) = %q, want %q", tt.addr, got, tt.want)
 			}
 		})
 	}
