@@ -156,3 +156,46 @@ func TestUIEventParser(t *testing.T) {
 		t.Errorf("an event over the bound: %q", over)
 	}
 }
+
+// TestUIDisplayView: a cell's displays (sandbox.Display) through the
+// page's displayView: a table sanitised, a PNG as an image from a blob
+// URL, JSON indented, and HTML that is no table, SVG, Markdown and
+// omitted data as the object's text; nothing of the program's markup is
+// in the page and none of its script runs.
+func TestUIDisplayView(t *testing.T) {
+	p := modulePage(t)
+	png := `{"base64": "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="}`
+	cases := []struct{ name, display, want string }{
+		{"table", `{"mime": "text/html", "data": "<table><tr><td onclick=\"window.__pwned=1\">7</td></tr></table><script>window.__pwned=2</script>", "text": "7"}`,
+			`<div class="table-wrap" role="region" aria-label="d" tabindex="0"><table><tr><td>7</td></tr></table></div>`},
+		{"png", `{"mime": "image/png", "data": ` + png + `, "text": "<Figure>"}`, `IMG`},
+		{"json", `{"mime": "application/json", "data": "{\"a\":[1]}", "text": "x"}`,
+			`<pre class="output display" aria-label="d">{
+  "a": [
+    1
+  ]
+}</pre>`},
+		{"html that is no table", `{"mime": "text/html", "data": "<img src=x onerror=\"window.__pwned=3\"><p>hi</p>", "text": "Page()"}`,
+			`<pre class="output display" aria-label="d">Page()</pre>`},
+		{"svg", `{"mime": "image/svg+xml", "data": "<svg onload=\"window.__pwned=4\"><script>window.__pwned=5</script></svg>", "text": "<Drawing>"}`,
+			`<pre class="output display" aria-label="d">&lt;Drawing&gt;</pre>`},
+		{"markdown", `{"mime": "text/markdown", "data": "**bold** <img src=x onerror=\"window.__pwned=6\">", "text": "x"}`,
+			`<pre class="output display" aria-label="d">**bold** &lt;img src=x onerror="window.__pwned=6"&gt;</pre>`},
+		{"omitted", `{"mime": "image/png", "text": "<Figure>", "omitted": "too large"}`,
+			`<div class="display"><pre class="output display" aria-label="d">&lt;Figure&gt;</pre><p class="note">(image/png not shown: too large)</p></div>`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := eval[string](p, `import('/ui/render.js').then(m => {
+				const el = m.displayView(`+tc.display+`, 'd', new Set());
+				return el.querySelector('img') ? 'IMG' : el.outerHTML;
+			})`)
+			if got != tc.want {
+				t.Errorf("displayView(%s)\n got %q\nwant %q", tc.display, got, tc.want)
+			}
+		})
+	}
+	if got := eval[bool](p, `new Promise(r => setTimeout(() => r(window.__pwned === undefined), 200))`); !got {
+		t.Errorf("a script of a display ran: window.__pwned = %v", eval[any](p, `window.__pwned`))
+	}
+}

@@ -46,7 +46,8 @@ func (p *browserPage) cellText(i int, sel string) string {
 // serve`: a session opened from the page; a cell's output streamed while
 // it runs (it waits for a file the test writes); an error with its line
 // marked; an interrupted cell and the session kept; a DataFrame as a
-// table and a matplotlib figure (in the datascience image);
+// table and a matplotlib figure (in the datascience image); display() of
+// a table, a figure and an object, and a "!" line;
 // hostile output shown as text, with nothing executed; a file uploaded,
 // read by a cell, and one the cell wrote downloaded; the session reopened
 // from its history after a reload. It reports the first render's time.
@@ -116,6 +117,28 @@ func TestUINotebook(t *testing.T) {
 	next++
 	p.runCell(next, "import matplotlib.pyplot as plt\nfig, ax = plt.subplots(figsize=(4, 2.5))\nax.bar(df['city'], df['temp_c'], color='#0b57d0')\nax.set_ylabel('°C')\nfig.tight_layout()")
 	p.waitFor("the figure loaded", `(() => { const img = document.querySelectorAll('.cell')[`+strconv.Itoa(next)+`].querySelector('.figure img'); return img && img.complete && img.naturalWidth > 0 && img.src.startsWith('blob:'); })()`)
+	next++
+
+	// Notebook habits: display() of a table, a figure and an object whose
+	// HTML is no table (shown as its text, nothing of its markup in the
+	// page), in order, and a "!" line's output.
+	p.runCell(next, "display(df)\ndisplay(fig)\nclass Page:\n"+
+		"    def _repr_html_(self):\n        return '<p onclick=\"window.__pwned=9\">page</p><img src=x onerror=\"window.__pwned=10\">'\n"+
+		"    def __repr__(self):\n        return 'Page()'\ndisplay(Page())\n!echo shell says hi")
+	result := `document.querySelectorAll('.cell')[` + strconv.Itoa(next) + `].querySelector('.result')`
+	p.waitFor("the displayed figure loaded", `(() => { const img = `+result+`.querySelector('.figure img'); return img && img.complete && img.naturalWidth > 0; })()`)
+	if got := eval[[]string](p, `Array.from(`+result+`.children).map(e => e.className)`); strings.Join(got, ",") != "table-wrap,figure,output display" {
+		t.Errorf("the displays' elements in order: %q, want the table, the figure, the text", got)
+	}
+	if got := p.cellText(next, ".result .table-wrap td"); !strings.Contains(got, "Lima") {
+		t.Errorf("display(df)'s table cells %q", got)
+	}
+	if got := p.cellText(next, ".result pre.display"); got != "Page()" {
+		t.Errorf("display(Page()) shows %q, want its text Page()", got)
+	}
+	if got := p.cellText(next, ".stdout"); got != "shell says hi\n" {
+		t.Errorf("the shell line's output %q", got)
+	}
 	next++
 
 	// Hostile output: markup in stdout, in a value's HTML, in a file name.

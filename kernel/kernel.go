@@ -7,6 +7,7 @@ package kernel
 
 import (
 	_ "embed"
+	"strconv"
 
 	"github.com/crucible-sandbox/crucible/sandbox"
 )
@@ -21,9 +22,32 @@ var policySource string
 //go:embed python_kernel.py
 var kernelSource string
 
+// notebookSource is what code written for notebooks expects: display(),
+// "!" and "%" lines, open figures returned (see its docstring). The
+// kernel holds it as a string, NB_SOURCE, and compiles it on first use
+// (notebookBoot).
+//
+//go:embed python_notebook.py
+var notebookSource string
+
+// notebookBoot is the part of the notebook habits every kernel has: the
+// loader of notebookSource, the display builtin, the savefig hook.
+//
+//go:embed python_notebook_boot.py
+var notebookBoot string
+
+// pythonSource is PythonSource's text, built once.
+var pythonSource = policySource + "\n\n" + notebookBoot + "\n\nNB_SOURCE = " + pythonString(notebookSource) + "\n\n" + kernelSource
+
 // PythonSource returns the Python kernel's program text: the policy
-// checker, then the kernel, one file.
-func PythonSource() string { return policySource + "\n\n" + kernelSource }
+// checker, the notebook habits (the part always there, then the rest as
+// a string), then the kernel, one file.
+func PythonSource() string { return pythonSource }
+
+// pythonString quotes s as a Python string literal: Go's quoting, whose
+// escapes (\n, \t, \", \\, \xNN, \uNNNN, \UNNNNNNNN) mean the same in
+// Python, and s is valid UTF-8 (an embedded source file).
+func pythonString(s string) string { return strconv.Quote(s) }
 
 // PythonPath is where a session's sandbox holds the Python kernel.
 const PythonPath = "/code/kernel.py"
@@ -123,6 +147,8 @@ type Reply struct {
 	HTML string `json:"html,omitempty"`
 	// Error describes the exception that ended the cell.
 	Error *Error `json:"error,omitempty"`
+	// Displays are what the cell showed with display(), in order.
+	Displays []Display `json:"displays,omitempty"`
 	// Figures are the open matplotlib figures, as base64 PNG, each with
 	// its labels in a text chunk (see ReadFigureLabels).
 	Figures []string `json:"figures,omitempty"`

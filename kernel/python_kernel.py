@@ -158,27 +158,11 @@ def figure_labels(fig):
 
 
 def figures():
-    """Every open matplotlib figure as PNG (base64), then closed. Each
-    PNG holds the figure's labels (figure_labels) in a FIGURE_KEY text
-    chunk, unless they could not be read."""
-    plt = sys.modules.get("matplotlib.pyplot")
-    if plt is None:
-        return []
-    images = []
-    for number in plt.get_fignums():
-        buf = io.BytesIO()
-        try:
-            fig = plt.figure(number)
-            try:
-                metadata = {FIGURE_KEY: figure_labels(fig)}
-            except Exception:  # a broken artist must not lose the figure
-                metadata = None
-            fig.savefig(buf, format="png", metadata=metadata)
-            images.append(base64.b64encode(buf.getvalue()).decode("ascii"))
-        except Exception as exc:
-            print("crucible: figure %d could not be saved: %s" % (number, exc), file=sys.__stderr__)
-    plt.close("all")
-    return images
+    """The open matplotlib figures as PNG (base64), then closed: those
+    drawn on since they were last saved (nb_open_figures). Each PNG holds
+    the figure's labels (figure_labels) in a FIGURE_KEY text chunk, unless
+    they could not be read."""
+    return [base64.b64encode(png).decode("ascii") for png in nb_open_figures()]
 
 
 # CELL_RUNNING is true while a cell's own code runs. The host interrupts a
@@ -199,21 +183,37 @@ def on_interrupt(signum, frame):
 
 
 def run_cell(request):
-    """Run one cell and return its reply; none of it when the policy blocks it."""
-    global CELL_RUNNING
+    """Run one cell and return its reply; none of it when the policy blocks it.
+
+    The cell's "!" and "%" lines are rewritten first (nb_transform); the
+    policy checks the rewritten cell as nb_transform gives it for the
+    policy, so a magic's payload is checked as code and a "!" line is a
+    finding of its own where the policy blocks subprocess: the shell is
+    subprocess by another name.
+    """
+    global CELL_RUNNING, NB_DISPLAYS, NB_CELL_ID
     filename = "<cell-%d>" % request["id"]
     reply = {"id": request["id"], "token": request["token"], "status": "ok"}
+    NB_DISPLAYS, NB_CELL_ID = [], request["id"]
+    try:
+        cell = nb_transform(request["code"])
+    except UsageError as exc:
+        reply["status"] = "error"
+        reply["error"] = {"type": "UsageError", "message": str(exc), "line": exc.line}
+        return reply
     rules = request.get("policy")
     if rules:
-        findings = check_policy(request["code"], rules)
+        findings = check_policy(cell.policy_code, rules) + shell_findings(cell, rules)
         if findings:
-            reply["findings"] = findings
+            findings.sort(key=lambda f: (f["line"], f["column"]))
+            reply["findings"] = findings[:POLICY_MAX_FINDINGS]
             if rules.get("mode") == "block":
                 reply["status"] = "blocked"
                 return reply
+    cpu0, wall0 = nb_clock() if cell.cell_time else (0, 0)
     try:
         CELL_RUNNING = True
-        tree = ast.parse(request["code"], filename, "exec")
+        tree = ast.parse(cell.code, filename, "exec")
         last = None
         if tree.body and isinstance(tree.body[-1], ast.Expr):
             last = ast.Expression(tree.body.pop().value)
@@ -243,7 +243,28 @@ def run_cell(request):
             signal.signal(signal.SIGINT, on_interrupt)
         except BaseException:
             pass
+    if cell.cell_time:
+        nb_print_times(cpu0, wall0)
+    if NB_DISPLAYS:
+        reply["displays"] = NB_DISPLAYS
+    NB_DISPLAYS = []
     return reply
+
+
+def shell_findings(cell, rules):
+    """A finding for each "!" or %ls line of a cell whose policy blocks
+    subprocess (or os, through which a shell also runs)."""
+    blocked = [m for m in ("subprocess", "os") if m in (rules.get("modules") or ())]
+    if not blocked:
+        return []
+    lines = cell.code.split("\n")
+    return [{"rule": "blocked-shell", "line": n, "column": 1, "snippet": request_line(lines, n),
+             "message": "a shell line runs a command through module %s, which is blocked (%s)" % (
+                 blocked[0], rules.get("preset") or "policy")} for n in cell.shell_lines]
+
+
+def request_line(lines, n):
+    return lines[n - 1].strip()[:POLICY_MAX_SNIPPET] if 0 < n <= len(lines) else ""
 
 
 def finish(reply):
@@ -339,6 +360,7 @@ def run_main(request):
             pass
         status, interrupted = 1, isinstance(exc, KeyboardInterrupt)
         del exc, tb
+    nb_run_ended()
     exit_like_interpreter(status, main, interrupted)
 
 
@@ -637,8 +659,11 @@ def main():
             args = args[1:]
     if zygote_ids:
         libc = become_zygote(zygote_ids)
+    nb_install()
     if not stateless:
         import_cell_modules()
+    if not stateless or names:
+        nb_load()
         signal.signal(signal.SIGINT, on_interrupt)
     loaded = preload(names)
     # What the kernel and the preloaded modules made lives as long as the

@@ -76,8 +76,9 @@ func runOutput(r api.RunResponse) RunOutput {
 // still carries the whole run.
 func programFailed(s sandbox.Status) bool { return s != sandbox.StatusOK }
 
-// content is what a model reads of a run: a text summary, PNG artifacts
-// as images and the other artifacts as links to their resources.
+// content is what a model reads of a run: a text summary (a cell's
+// displays by their text), PNG displays and artifacts as images and the
+// other artifacts as links to their resources.
 func content(r api.RunResponse) []mcp.Content {
 	var b strings.Builder
 	fmt.Fprintf(&b, "status: %s", r.Status)
@@ -90,6 +91,11 @@ func content(r api.RunResponse) []mcp.Content {
 	}
 	section(&b, "stdout", r.Stdout, r.StdoutTruncated)
 	section(&b, "stderr", r.Stderr, r.StderrTruncated)
+	for _, d := range r.Displays {
+		// A model reads a display by its text (a DataFrame's is its
+		// table as text); a PNG also comes as an image below.
+		fmt.Fprintf(&b, "display (%s):\n%s\n", d.MIME, d.Text)
+	}
 	if r.Value != "" {
 		fmt.Fprintf(&b, "value: %s\n", r.Value)
 	}
@@ -110,6 +116,11 @@ func content(r api.RunResponse) []mcp.Content {
 		fmt.Fprintf(&b, "code policy: %s\n", f)
 	}
 	cs := []mcp.Content{&mcp.TextContent{Text: b.String()}}
+	for _, d := range r.Displays {
+		if d.MIME == "image/png" && len(d.Data) > 0 {
+			cs = append(cs, &mcp.ImageContent{MIMEType: d.MIME, Data: d.Data})
+		}
+	}
 	for _, a := range r.Artifacts {
 		if a.MIME == "image/png" && !a.ContentOmitted && len(a.Content) > 0 {
 			cs = append(cs, &mcp.ImageContent{MIMEType: a.MIME, Data: a.Content})

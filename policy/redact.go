@@ -339,7 +339,9 @@ func isPathByte(c byte) bool {
 }
 
 // RedactResult redacts res in place: Stdout, Stderr, Reason, the error's
-// Type, Message, Traceback and Hint, Value, ValueHTML, the artifacts' names (the
+// Type, Message, Traceback and Hint, Value, ValueHTML, the displays (as
+// artifacts' contents: text redacted, an image holding a secret
+// withheld), the artifacts' names (the
 // program chose them) and their contents (see RedactContent). An artifact
 // whose content changed gets its Size and SHA256 recomputed, so the digest
 // always matches the content given; one whose content is withheld loses
@@ -375,6 +377,23 @@ func (r *Redactor) RedactResult(res *sandbox.Result) Counts {
 	}
 	redactString(&res.Value)
 	redactString(&res.ValueHTML)
+	for i := range res.Displays {
+		d := &res.Displays[i]
+		redactString(&d.Text)
+		if len(d.Data) == 0 {
+			continue
+		}
+		// As an artifact's content: text redacted, an image holding a
+		// secret withheld.
+		out, c, err := r.RedactContent(d.MIME, d.Data)
+		total.Add(c)
+		switch {
+		case err != nil:
+			d.Data, d.Omitted = nil, "withheld: "+err.Error()
+		case c.Total() > 0:
+			d.Data = out
+		}
+	}
 	for i := range res.Findings { // they quote the code
 		redactString(&res.Findings[i].Snippet)
 		redactString(&res.Findings[i].Message)

@@ -304,6 +304,10 @@ func TestRedactResult(t *testing.T) {
 		},
 		Value:     "'" + jwtTok + "'",
 		ValueHTML: "<td>" + googleKey + "</td>",
+		Displays: []sandbox.Display{
+			{MIME: "text/html", Data: sandbox.Data("<td>" + ghToken + "</td>"), Text: "t " + ghToken},
+			{MIME: "image/png", Data: sandbox.Data(png), Text: "<Figure>"},
+		},
 		Artifacts: []sandbox.Artifact{
 			{Name: "chart.png", MIME: "image/png", Content: png, Size: int64(len(png)), SHA256: digest(png)},
 			{Name: "keys.csv", MIME: "text/csv; charset=utf-8", Content: csv, Size: int64(len(csv)), SHA256: digest(csv)},
@@ -319,6 +323,10 @@ func TestRedactResult(t *testing.T) {
 		{"Error.Traceback", res.Error.Traceback, "Traceback:\n  File \"[HOST_PATH]/x.py\"\nValueError: bad key [REDACTED:stripe_key]"},
 		{"Value", res.Value, "'[REDACTED:jwt]'"},
 		{"ValueHTML", res.ValueHTML, "<td>[REDACTED:google_api_key]</td>"},
+		{"display html", string(res.Displays[0].Data), "<td>[REDACTED:github_token]</td>"},
+		{"display text", res.Displays[0].Text, "t [REDACTED:github_token]"},
+		{"display png", string(res.Displays[1].Data), ""},
+		{"display png withheld", res.Displays[1].Omitted, "withheld: " + ErrWithheld.Error()},
 		{"png", string(res.Artifacts[0].Content), ""},
 		{"png withheld", res.Artifacts[0].Withheld, ErrWithheld.Error()},
 		{"png digest", res.Artifacts[0].SHA256, ""},
@@ -336,12 +344,12 @@ func TestRedactResult(t *testing.T) {
 			t.Errorf("artifact %s: size %d sha %s do not match its content", a.Name, a.Size, a.SHA256)
 		}
 	}
-	want := Counts{"github_token": 1, "host_path": 2, "stripe_key": 2, "jwt": 1, "google_api_key": 1, "aws_access_key_id": 2, "slack_token": 1}
+	want := Counts{"github_token": 3, "host_path": 2, "stripe_key": 2, "jwt": 1, "google_api_key": 1, "aws_access_key_id": 3, "slack_token": 1}
 	if fmt.Sprint(counts) != fmt.Sprint(want) {
 		t.Errorf("counts = %v, want %v", counts, want)
 	}
-	if counts.Total() != 10 {
-		t.Errorf("Total = %d, want 10", counts.Total())
+	if counts.Total() != 13 {
+		t.Errorf("Total = %d, want 13", counts.Total())
 	}
 	// A result without an error or output is fine.
 	if c := r.RedactResult(&sandbox.Result{}); c.Total() != 0 {

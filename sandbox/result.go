@@ -71,6 +71,10 @@ type Result struct {
 	// ValueHTML is the last expression's HTML form, when it has one (a
 	// pandas DataFrame's table).
 	ValueHTML string `json:"value_html,omitempty"`
+	// Displays are what a session cell showed with display(), in order
+	// (see Display). A stateless run has none: there display() prints the
+	// text form and writes images as artifacts.
+	Displays []Display `json:"displays,omitempty"`
 	// Artifacts are the files the run created or changed in the working
 	// directory, in name order, their contents capped in total by the
 	// artifact-bytes limit.

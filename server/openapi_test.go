@@ -290,6 +290,7 @@ func TestOpenAPISchemasMatchGoTypes(t *testing.T) {
 		"Result":         reflect.TypeFor[sandbox.Result](),
 		"ExecError":      reflect.TypeFor[sandbox.ExecError](),
 		"Artifact":       reflect.TypeFor[sandbox.Artifact](),
+		"Display":        reflect.TypeFor[sandbox.Display](),
 		"Metrics":        reflect.TypeFor[sandbox.Metrics](),
 		"NetworkLog":     reflect.TypeFor[sandbox.NetworkLog](),
 		"Connection":     reflect.TypeFor[sandbox.Connection](),
@@ -391,6 +392,15 @@ func TestOpenAPIEnums(t *testing.T) {
 		if !api.ValidStatus(sandbox.Status(s)) {
 			t.Errorf("RunStatus %q is not a api.ValidStatus", s)
 		}
+	}
+
+	var mimes []any
+	for _, m := range sandbox.DisplayMIMEs {
+		mimes = append(mimes, m)
+	}
+	display := obj(t, obj(t, obj(t, obj(t, doc, "components"), "schemas"), "Display"), "properties")
+	if got := obj(t, display, "mime")["enum"]; !reflect.DeepEqual(got, mimes) {
+		t.Errorf("Display.mime enum = %v, want sandbox.DisplayMIMEs %v", got, mimes)
 	}
 
 	codes := constants(t, "../api/errors.go", regexp.MustCompile(`(?m)^\s*Code\w+\s*=\s*"(\w+)"`))

@@ -334,6 +334,17 @@ func (r *sessionREPL) show(res sandbox.Result) {
 	}
 	showHint(d, res.Error)
 	printFindings(d, res)
+	for i, disp := range res.Displays {
+		// A display shows as its text; a PNG is also saved, as a figure.
+		fmt.Fprintf(d.stdout, "%s\n", disp.Text)
+		if disp.MIME == "image/png" && len(disp.Data) > 0 {
+			if dst, err := saveNew(r.out, fmt.Sprintf("cell%d-display-%d.png", r.n, i+1), disp.Data); err != nil {
+				d.say("crucible: display %d: %v", i+1, err)
+			} else {
+				d.say("saved %s (%s)", dst, disp.MIME)
+			}
+		}
+	}
 	if res.Value != "" {
 		fmt.Fprintf(d.stdout, "Out[%d]: %s\n", r.n, res.Value)
 	}

@@ -49,7 +49,10 @@ type execution struct {
 	// which leaves the sandbox.
 	runCg   runCgroup
 	killRun func()
-	stop    struct {
+	// filesPlaced is set when the input files are in the sandbox already
+	// (bootForRun had init place them).
+	filesPlaced bool
+	stop        struct {
 		once   sync.Once
 		status sandbox.Status
 		reason string
@@ -84,12 +87,16 @@ func (x *execution) run(ctx context.Context) (err error) {
 	}
 	p := x.rt.takeWarm(ctx, x.req, x.lim)
 	warm := p != nil
+	acquired := time.Now()
 	if !warm {
 		if p, err = x.rt.acquire(ctx, cgroupLimitsFor(x.lim)); err != nil {
 			return &sandbox.PlatformError{Op: "prepare sandbox", Err: err}
 		}
-		if x.checkedInSandbox() {
-			if err := x.bootForPolicy(ctx, p); err != nil {
+		// The kernel's start is the run's start-up (Metrics.StartMS), as
+		// the interpreter's is in a cold run.
+		acquired = time.Now()
+		if x.runByKernel() {
+			if err := x.bootForRun(ctx, p); err != nil {
 				_ = x.rt.retire(p)
 				return err
 			}
@@ -97,7 +104,6 @@ func (x *execution) run(ctx context.Context) (err error) {
 		}
 	}
 	x.p = p
-	acquired := time.Now()
 	defer func() {
 		if rerr := x.rt.retire(p); rerr != nil && err == nil {
 			err = &sandbox.PlatformError{Op: "clean up sandbox", Err: rerr}
@@ -168,7 +174,7 @@ func (x *execution) run(ctx context.Context) (err error) {
 	if err := x.finish(last, outs); err != nil {
 		return err
 	}
-	if x.checkedInSandbox() {
+	if x.runByKernel() && x.req.Rules != nil {
 		x.applyPolicyReply()
 	}
 	return nil
@@ -303,7 +309,7 @@ func (x *execution) kernelRun() ([]byte, error) {
 // limit in /proc/meminfo and the program's file, as a cold run has it,
 // /code/main.py alone.
 func (x *execution) placeProgram() error {
-	if len(x.req.Files) > 0 {
+	if len(x.req.Files) > 0 && !x.filesPlaced {
 		work, err := openWorkDir(x.p.cmd.Process.Pid)
 		if err != nil {
 			return err

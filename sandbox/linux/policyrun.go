@@ -7,30 +7,36 @@ import (
 	"github.com/crucible-sandbox/crucible/sandbox"
 )
 
-// Python runs under a code policy (sandbox.Request.Rules) are checked by
-// the interpreter that runs them, before the program's first line: the
-// kernel's check_policy, then its run_main. A warm sandbox has that
-// interpreter already. A cold run with a policy takes the same path: its
-// sandbox starts the kernel (without preloading) instead of
-// `python3 /code/main.py`, and the program is handed to it as to a warm
-// one, so no other process exists and the program runs with the script
-// semantics of a warm run, which the warm-vs-cold conformance tests hold
-// to a cold one's.
+// Every Python run is served by the interpreter of the kernel
+// (python_kernel.py's run_main), never by `python3 /code/main.py`: under
+// a code policy (sandbox.Request.Rules) the kernel checks the program
+// before its first line, and on every path it gives the program the
+// notebook's display() and returns the figures it left open
+// (python_notebook.py). A warm sandbox or a zygote slot has that
+// interpreter already. A cold run takes the same path: its sandbox
+// starts the kernel (without preloading) instead of the program, and the
+// program is handed to it as to a warm one, so no other process exists
+// and the program runs with the script semantics of a warm run, which
+// the warm-vs-cold conformance tests hold to a script's.
 
-// checkedInSandbox reports whether x's code is checked by the kernel.
-func (x *execution) checkedInSandbox() bool {
-	return x.req.Rules != nil && x.req.Language == sandbox.Python
+// runByKernel reports whether x's program is handed to the kernel.
+func (x *execution) runByKernel() bool {
+	return x.req.Language == sandbox.Python
 }
 
-// bootForPolicy starts a stateless kernel in p, a cold sandbox, for x's
-// run, as launchWarm does for the warm pool but with x's limits and
-// environment.
-func (x *execution) bootForPolicy(ctx context.Context, p *sandboxProc) error {
-	k, err := x.rt.bootKernel(ctx, p, x.lim, x.req.Env, nil, statelessKernel, nil)
+// bootForRun starts a stateless kernel in p, a cold sandbox, for x's
+// run, as launchWarm does for the warm pool but with x's limits,
+// environment and input files: init places the files before the
+// interpreter starts, as for `python3 /code/main.py`, so that a
+// directory of them named in PYTHONPATH exists when the interpreter
+// first looks at it (it remembers a directory it found missing).
+func (x *execution) bootForRun(ctx context.Context, p *sandboxProc) error {
+	k, err := x.rt.bootKernel(ctx, p, x.lim, x.req.Env, x.req.Files, statelessKernel, nil)
 	if err != nil {
 		return err
 	}
 	p.kernel = k
+	x.filesPlaced = true
 	return nil
 }
 

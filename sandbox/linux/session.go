@@ -567,6 +567,11 @@ func (s *Session) finishCell(ctx context.Context, res sandbox.Result, reply kern
 		res.Reason = "output limit of " + units.BytesSize(float64(s.lim.OutputBytes)) + " reached"
 	}
 	budget := budgetFor(s.lim)
+	// Displays come first, in the cell's order, and take their share of
+	// the artifact budget; figures and files the rest.
+	var used int64
+	res.Displays, used = kernel.ResultDisplays(reply.Displays, budget.content)
+	budget.content -= used
 	for i, b64 := range reply.Figures {
 		png, err := base64.StdEncoding.DecodeString(b64)
 		if err != nil {

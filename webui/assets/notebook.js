@@ -16,7 +16,7 @@ import { artifactList } from './artifacts.js';
 import { announce, append, clear, h } from './dom.js';
 import {
   OutputPane, dataBytes, dataText, errorView, figure, fmtBytes, fmtMS, fmtTime, revokeAll, saveBytes,
-  statusBadge, valueTable,
+  statusBadge, valueTable, displayView,
 } from './render.js';
 import { events, follow } from './sse.js';
 
@@ -404,6 +404,7 @@ class Cell {
     this.stdout.set(dataText(res.stdout));
     this.stderr.set(dataText(res.stderr));
     const parts = [];
+    (res.displays || []).forEach((d, i) => parts.push(displayView(d, `Display ${i + 1} of cell ${n}`, this.urls)));
     if (res.value_html) parts.push(valueTable(res.value_html, `Value of cell ${n}`));
     else if (res.value) parts.push(h('pre', { class: 'output value', 'aria-label': `Value of cell ${n}`, text: res.value }));
     const files = [];

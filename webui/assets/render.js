@@ -70,6 +70,35 @@ export function valueTable(html, label) {
 }
 
 /**
+ * displayView shows one of a cell's displays (a sandbox.Display): an HTML
+ * table sanitised as a value's is (sanitize.js), a PNG as an image from
+ * its bytes, JSON indented; every other form (HTML that is no table, SVG,
+ * Markdown, plain text, data the server omitted) as the object's text,
+ * through textContent. Program output is never given to the page as
+ * markup.
+ */
+export function displayView(d, label, urls) {
+  const text = (t) => h('pre', { class: 'output display', 'aria-label': label, text: clip(t) });
+  if (d.omitted) {
+    return h('div', { class: 'display' }, text(d.text || ''), h('p', { class: 'note', text: `(${d.mime} not shown: ${d.omitted})` }));
+  }
+  const data = dataText(d.data);
+  if (d.mime === 'text/html' && /<table[\s>]/i.test(data)) return valueTable(data, label);
+  if (d.mime === 'image/png') {
+    return figure(dataBytes(d.data), d.mime, label, urls) || text(d.text || '');
+  }
+  if (d.mime === 'application/json') {
+    try {
+      return text(JSON.stringify(JSON.parse(data), null, 2));
+    } catch {
+      return text(data);
+    }
+  }
+  if (d.mime === 'text/markdown') return text(data);
+  return text(d.text || '');
+}
+
+/**
  * figure returns an <img> showing image bytes of an allowed type through
  * a blob URL, registered in urls (a Set the caller revokes when the image
  * goes), or null for any other type.
