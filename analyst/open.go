@@ -44,7 +44,8 @@ func (a *Analysis) Close() error { return a.Session.Close() }
 // Datasets the analysis cannot hold (none, more than MaxDatasets, a bad
 // or repeated name, a file over MaxDatasetBytes, a workbook with over
 // MaxSheets sheets), a file name clashing with req.Files, and datasets
-// too large to profile within the limits are refused with an
+// too large to profile within the limits, and a session that cannot
+// import the profiler's modules (loadModules), are refused with an
 // *sandbox.InputError; a file that cannot be read is not an error, its
 // Table says why. Anything else that fails is a *sandbox.PlatformError
 // (or the runtime's own error for the session). On error no session is
@@ -62,6 +63,10 @@ func Open(ctx context.Context, rt sandbox.SessionRuntime, req sandbox.SessionReq
 	}
 	sess, err := rt.NewSession(ctx, req)
 	if err != nil {
+		return nil, err
+	}
+	if err := loadModules(ctx, sess); err != nil {
+		_ = sess.Close()
 		return nil, err
 	}
 	p, err := profile(ctx, sess, frames)

@@ -41,6 +41,11 @@ const (
 	// it, such as asking for network without the server's leave (403);
 	// Field and Rule say which part and why.
 	CodeForbidden = "forbidden"
+	// CodeUnsuitableImage: the image the request names, or its default,
+	// lacks what the request needs, such as an analysis in an image
+	// without pandas (422); Field is image, and the message names an
+	// image that has it or how to build one.
+	CodeUnsuitableImage = "unsuitable_image"
 	// CodeInternal: the server failed, never the caller (500).
 	CodeInternal = "internal"
 )
@@ -96,6 +101,8 @@ func HTTPStatus(code string) int {
 		return http.StatusConflict
 	case CodeNotConfigured:
 		return http.StatusNotImplemented
+	case CodeUnsuitableImage:
+		return http.StatusUnprocessableEntity
 	}
 	return http.StatusInternalServerError
 }

@@ -14,8 +14,11 @@ type Image struct {
 // ImageList is the answer to GET /v1/images: the images the server
 // offers, the default first.
 type ImageList struct {
-	// Default names the image of a request that names none.
+	// Default names the image of a run that names none.
 	Default string `json:"default"`
+	// SessionDefault names the image of a session, analysis or agent run
+	// that names none: the first offered with pandas, else Default.
+	SessionDefault string `json:"session_default"`
 	// Images are the images offered.
 	Images []Image `json:"images"`
 }

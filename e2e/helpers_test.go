@@ -143,8 +143,16 @@ var addrRE = regexp.MustCompile(`\baddr=\S*:([0-9]+)`)
 // its log tail if t failed.
 func startServer(t *testing.T, name, db string, extra ...string) *server {
 	t.Helper()
+	return startServerPlaced(t, name, db, append([]string{"--prestart", "1"}, extra...)...)
+}
+
+// startServerPlaced is startServer with only the flags that place the
+// server (--addr, --db, --socket) before extra: with no extra, the server
+// a user gets from a plain `crucible serve`.
+func startServerPlaced(t *testing.T, name, db string, extra ...string) *server {
+	t.Helper()
 	bin := crucibleBinary(t)
-	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--db", db, "--prestart", "1"}, extra...)
+	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--db", db}, extra...)
 	if serveHasFlag(t, "socket") { // a socket of its own, never the host's
 		args = append(args, "--socket", filepath.Join(t.TempDir(), "serve.sock"))
 	}

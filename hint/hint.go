@@ -98,13 +98,21 @@ func (h *Hinter) Hint(l sandbox.Language, network string, lim sandbox.Limits, e 
 	return ""
 }
 
-// missing is the hint of module, missing to a program in language l.
-func (h *Hinter) missing(l sandbox.Language, module string, offline bool) string {
+// Has reports whether the root filesystem the programs run in holds
+// module, a top-level Python module or a Node.js package for language l
+// (found as a missing one's hint finds it: by the directories the
+// interpreters search). It reads the directories once per digest.
+func (h *Hinter) Has(l sandbox.Language, module string) bool {
 	root := h.cfg.RootFS
 	if root == "" {
 		root = "/"
 	}
-	if h.contents(root, h.cfg.Digest).has(l, module) {
+	return h.contents(root, h.cfg.Digest).has(l, module)
+}
+
+// missing is the hint of module, missing to a program in language l.
+func (h *Hinter) missing(l sandbox.Language, module string, offline bool) string {
+	if h.Has(l, module) {
 		return ""
 	}
 	what := "Python module"

@@ -68,7 +68,8 @@
 // unavailable (the server is shutting down), withheld (a binary file that
 // holds a secret), conflict (an approval already decided, or a question
 // while another is answered), not_configured
-// (agent runs without a model) and internal.
+// (agent runs without a model), unsuitable_image (422: an analysis in an
+// image without pandas) and internal.
 //
 // Sessions, analyses and agent runs live in the service's registries, not
 // in the store: they do not survive a restart of the server (the records

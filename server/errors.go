@@ -28,15 +28,16 @@ var internalError = &api.Error{Code: api.CodeInternal, Message: "internal server
 
 // codeOfKind maps the service's refusals to the API's error codes.
 var codeOfKind = map[service.Kind]string{
-	service.KindNotFound:      api.CodeNotFound,
-	service.KindSessionClosed: api.CodeSessionClosed,
-	service.KindTooLarge:      api.CodePayloadTooLarge,
-	service.KindBusy:          api.CodeTooManyRequests,
-	service.KindUnavailable:   api.CodeUnavailable,
-	service.KindWithheld:      api.CodeWithheld,
-	service.KindConflict:      api.CodeConflict,
-	service.KindNotConfigured: api.CodeNotConfigured,
-	service.KindForbidden:     api.CodeForbidden,
+	service.KindNotFound:        api.CodeNotFound,
+	service.KindSessionClosed:   api.CodeSessionClosed,
+	service.KindTooLarge:        api.CodePayloadTooLarge,
+	service.KindBusy:            api.CodeTooManyRequests,
+	service.KindUnavailable:     api.CodeUnavailable,
+	service.KindWithheld:        api.CodeWithheld,
+	service.KindConflict:        api.CodeConflict,
+	service.KindNotConfigured:   api.CodeNotConfigured,
+	service.KindForbidden:       api.CodeForbidden,
+	service.KindUnsuitableImage: api.CodeUnsuitableImage,
 }
 
 // answerOf returns the answer to err, an error of the service: a 400 for

@@ -157,7 +157,7 @@ func (s *Service) agentSession(req api.AgentRunRequest, cellTimeout time.Duratio
 	if err := sreq.Validate(); err != nil {
 		return sreq, nil, err
 	}
-	img, err := s.image(req.Image)
+	img, err := s.sessionImageNamed(req.Image)
 	if err != nil {
 		return sreq, nil, err
 	}

@@ -43,7 +43,7 @@ type analysis struct {
 }
 
 // CreateAnalysis opens an analysis of tenant's datasets: a session of the
-// image spec names (the default for none), counted against the tenant's
+// image spec names (the session default for none, defaultSessionImage), counted against the tenant's
 // open sessions, in which the datasets are loaded and profiled. Its
 // profile is redacted. Datasets named in a session are read from it, at
 // most the tenant's request-body limit all together, within the payload
@@ -51,6 +51,7 @@ type analysis struct {
 //
 // The refusals: an input error naming the field for bad datasets (none,
 // too many, a bad or repeated name, too large), a bad image or limit,
+// KindUnsuitableImage for an image without pandas,
 // both datasets and session files or neither, a bad session file name;
 // KindNotFound or KindSessionClosed for the session, KindNotFound for a
 // file it does not have, KindWithheld for one that holds a secret and is
@@ -60,15 +61,15 @@ type analysis struct {
 // session holds the datasets.
 func (s *Service) CreateAnalysis(ctx context.Context, tenant string, spec AnalysisSpec, payload *Payload) (api.Analysis, error) {
 	defer payload.Release()
+	img, err := s.analysisImage(spec.Image) // before the datasets are read: nothing is done in vain
+	if err != nil {
+		return api.Analysis{}, err
+	}
 	datasets, release, err := s.analysisDatasets(ctx, tenant, spec)
 	if err != nil {
 		return api.Analysis{}, err
 	}
 	defer release()
-	img, err := s.image(spec.Image)
-	if err != nil {
-		return api.Analysis{}, err
-	}
 	lim, err := s.analysisLimits(spec.Limits, datasets)
 	if err != nil {
 		return api.Analysis{}, err

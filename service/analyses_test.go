@@ -280,3 +280,24 @@ func TestAnalysisFromSessionFiles(t *testing.T) {
 		t.Errorf("from the session's file: %+v", a)
 	}
 }
+
+// TestAnalysisLimitsTooLow: limits under which the session cannot even
+// import numpy and pandas (numpy's math library starts a thread per CPU,
+// which one process refuses; 30 MB of memory) are the request's fault:
+// an input error naming limits, never a platform failure, and no session
+// is left open.
+func TestAnalysisLimitsTooLow(t *testing.T) {
+	ctx := context.Background()
+	svc := analysisService(t, "unused", "print(1)")
+	csv := []analyst.Dataset{{Name: "sales.csv", Content: []byte("a,b\n1,2\n")}}
+	for _, lim := range []sandbox.Limits{{Processes: 1}, {MemoryBytes: 30_000_000}} {
+		_, err := svc.CreateAnalysis(ctx, "acme", service.AnalysisSpec{Datasets: csv, Limits: lim}, nil)
+		var ie *sandbox.InputError
+		if !errors.As(err, &ie) || ie.Field != "limits" || !strings.Contains(ie.Rule, "import numpy and pandas") {
+			t.Errorf("limits %+v: %v; want an input error naming limits", lim, err)
+		}
+	}
+	if n := len(svc.Sessions("acme")); n != 0 {
+		t.Errorf("%d sessions left open", n)
+	}
+}

@@ -46,6 +46,12 @@ type Config struct {
 	// run or a cell in the default image (sandbox.ExecError.Hint); each
 	// of Images has its own. Nil adds none.
 	Hints Hinter
+	// Contents, when set, says which Python modules the default image
+	// holds (each of Images has its own): sessions and analyses that name
+	// no image go to the first image with pandas, and an analysis is
+	// refused up front in an image without it (imagecontents.go). Nil
+	// means unknown: the image is taken to have them.
+	Contents Contents
 	// MaxConcurrent is how many runs may execute at once (default: twice
 	// the number of CPUs, DefaultConcurrencyPerCPU: a run's sandbox spends
 	// part of its life setting up and tearing down, not on a CPU).

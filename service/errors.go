@@ -40,6 +40,11 @@ const (
 	// such as a run with network when the server's config does not allow
 	// the tenant network; Field names the part refused.
 	KindForbidden
+	// KindUnsuitableImage: the image the request names, or its default,
+	// lacks what the request needs, such as an analysis in an image
+	// without pandas; Field is "image" and the message names an image
+	// that has it or how to build one.
+	KindUnsuitableImage
 )
 
 // Error is a request the service refused for a reason the caller can act

@@ -22,6 +22,9 @@ type Image struct {
 	// Hints, if set, writes the hints of the errors of programs run in
 	// the image (what the image lacks, which images have it).
 	Hints Hinter
+	// Contents, if set, says which modules the image holds (see
+	// Config.Contents).
+	Contents Contents
 }
 
 // DefaultImageName names Config.Runtime's image when Config.ImageName is
@@ -35,7 +38,7 @@ var imageNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
 // offeredImages returns c's images, the default (Runtime's) first, and
 // checks their names: valid and each once.
 func (c Config) offeredImages() ([]Image, error) {
-	all := append([]Image{{Name: c.ImageName, Digest: c.ImageDigest, Runtime: c.Runtime, Hints: c.Hints}}, c.Images...)
+	all := append([]Image{{Name: c.ImageName, Digest: c.ImageDigest, Runtime: c.Runtime, Hints: c.Hints, Contents: c.Contents}}, c.Images...)
 	if all[0].Name == "" {
 		all[0].Name = DefaultImageName
 	}
@@ -76,7 +79,7 @@ func (s *Service) image(name string) (*Image, error) {
 
 // Images lists the images the service offers, the default first.
 func (s *Service) Images() api.ImageList {
-	list := api.ImageList{Default: s.images[0].Name, Images: make([]api.Image, len(s.images))}
+	list := api.ImageList{Default: s.images[0].Name, SessionDefault: s.images[s.sessionImage].Name, Images: make([]api.Image, len(s.images))}
 	for i, img := range s.images {
 		list.Images[i] = api.Image{Name: img.Name, Digest: img.Digest}
 	}

@@ -16,17 +16,20 @@ import (
 // result, records it, and counts it; it owns the sessions and who may use
 // them. Transports only decode, call and encode. Create it with New.
 type Service struct {
-	cfg        Config
-	images     []Image // the default first
-	log        *slog.Logger
-	tenantRuns runCounter
-	feeds      feeds
-	adm        *admission
-	payload    *payloadBudget
-	met        *metrics
-	sessions   *registry[*Session]
-	agents     *registry[*agentRun]
-	analyses   *registry[*analysis]
+	cfg    Config
+	images []Image // the default first
+	// sessionImage indexes images: the image of the sessions and
+	// analyses that name none (defaultSessionImage).
+	sessionImage int
+	log          *slog.Logger
+	tenantRuns   runCounter
+	feeds        feeds
+	adm          *admission
+	payload      *payloadBudget
+	met          *metrics
+	sessions     *registry[*Session]
+	agents       *registry[*agentRun]
+	analyses     *registry[*analysis]
 	// base is the context of every run; cancelling it kills the runs
 	// still executing when Shutdown gives up waiting.
 	base   context.Context
@@ -55,7 +58,7 @@ func New(cfg Config) (*Service, error) {
 			cfg.Logger.Info("marked runs left by a previous process as interrupted", "count", n)
 		}
 	}
-	s := &Service{cfg: cfg, images: images, log: cfg.Logger, payload: newPayloadBudget(cfg.MaxPayloadBytes, cfg.PayloadWait)}
+	s := &Service{cfg: cfg, images: images, sessionImage: defaultSessionImage(images), log: cfg.Logger, payload: newPayloadBudget(cfg.MaxPayloadBytes, cfg.PayloadWait)}
 	s.sessions = newSessionRegistry(cfg.MaxSessions)
 	s.agents = newAgentRegistry(cfg.Agents)
 	s.analyses = newAnalysisRegistry()

@@ -69,7 +69,7 @@ var _ sandbox.Session = (*Session)(nil)
 type ender interface{ Done() <-chan struct{} }
 
 // OpenSession starts a session for tenant in the image req names (the
-// default for none), within the tenant's share and the service's maximum
+// session default for none, defaultSessionImage), within the tenant's share and the service's maximum
 // of open sessions. An empty language is Python, and an alias of it
 // ("py") is resolved, as for a run.
 func (s *Service) OpenSession(ctx context.Context, tenant string, req sandbox.SessionRequest, opts SessionOptions) (*Session, error) {
@@ -77,7 +77,7 @@ func (s *Service) OpenSession(ctx context.Context, tenant string, req sandbox.Se
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
-	img, err := s.image(req.Image)
+	img, err := s.sessionImageNamed(req.Image)
 	if err != nil {
 		return nil, err
 	}

@@ -340,3 +340,22 @@ func TestAnalystInteractive(t *testing.T) {
 		t.Errorf("exit code %d, want 0: %q", code, s.screen)
 	}
 }
+
+// TestAnalystImageWithoutPandas: `crucible analyst --image host`, whose
+// interpreter cannot import numpy, is refused as bad input (exit 2)
+// naming the image and how to build one that has it, not a failure of
+// the platform (exit 70).
+func TestAnalystImageWithoutPandas(t *testing.T) {
+	testenv.Root(t)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "sales.csv"), []byte("a,b\n1,2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := analystCmd(t, dir, "--image", "host", "sales.csv")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	_ = cmd.Run()
+	if code := cmd.ProcessState.ExitCode(); code != 2 || !strings.Contains(stderr.String(), "image: must have the Python modules numpy and pandas") || !strings.Contains(stderr.String(), "crucible image build") {
+		t.Errorf("exit %d, stderr %q; want 2 and the image refused with how to build one", code, stderr.String())
+	}
+}

@@ -54,9 +54,14 @@ A program's output streams as progress notifications when the client asks
 for progress; cancelling a call kills its run. Resources: a run's record at
 crucible://runs/{id} and its files at crucible://runs/{id}/artifacts/{name}.
 Prompt: data_analyst, a model set up as a data analyst over a session.
---image, --rootfs, --store, --db and --config are those of crucible serve.`,
+--image, --rootfs, --store, --db, --config and --warm are those of crucible
+serve: without --image, the host's directories for runs and, when built,
+the datascience image for sessions and analyses; a zygote slot per CPU.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error { return serveMCP(cmd.Context(), &f) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f.warmGiven = cmd.Flags().Changed("warm")
+			return serveMCP(cmd.Context(), &f)
+		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.config, "config", "", "JSON file of limits, redaction and the analyst's model, as for crucible serve")
@@ -64,6 +69,7 @@ Prompt: data_analyst, a model set up as a data analyst over a session.
 	fl.StringVar(&f.rootfs, "rootfs", "", "root filesystem directory (default: the host's system directories, read-only)")
 	fl.StringArrayVar(&f.images, "image", nil, "offer the built image `NAME`, or \"host\"; repeatable, the first is the default")
 	fl.StringVar(&f.store, "store", image.DefaultStore, "image store directory")
+	addWarmFlag(fl, &f.warm)
 	return cmd
 }
 
@@ -74,8 +80,14 @@ func serveMCP(ctx context.Context, f *serveFlags) error {
 	if err != nil {
 		return err
 	}
-	names, err := imageNames(f.images, f.rootfs)
+	names, err := imageNames(f.images, f.rootfs, f.store)
 	if err != nil {
+		return usageError(err)
+	}
+	if f.warm < 0 {
+		return usageError(errors.New("--warm must not be negative"))
+	}
+	if err := checkUIDCount(conf, f, len(names)); err != nil {
 		return usageError(err)
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -87,7 +99,7 @@ func serveMCP(ctx context.Context, f *serveFlags) error {
 	}
 	defer st.Close()
 	images, err := startImages(names, f, func(o *linux.Options) {
-		o.UIDBase, o.UIDCount, o.Logger = conf.UIDBase, conf.UIDCount, log
+		o.Warm, o.UIDBase, o.UIDCount, o.Logger = f.warmFor(o.RootFS, log), conf.UIDBase, conf.UIDCount, log
 	})
 	if err != nil {
 		return err
@@ -101,6 +113,7 @@ func serveMCP(ctx context.Context, f *serveFlags) error {
 	if err != nil {
 		return usageError(err)
 	}
+	logImages(log, svc, f.warm)
 	defer func() {
 		sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 		defer cancel()

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -31,6 +30,9 @@ type serveFlags struct {
 	addr string
 	db   string
 	warm int
+	// warmGiven says --warm was given: then it applies even to a root
+	// filesystem without Python (warmFor).
+	warmGiven bool
 	// warmSessions is --warm-sessions.
 	warmSessions int
 	prestart     int
@@ -77,9 +79,13 @@ Images: each --image NAME (repeatable) offers a built image (crucible image
 ls), or with NAME "host" the host's own system directories, read-only; the
 first is the default. A run or a session picks one with "image": NAME in
 its request, and a name not offered is refused listing those offered.
-Without --image the server offers "host" only (or "rootfs", the --rootfs
-directory). Each image has its own sandboxes: --warm, --warm-sessions and
---prestart apply to each.
+Without --image the server offers "host" (or "rootfs", the --rootfs
+directory) and, when it is built (crucible image build), "datascience".
+Runs default to the first; sessions, analyses (and so the web UI's
+notebook and analyst) and agent runs to the first image with pandas. An
+analysis in an image without pandas is refused (422 unsuitable_image).
+Each image has its own sandboxes: --warm, --warm-sessions and --prestart
+apply to each; --warm 0 turns the zygote slots off.
 
 --warm-sessions N keeps N sessions per image started ahead of requests,
 the Python kernel running with numpy, pandas and matplotlib.pyplot (those
@@ -186,7 +192,10 @@ to it.
 SIGINT or SIGTERM stops it: no new runs are admitted, those in progress
 get ` + shutdownGrace.String() + ` to finish, and agent runs are cancelled.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error { return serve(cmd.Context(), &f) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f.warmGiven = cmd.Flags().Changed("warm")
+			return serve(cmd.Context(), &f)
+		},
 	}
 	cmd.Long = strings.Replace(cmd.Long, "SESSION_DEFAULTS", describeSessionDefaults(), 1)
 	fl := cmd.Flags()
@@ -194,7 +203,7 @@ get ` + shutdownGrace.String() + ` to finish, and agent runs are cancelled.`,
 	fl.StringVar(&f.config, "config", "", "JSON file of server, redaction and tenant limits (see above)")
 	addPolicyFlag(fl, &f.policy, "the server's least static code policy `MODE`: off, warn or block (the stricter of this and --config's; see above)")
 	fl.StringVar(&f.db, "db", "", "run store: SQLite file path or postgres:// URL (default "+store.DefaultSQLitePath+")")
-	fl.IntVar(&f.warm, "warm", 0, "Python zygote slots kept running, the interpreter started, each serving stateless runs by forking (two uids each)")
+	addWarmFlag(fl, &f.warm)
 	fl.IntVar(&f.warmSessions, "warm-sessions", 0, "Python sessions kept started with pandas imported, per image (~85 MiB each)")
 	fl.IntVar(&f.prestart, "prestart", 2, "sandboxes kept built ahead of requests")
 	fl.StringVar(&f.rootfs, "rootfs", "", "root filesystem directory (default: the host's system directories, read-only)")
@@ -232,12 +241,12 @@ func serve(ctx context.Context, f *serveFlags) error {
 	if err != nil {
 		return err
 	}
-	names, err := imageNames(f.images, f.rootfs)
+	names, err := imageNames(f.images, f.rootfs, f.store)
 	if err != nil {
 		return usageError(err)
 	}
-	if uids, ready := cmp.Or(conf.UIDCount, linux.DefaultUIDCount), (2*f.warm+f.warmSessions+f.prestart)*len(names); uids <= ready {
-		return usageError(fmt.Errorf("--config: uid_count (%d) must exceed twice --warm plus --warm-sessions plus --prestart, times the images offered (%d): every sandbox kept ready holds a uid, a zygote slot of --warm two", uids, ready))
+	if err := checkUIDCount(conf, f, len(names)); err != nil {
+		return usageError(err)
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
@@ -259,7 +268,7 @@ func serve(ctx context.Context, f *serveFlags) error {
 	}
 
 	images, err := startImages(names, f, func(o *linux.Options) {
-		o.Warm, o.WarmSessions, o.Prestart = f.warm, f.warmSessions, f.prestart
+		o.Warm, o.WarmSessions, o.Prestart = f.warmFor(o.RootFS, log), f.warmSessions, f.prestart
 		o.UIDBase, o.UIDCount, o.Logger = conf.UIDBase, conf.UIDCount, log
 	})
 	if err != nil {
@@ -276,6 +285,7 @@ func serve(ctx context.Context, f *serveFlags) error {
 	if err != nil {
 		return usageError(fmt.Errorf("--config: %w", err))
 	}
+	logImages(log, svc, f.warm)
 	setMemoryLimit(log, svc.PayloadBudget())
 	srv, err := server.New(server.Config{Service: svc, Keys: st, RequireKeys: !loopback, AllowedHosts: f.allowedHosts, BodyTimeout: conf.bodyTimeout,
 		IdleTimeout: conf.idleTimeout, Logger: log})
@@ -296,6 +306,7 @@ func serve(ctx context.Context, f *serveFlags) error {
 		log.Info("serving the Crucible API; API keys are required", "addr", ln.Addr().String(), "active_keys", keys, "images", strings.Join(names, ","))
 	}
 
+	fmt.Fprintf(os.Stderr, "web UI: %s\n", webUIURL(ln.Addr()))
 	local := startLocalServer(f.socket, images, f, log)
 
 	select {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 
 	"github.com/crucible-sandbox/crucible/image"
 	"github.com/crucible-sandbox/crucible/policy"
@@ -24,14 +25,20 @@ type servedImage struct {
 
 // imageNames returns the names of the images --image and --rootfs offer,
 // the default first: each --image in order ("host" for the host's
-// directories), or the --rootfs directory, or else the host's directories.
-func imageNames(images []string, rootfs string) ([]string, error) {
+// directories), or the --rootfs directory, or else the host's directories
+// and, when it is built in store, the data-science image
+// (image.ForModels), which the service makes the default of sessions and
+// analyses (service.Config.Contents).
+func imageNames(images []string, rootfs, store string) ([]string, error) {
 	switch {
 	case len(images) > 0 && rootfs != "":
 		return nil, errors.New("give --rootfs or --image, not both")
 	case rootfs != "":
 		return []string{rootfsImage}, nil
 	case len(images) == 0:
+		if data := image.ForModels(store); data != image.Host {
+			return []string{image.Host, data}, nil
+		}
 		return []string{image.Host}, nil
 	}
 	for i, name := range images {
@@ -65,7 +72,11 @@ func startImages(names []string, f *serveFlags, adjust func(*linux.Options)) ([]
 			return nil, err
 		}
 		hints := errorHints(rootfs, built, f.store)
-		images = append(images, servedImage{Image: service.Image{Name: name, Digest: digest, Runtime: rt, Hints: hints}, rt: rt})
+		img := service.Image{Name: name, Digest: digest, Runtime: rt, Hints: hints}
+		if c, ok := hints.(service.Contents); ok { // the modules it holds, as its hints find them
+			img.Contents = c
+		}
+		images = append(images, servedImage{Image: img, rt: rt})
 	}
 	return images, nil
 }
@@ -105,7 +116,7 @@ func poolsOf(images []servedImage) func() map[string]service.PoolStats {
 // serve` and `crucible mcp` share.
 func serviceConfig(images []servedImage, st store.Store, redactor *policy.Redactor, log *slog.Logger, conf *serveConfig) (service.Config, error) {
 	cfg := service.Config{Runtime: images[0].Runtime, ImageName: images[0].Name, ImageDigest: images[0].Digest,
-		Store: st, Redactor: redactor, Logger: log, Hints: images[0].Hints}
+		Store: st, Redactor: redactor, Logger: log, Hints: images[0].Hints, Contents: images[0].Contents}
 	for _, img := range images[1:] {
 		cfg.Images = append(cfg.Images, img.Image)
 	}
@@ -113,4 +124,19 @@ func serviceConfig(images []servedImage, st store.Store, redactor *policy.Redact
 	var err error
 	cfg.Agents.Model, err = agentModel(conf.Model, log)
 	return cfg, err
+}
+
+// logImages logs which image serves what (svc's images, the defaults
+// first) and the zygote slots each keeps, and warns when none can hold an
+// analysis.
+func logImages(log *slog.Logger, svc *service.Service, warm int) {
+	list := svc.Images()
+	names := make([]string, len(list.Images))
+	for i, img := range list.Images {
+		names[i] = img.Name
+	}
+	log.Info("images", "runs", list.Default, "sessions_and_analyses", list.SessionDefault, "offered", strings.Join(names, ","), "warm_per_image", warm)
+	if !svc.CanAnalyse() {
+		log.Warn("no image offered has pandas: analyses are refused (422 unsuitable_image); " + service.BuildDataImage)
+	}
 }

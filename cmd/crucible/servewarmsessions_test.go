@@ -29,7 +29,7 @@ func TestServeWarmSessions(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	cmd := crucibleCommand("serve", "--addr", addr, "--prestart", "0", "--warm-sessions", "1", "--db", filepath.Join(t.TempDir(), "runs.db"))
+	cmd := crucibleCommand("serve", "--addr", addr, "--image", "host", "--prestart", "0", "--warm-sessions", "1", "--db", filepath.Join(t.TempDir(), "runs.db"))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {

@@ -86,7 +86,8 @@ class UploadForm {
   }
 
   setImages(imgs) {
-    for (const im of imgs.images) this.images.append(h('option', { value: im.name, selected: im.name === imgs.default, text: im.name }));
+    const preferred = imgs.session_default || imgs.default; // an analysis needs pandas: the server's session image has it
+    for (const im of imgs.images) this.images.append(h('option', { value: im.name, selected: im.name === preferred, text: im.name }));
   }
 
   add(fileList) {

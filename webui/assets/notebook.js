@@ -93,7 +93,8 @@ async function renderPicker(main, signal) {
   });
   try {
     const [imgs, sessions] = await Promise.all([getJSON('/v1/images', { signal }), getJSON('/v1/sessions', { signal })]);
-    for (const im of imgs.images) images.append(h('option', { value: im.name, selected: im.name === imgs.default, text: im.name }));
+    const preferred = imgs.session_default || imgs.default; // the server's image for sessions: the first with pandas
+    for (const im of imgs.images) images.append(h('option', { value: im.name, selected: im.name === preferred, text: im.name }));
     const d = sessions.defaults;
     if (d) {
       if (!timeout.value && d.wall_time_ms) timeout.value = String(d.wall_time_ms / 1000);
