@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -55,8 +56,9 @@ var tourSteps = []string{"bin/crucible run ", "bin/crucible session", "bin/cruci
 // temporary database added at its end (the later flag wins), so that it
 // takes a free port and not the host's run store, whose API keys would
 // change its answers; it is stopped with SIGTERM at the end. Its log is
-// not compared: it carries times, and its start-up lines are another
-// change's (the web UI's address); the commands after it check it works.
+// not compared whole: it carries times; each line the README shows under the command
+// (the web UI's address) must be one of its lines, the port written as
+// 8080; the commands after it check it works.
 // The MCP step runs the real TypeScript SDK client of tools/mcp-client.
 func TestREADMETour(t *testing.T) {
 	testenv.Root(t)
@@ -231,6 +233,7 @@ func startTourServer(t *testing.T, dir string, env []string, it tourItem, export
 				resp.Body.Close()
 				if resp.StatusCode == http.StatusOK {
 					_, port, _ := strings.Cut(m[1], ":")
+					checkServeShown(t, it, logs, port)
 					return port
 				}
 			}
@@ -241,6 +244,19 @@ func startTourServer(t *testing.T, dir string, env []string, it tourItem, export
 		case <-deadline:
 			t.Fatalf("README line %d: $ %s did not answer within 3 minutes:\n%s", it.line, it.command, logs.String())
 		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// checkServeShown fails the tour unless every line the README shows under
+// its background serve command is a line of the server's log by the time
+// the server answers (the log's port written as the README's 8080).
+func checkServeShown(t *testing.T, it tourItem, logs *syncBuffer, port string) {
+	t.Helper()
+	lines := strings.Split(strings.ReplaceAll(logs.String(), ":"+port+"/", ":8080/"), "\n")
+	for _, want := range it.want {
+		if !slices.Contains(lines, want) {
+			t.Errorf("README line %d: $ %s: the README shows %q, which is not a line of its log:\n%s", it.line, it.command, want, logs.String())
 		}
 	}
 }
