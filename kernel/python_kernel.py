@@ -543,12 +543,15 @@ def zygote_child(fds, requests, libc):
     session of its own, the run's descriptors replace the standard
     streams, the zygote's channel is closed. The host moves the process
     into the run's cgroup; the process warms up (warm_up) and says on the
-    gate, a stream socket, that it is ready. When the run comes the host
-    writes it on the gate (as run_main takes it, the program's code with
-    it, which the host also put at /code/main.py) and ends it. Then,
-    before the program's first line, the process is made dumpable again
-    as any program is, and every random generator the preload seeded is
-    reseeded.
+    gate, a stream socket, that it is ready. Before that, every random
+    generator the preload seeded is reseeded (reseed): each fork draws
+    its own seeds from the kernel, and seeding numpy's generator in a
+    fresh fork costs a millisecond of copy-on-write faults, which are
+    off the run's path here. When the run comes the host writes it on
+    the gate (as run_main takes it, the program's code with it, which
+    the host also put at /code/main.py) and ends it. Then, before the
+    program's first line, the process is made dumpable again as any
+    program is.
     """
     try:
         stdin, stdout, stderr, gate = fds
@@ -563,6 +566,7 @@ def zygote_child(fds, requests, libc):
         REQUESTS.close()
         REPLIES.close()
         os.chdir("/work")
+        reseed()
         warm_up(libc)
         os.write(gate, b"r")
         chunks = []
@@ -576,7 +580,6 @@ def zygote_child(fds, requests, libc):
             os._exit(126)  # the slot is closing
         request = json_loads(b"".join(chunks).decode())
         libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
-        reseed()
     except BaseException:
         os._exit(126)
     run_main(request)
