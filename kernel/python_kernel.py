@@ -487,6 +487,42 @@ def become_zygote(ids):
     return libc
 
 
+MADV_COLLAPSE = 25
+HUGE_PAGE = 2 << 20
+
+
+def collapse_heap(libc):
+    """Move the zygote's heap into huge pages, where whole ones fit.
+
+    Every fork copies the page table of the zygote's private writable
+    memory: with a preload of hundreds of modules, tens of megabytes,
+    thousands of entries per fork, and as many for the fork to tear down
+    and fault on. A huge page is one entry instead of 512; a fork splits
+    one into small pages only where it writes (a write copies one small
+    page, as before). In the data-science image this cut the CPU of a
+    fork and its run by a few milliseconds. Only what is there is
+    collapsed (MADV_COLLAPSE works on memory a process has and does not
+    mark the mapping: memory touched later, the runs' among it, still
+    comes in small pages, never a 2 MiB page zeroed for a few bytes).
+    Nothing of it is seen by a program: the same memory, the same
+    contents. A kernel without it refuses, and the zygote goes on as it
+    was.
+    """
+    import ctypes
+    libc.madvise.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
+    with open("/proc/self/maps") as maps:
+        regions = [line.split() for line in maps]
+    for fields in regions:
+        # The private writable memory without a file: the C heap and the
+        # anonymous mappings (Python's arenas, numpy's buffers).
+        if not fields[1].startswith("rw") or fields[1][3] != "p" or len(fields) > 5 and fields[5] != "[heap]":
+            continue
+        start, end = (int(x, 16) for x in fields[0].split("-"))
+        start, end = (start + HUGE_PAGE - 1) & -HUGE_PAGE, end & -HUGE_PAGE
+        if start < end:
+            libc.madvise(start, end - start, MADV_COLLAPSE)
+
+
 def set_zygote_ids():
     """Make the real ids the zygote user's (the saved ones are): from
     here on no process of the run user may signal the zygote."""
@@ -651,6 +687,7 @@ def main():
     import gc
     gc.freeze()
     if zygote_ids:
+        collapse_heap(libc)
         set_zygote_ids()
         zygote(loaded, libc)
         return
