@@ -54,7 +54,13 @@ import (
 //     the random generators (Python's random and numpy's global state,
 //     from the kernel's entropy, fork by fork; the str hash seed,
 //     PYTHONHASHSEED's, is the zygote's and so shared by every run of a
-//     slot), warms up, says it is ready on the gate (the host then takes
+//     slot), warms up, copies the pages of the zygote's memory the run's
+//     path is known to write (which the zygote learned once, before any
+//     run existed, by rehearsing that path in a fork of its own that ran
+//     only the kernel's code: python_kernel.py's learn_run_pages; a
+//     copy-on-write fault costs microseconds, in a virtual machine more,
+//     and a preload of pandas makes the run's path write a hundred pages
+//     and more), says it is ready on the gate (the host then takes
 //     the run's CPU base and resets its memory peak), and waits on the
 //     gate. When the request comes, the host sets the run's limits on the
 //     cgroup (unless the last run's were the same), places the program
