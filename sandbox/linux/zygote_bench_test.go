@@ -116,6 +116,18 @@ func BenchmarkZygoteThroughput(b *testing.B) {
 	}
 }
 
+// BenchmarkZygoteImageThroughput is BenchmarkZygoteThroughput's 2
+// clients on two zygote slots of the data-science image (hundreds of
+// modules preloaded), against as many bare `python3 -c 'print(1)'`
+// chrooted into the image (target: x_bare at least 2).
+func BenchmarkZygoteImageThroughput(b *testing.B) {
+	img := testenv.Image(b, "datascience")
+	opts := imageOptions(img)
+	opts.Warm = 2
+	rt := newRuntime(b, opts)
+	compareThroughput(b, rt, bt.Bare{Root: img.RootFS, Code: bt.Print1.Code, Want: bt.Print1.Want}, 2)
+}
+
 // BenchmarkZygotePandas is the rate of a small pandas program (import
 // pandas, a DataFrame's sum) from 2 clients at once, served by two zygote
 // slots of the data-science image with pandas preloaded, against the same
