@@ -128,6 +128,10 @@ type Ready struct {
 	Python string `json:"python"`
 	// Preloaded lists the modules imported in advance (--preload).
 	Preloaded []string `json:"preloaded,omitempty"`
+	// Prefaulted is, for a zygote, how many pages of its memory the
+	// run's own path writes, which each fork copies while it waits for
+	// its run (python_kernel.py's learn_run_pages).
+	Prefaulted int `json:"prefaulted,omitempty"`
 }
 
 // Reply is the kernel's answer to a Request.

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -24,6 +25,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crucible-sandbox/crucible/client"
+	"github.com/crucible-sandbox/crucible/image"
 	"github.com/crucible-sandbox/crucible/policy"
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/sandbox/linux"
@@ -44,6 +46,8 @@ type benchAPIFlags struct {
 	levels        []int
 	warm          int
 	prestart      int
+	image         string
+	store         string
 	code          string
 	language      string
 	db            string
@@ -78,27 +82,46 @@ func newBenchAPICommand() *cobra.Command {
 		Example: `  # Load the API and the runtime directly, 10 s per level, and print the ratio
   crucible bench api --duration 10s --concurrency 2,8,32
 
-  crucible bench api --language python --code 'print(sum(range(10**6)))' --json`,
+  crucible bench api --language python --code 'print(sum(range(10**6)))' --json
+
+  # The data-science image, a pandas snippet, against the image's python3 run cold
+  crucible bench api --image datascience --concurrency 2 \
+    --code "import pandas as pd; print(pd.DataFrame({'a':[1,2]}).a.sum())" --want-stdout $'3\n'`,
 		Short: "Measure the HTTP API's throughput and latency under load",
 		Long: `Measure the HTTP API's throughput and latency under load, against the runtime
 it serves as a baseline measured in the same run.
 
-One runtime (keeping --warm and --prestart sandboxes ready) and one API server
-(run records in --db, by default a temporary SQLite file removed afterwards)
-start in this process; the server listens on a loopback port the kernel picks.
-For each --concurrency level, that many clients of the Go SDK, over real HTTP
-connections, send POST /v1/runs?cache=0 back to back for --duration, so every
-request really runs --code (which must succeed, printing --want-stdout);
-then, as the baseline, as many goroutines call the same runtime directly for
-as long. The sandbox pools are refilled before each phase. The defaults take
-3 minutes: 30s for each of concurrency 2, 8 and 32, over the API and direct.
+One runtime of --image (keeping --warm and --prestart sandboxes ready) and
+one API server (run records in --db, by default a temporary SQLite file
+removed afterwards) start in this process; the server listens on a loopback
+port the kernel picks. Every request is POST /v1/runs?cache=0 from a client of
+the Go SDK over a real HTTP connection, so that it really runs --code (which
+must succeed, printing --want-stdout). The phases, each for --duration, the
+sandbox pools refilled before each:
 
-For each level and path (api, direct) it reports the requests sent; ok,
+  back to back  one client sends each request when the previous answer
+                arrives, nothing in between (b2b api); then, in a phase of
+                its own, the bare interpreter runs --code the same way (b2b
+                bare): the ratio of their median latencies is the API's
+                cost of a run in multiples of bare.
+  each level    for each --concurrency level, that many clients over the API
+                (api); as many goroutines calling the same runtime directly
+                (direct); as many bare interpreters at once (bare).
+
+Bare is the language's interpreter (/usr/bin/python3 -c CODE for Python)
+with an empty environment and no sandbox, run cold for each request,
+chrooted into the image's root filesystem for an --image other than the
+host's: what a caller without Crucible would run. The defaults take 5 minutes
+30 seconds: 30s for each phase.
+
+For each phase it reports the requests sent; ok,
 answered 200 with status ok and the stdout wanted; 429s; errors: any other
 HTTP status, transport failures and results whose status is not ok or whose
 stdout is not --want-stdout, the first few distinct ones listed; throughput,
 ok runs per second; and the latency of the ok requests (p50, p90, p99, max).
-Then the api/direct throughput ratio and what the API adds to p50 and p99.
+Then the back-to-back ratio (api p50 over bare p50), and for each level the
+api/bare and api/direct throughput ratios and what the API adds to p50 and
+p99 over direct.
 Warnings and errors the server logs (a run record the store failed to write,
 say) are counted and listed too.
 
@@ -128,6 +151,8 @@ warnings), 70 when one had, 2 for bad flags, 130 when interrupted.`,
 	fl.IntSliceVar(&f.levels, "concurrency", []int{2, 8, 32}, "comma-separated concurrency levels: clients sending requests at once")
 	fl.IntVar(&f.warm, "warm", 2, "Python sandboxes kept running with the interpreter started")
 	fl.IntVar(&f.prestart, "prestart", 2, "sandboxes kept built ahead of requests")
+	fl.StringVar(&f.image, "image", "", "image the runs use, by name (crucible image ls); default: the host's root filesystem")
+	fl.StringVar(&f.store, "store", image.DefaultStore, "image store directory")
 	fl.StringVar(&f.code, "code", benchDefaultCode, "program every request runs; it must succeed")
 	fl.StringVar(&wantStdout, "want-stdout", "", `stdout every run must print, its newline included (--want-stdout $'1\n'); default: "1\n" for the default --code, unchecked for another`)
 	fl.StringVar(&f.language, "language", "python", "language of --code: python, javascript or bash")
@@ -140,28 +165,52 @@ warnings), 70 when one had, 2 for bad flags, 130 when interrupted.`,
 
 // apiBenchReport is the result of `crucible bench api`, as --json prints it.
 type apiBenchReport struct {
-	Language      sandbox.Language `json:"language"`
-	Code          string           `json:"code"`
-	DurationS     float64          `json:"duration_s"`
-	Warm          int              `json:"warm"`
-	Prestart      int              `json:"prestart"`
-	MaxConcurrent int              `json:"max_concurrent"`
-	MaxQueue      int              `json:"max_queue"`
-	CPUs          int              `json:"cpus"`
-	Levels        []benchLevel     `json:"levels"`
+	Language sandbox.Language `json:"language"`
+	Code     string           `json:"code"`
+	// Image is the image the runs use, "" for the host's root filesystem;
+	// BareRoot the directory the bare interpreter is chrooted into, "" for
+	// none.
+	Image         string  `json:"image"`
+	BareRoot      string  `json:"bare_root"`
+	DurationS     float64 `json:"duration_s"`
+	Warm          int     `json:"warm"`
+	Prestart      int     `json:"prestart"`
+	MaxConcurrent int     `json:"max_concurrent"`
+	MaxQueue      int     `json:"max_queue"`
+	CPUs          int     `json:"cpus"`
+	// BackToBack is the back-to-back phase pair; nil if interrupted
+	// before it ended.
+	BackToBack *benchB2B    `json:"back_to_back"`
+	Levels     []benchLevel `json:"levels"`
 	// Passed is set when no level had errors other than 429, nor server
 	// log warnings.
 	Passed bool `json:"passed"`
 }
 
-// benchLevel is one concurrency level: the API, the runtime directly, and
-// how they compare.
+// benchB2B is one client sending requests back to back over the API, and
+// the bare interpreter run back to back in a phase of its own.
+type benchB2B struct {
+	API  benchPhase `json:"api"`
+	Bare benchPhase `json:"bare"`
+	// BareRatio is the API's median latency over bare's.
+	BareRatio float64 `json:"x_bare"`
+	// ServerLogErrors counts the warnings and errors the server logged
+	// during the API phase; ServerLogSamples lists the first few.
+	ServerLogErrors  int           `json:"server_log_errors"`
+	ServerLogSamples []errorSample `json:"server_log_samples"`
+}
+
+// benchLevel is one concurrency level: the API, the runtime directly, the
+// bare interpreter, and how they compare.
 type benchLevel struct {
 	Concurrency int        `json:"concurrency"`
 	API         benchPhase `json:"api"`
 	Direct      benchPhase `json:"direct"`
+	Bare        benchPhase `json:"bare"`
 	// ThroughputRatio is API throughput over direct throughput.
 	ThroughputRatio float64 `json:"throughput_ratio"`
+	// BareThroughputRatio is API throughput over bare throughput.
+	BareThroughputRatio float64 `json:"x_bare"`
 	// AddedP50MS and AddedP99MS are the API's latency percentiles minus
 	// the direct ones.
 	AddedP50MS float64 `json:"added_p50_ms"`
@@ -247,7 +296,11 @@ func benchAPI(ctx context.Context, f *benchAPIFlags, progress io.Writer) (*apiBe
 		defer os.RemoveAll(dir)
 		db = filepath.Join(dir, "runs.db")
 	}
-	rt, err := startRuntime("", "", "", func(o *linux.Options) { o.Warm, o.Prestart = f.warm, f.prestart })
+	var bareRoot string
+	rt, err := startRuntime("", f.image, f.store, func(o *linux.Options) {
+		o.Warm, o.Prestart = f.warm, f.prestart
+		bareRoot = o.RootFS
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -295,7 +348,7 @@ func benchAPI(ctx context.Context, f *benchAPIFlags, progress io.Writer) (*apiBe
 	}
 
 	rep := &apiBenchReport{
-		Language: req.Language, Code: req.Code, DurationS: f.duration.Seconds(),
+		Language: req.Language, Code: req.Code, Image: f.image, BareRoot: bareRoot, DurationS: f.duration.Seconds(),
 		Warm: f.warm, Prestart: f.prestart, MaxConcurrent: f.maxConcurrent, MaxQueue: f.maxQueue,
 		CPUs: runtime.NumCPU(), Levels: []benchLevel{}, Passed: true,
 	}
@@ -305,7 +358,27 @@ func benchAPI(ctx context.Context, f *benchAPIFlags, progress io.Writer) (*apiBe
 	if rep.MaxQueue == 0 {
 		rep.MaxQueue = service.DefaultMaxQueue
 	}
-	api, direct := apiCall(c, req, f.wantStdout), directCall(rt, req, f.wantStdout)
+	api, direct, bare := apiCall(c, req, f.wantStdout), directCall(rt, req, f.wantStdout), bareCall(bareRoot, req, f.wantStdout)
+	// Back to back first: one client, each request when the previous
+	// answer arrived; bare in its own phase, once the pools are full
+	// again, so that neither pays for the other's work.
+	fmt.Fprintf(progress, "back to back: API for %s\n", f.duration)
+	waitForPools(ctx, rt)
+	b2b := &benchB2B{API: drive(ctx, 1, f.duration, api)}
+	b2b.ServerLogErrors, b2b.ServerLogSamples = logs.take().summary()
+	fmt.Fprintf(progress, "back to back: bare for %s\n", f.duration)
+	waitForPools(ctx, rt)
+	b2b.Bare = drive(ctx, 1, f.duration, bare)
+	if ctx.Err() != nil {
+		return rep, ctx.Err()
+	}
+	if b2b.Bare.LatencyMS.P50 > 0 {
+		b2b.BareRatio = b2b.API.LatencyMS.P50 / b2b.Bare.LatencyMS.P50
+	}
+	if b2b.API.Errors > 0 || b2b.Bare.Errors > 0 || b2b.ServerLogErrors > 0 {
+		rep.Passed = false
+	}
+	rep.BackToBack = b2b
 	for _, n := range f.levels {
 		lv := benchLevel{Concurrency: n}
 		fmt.Fprintf(progress, "concurrency %d: API for %s\n", n, f.duration)
@@ -315,15 +388,21 @@ func benchAPI(ctx context.Context, f *benchAPIFlags, progress io.Writer) (*apiBe
 		fmt.Fprintf(progress, "concurrency %d: direct for %s\n", n, f.duration)
 		waitForPools(ctx, rt)
 		lv.Direct = drive(ctx, n, f.duration, direct)
+		fmt.Fprintf(progress, "concurrency %d: bare for %s\n", n, f.duration)
+		waitForPools(ctx, rt)
+		lv.Bare = drive(ctx, n, f.duration, bare)
 		if ctx.Err() != nil {
 			return rep, ctx.Err()
 		}
 		if lv.Direct.ThroughputRPS > 0 {
 			lv.ThroughputRatio = lv.API.ThroughputRPS / lv.Direct.ThroughputRPS
 		}
+		if lv.Bare.ThroughputRPS > 0 {
+			lv.BareThroughputRatio = lv.API.ThroughputRPS / lv.Bare.ThroughputRPS
+		}
 		lv.AddedP50MS = lv.API.LatencyMS.P50 - lv.Direct.LatencyMS.P50
 		lv.AddedP99MS = lv.API.LatencyMS.P99 - lv.Direct.LatencyMS.P99
-		if lv.API.Errors > 0 || lv.Direct.Errors > 0 || lv.ServerLogErrors > 0 {
+		if lv.API.Errors > 0 || lv.Direct.Errors > 0 || lv.Bare.Errors > 0 || lv.ServerLogErrors > 0 {
 			rep.Passed = false
 		}
 		rep.Levels = append(rep.Levels, lv)
@@ -577,36 +656,60 @@ func (l *serverLog) take() *errorTally {
 
 // printBenchAPI prints rep as a table, then the comparisons and the errors.
 func printBenchAPI(w io.Writer, rep *apiBenchReport) {
-	fmt.Fprintf(w, "crucible bench api: %s %q, %s per path and level; warm %d, prestart %d; server max-concurrent %d, max-queue %d; %d CPUs\n\n",
-		rep.Language, rep.Code, time.Duration(rep.DurationS*float64(time.Second)), rep.Warm, rep.Prestart, rep.MaxConcurrent, rep.MaxQueue, rep.CPUs)
+	img := rep.Image
+	if img == "" {
+		img = "the host's root filesystem"
+	}
+	bareRoot := "the host's"
+	if rep.BareRoot != "" {
+		bareRoot = "chrooted into " + rep.BareRoot
+	}
+	fmt.Fprintf(w, "crucible bench api: %s %q on %s, %s per phase; warm %d, prestart %d; server max-concurrent %d, max-queue %d; %d CPUs; bare: %s interpreter\n\n",
+		rep.Language, rep.Code, img, time.Duration(rep.DurationS*float64(time.Second)), rep.Warm, rep.Prestart, rep.MaxConcurrent, rep.MaxQueue, rep.CPUs, bareRoot)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "concurrency\tpath\trequests\tok\t429\terrors\truns/s\tp50 ms\tp90 ms\tp99 ms\tmax ms\t")
-	row := func(n int, path string, p benchPhase) {
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%d\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t\n", n, path, p.Requests, p.OK, p.Rejected,
+	row := func(n, path string, p benchPhase) {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t\n", n, path, p.Requests, p.OK, p.Rejected,
 			p.Errors, p.ThroughputRPS, p.LatencyMS.P50, p.LatencyMS.P90, p.LatencyMS.P99, p.LatencyMS.Max)
 	}
+	if b := rep.BackToBack; b != nil {
+		row("1 b2b", "api", b.API)
+		row("1 b2b", "bare", b.Bare)
+	}
 	for _, lv := range rep.Levels {
-		row(lv.Concurrency, "api", lv.API)
-		row(lv.Concurrency, "direct", lv.Direct)
+		n := strconv.Itoa(lv.Concurrency)
+		row(n, "api", lv.API)
+		row(n, "direct", lv.Direct)
+		row(n, "bare", lv.Bare)
 	}
 	_ = tw.Flush()
 	fmt.Fprintln(w)
-	for _, lv := range rep.Levels {
-		fmt.Fprintf(w, "concurrency %d: api/direct throughput %.3f; the API adds %+.2f ms at p50, %+.2f ms at p99\n",
-			lv.Concurrency, lv.ThroughputRatio, lv.AddedP50MS, lv.AddedP99MS)
+	if b := rep.BackToBack; b != nil {
+		fmt.Fprintf(w, "back to back: api p50 %.2f ms / bare p50 %.2f ms = %.3f× bare\n", b.API.LatencyMS.P50, b.Bare.LatencyMS.P50, b.BareRatio)
 	}
-	list := func(n int, what string, count int, samples []errorSample) {
+	for _, lv := range rep.Levels {
+		fmt.Fprintf(w, "concurrency %d: api/bare throughput %.3f×; api/direct throughput %.3f; the API adds %+.2f ms at p50, %+.2f ms at p99\n",
+			lv.Concurrency, lv.BareThroughputRatio, lv.ThroughputRatio, lv.AddedP50MS, lv.AddedP99MS)
+	}
+	list := func(n string, what string, count int, samples []errorSample) {
 		if count == 0 {
 			return
 		}
-		fmt.Fprintf(w, "\nconcurrency %d, %s: %d\n", n, what, count)
+		fmt.Fprintf(w, "\n%s, %s: %d\n", n, what, count)
 		for _, s := range samples {
 			fmt.Fprintf(w, "  %d× %s\n", s.Count, s.Error)
 		}
 	}
+	if b := rep.BackToBack; b != nil {
+		list("back to back", "API errors", b.API.Errors, b.API.ErrorSamples)
+		list("back to back", "bare errors", b.Bare.Errors, b.Bare.ErrorSamples)
+		list("back to back", "server log warnings and errors", b.ServerLogErrors, b.ServerLogSamples)
+	}
 	for _, lv := range rep.Levels {
-		list(lv.Concurrency, "API errors", lv.API.Errors, lv.API.ErrorSamples)
-		list(lv.Concurrency, "direct errors", lv.Direct.Errors, lv.Direct.ErrorSamples)
-		list(lv.Concurrency, "server log warnings and errors", lv.ServerLogErrors, lv.ServerLogSamples)
+		n := fmt.Sprintf("concurrency %d", lv.Concurrency)
+		list(n, "API errors", lv.API.Errors, lv.API.ErrorSamples)
+		list(n, "direct errors", lv.Direct.Errors, lv.Direct.ErrorSamples)
+		list(n, "bare errors", lv.Bare.Errors, lv.Bare.ErrorSamples)
+		list(n, "server log warnings and errors", lv.ServerLogErrors, lv.ServerLogSamples)
 	}
 }

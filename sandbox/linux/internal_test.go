@@ -1,6 +1,11 @@
 package linux
 
 import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/sandbox/lang"
 	"github.com/crucible-sandbox/crucible/sandbox/linux/sandboxinit"
@@ -89,5 +94,39 @@ func TestHostLayoutHidesSecrets(t *testing.T) {
 func TestCodeDirAgrees(t *testing.T) {
 	if lang.CodeDir != sandboxinit.CodeDir {
 		t.Fatalf("lang.CodeDir %q != sandboxinit.CodeDir %q", lang.CodeDir, sandboxinit.CodeDir)
+	}
+}
+
+// TestZygoteLearnsRunPages proves that a zygote of the data-science image
+// learns, before its first fork, the pages of its memory the run's own
+// path writes (python_kernel.py's learn_run_pages: the request's
+// decoding, the program's start, the threads' shutdown, the preload's
+// atexit handlers, the exit), which every fork then copies while it waits
+// for its run: a hundred pages and more.
+func TestZygoteLearnsRunPages(t *testing.T) {
+	img := testenv.Image(t, "datascience")
+	testenv.Root(t)
+	rt, err := New(Options{RootFS: img.RootFS, Env: img.Manifest.Env, TmpSeed: img.Manifest.TmpSeed, ImageDigest: img.Digest, Warm: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	var p *sandboxProc
+	for deadline := time.Now().Add(2 * time.Minute); p == nil; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no zygote slot became ready: %+v", rt.WarmStats())
+		}
+		if rt.WarmStats().Ready > 0 {
+			p = takeFrom(context.Background(), rt.zygotes)
+		}
+	}
+	defer func() { // as a run would, with an anomaly: the slot is retired
+		f := p.zygote.next
+		p.zygote.next = nil
+		f.close()
+		rt.recycleZygote(p, f.cg, errors.New("taken by a test"))
+	}()
+	if p.kernel.prefaulted < 100 {
+		t.Errorf("the zygote learned %d pages of the run's path, want at least 100", p.kernel.prefaulted)
 	}
 }

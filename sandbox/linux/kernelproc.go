@@ -22,6 +22,8 @@ type kernelProc struct {
 	pid       int // the kernel's pid, seen from the host
 	replies   *replyChannel
 	preloaded []string
+	// prefaulted is what a zygote said of its forks (kernel.Ready).
+	prefaulted int
 }
 
 // replyChannel is the host's side of a kernel's reply channel, once the
@@ -151,7 +153,7 @@ func awaitGreeting(ctx context.Context, p *sandboxProc, deadline *time.Timer) (*
 		if !ok {
 			return nil, &sandbox.PlatformError{Op: "start kernel", Err: errors.New("the kernel exited before it was ready")}
 		}
-		k.preloaded = hello.Preloaded
+		k.preloaded, k.prefaulted = hello.Preloaded, hello.Prefaulted
 	case <-deadline.C:
 		return nil, &sandbox.PlatformError{Op: "start kernel", Err: fmt.Errorf("the kernel did not start within %s", setupTimeout)}
 	case <-ctx.Done():

@@ -219,6 +219,11 @@ func TestWarmMatchesCold(t *testing.T) {
 		// What the interpreter's shutdown does for a script.
 		{"file left open", py("f = open('out.txt', 'w')\nf.write('data')"), outcome{Status: sandbox.StatusOK, Artifacts: "out.txt=data"}},
 		{"finalizer at exit", py("class C:\n    def __del__(self):\n        print('finalized')\n\nc = C()"), ok("finalized\n")},
+		{"atexit handler", py("import atexit\natexit.register(print, 'at exit')\nprint('main')"), ok("main\nat exit\n")},
+		{"buffered output flushed at exit", sandbox.Request{Language: sandbox.Python, Code: "import sys\nsys.stdout.write('unflushed')",
+			Env: map[string]string{"PYTHONUNBUFFERED": ""}}, ok("unflushed")},
+		{"thread joined at exit", py("import threading, time\ndef late():\n    time.sleep(0.2)\n    print('thread done')\n" +
+			"threading.Thread(target=late).start()\nprint('main done')"), ok("main done\nthread done\n")},
 	}
 	cold := newRuntime(t, linux.Options{})
 	warm := newRuntime(t, linux.Options{Warm: 1})

@@ -50,15 +50,22 @@ import (
 //   - The child becomes the run user for good at once, leads a session of
 //     its own, takes the run's streams, closes the zygote's channel and
 //     enters /work; the host (root, outside) moves it into the run's own
-//     cgroup (the run's memory, process and CPU accounting); it warms up,
-//     says it is ready on the gate (the host then takes the run's CPU base
-//     and resets its memory peak), and waits on the gate. When the request comes, the host sets the run's limits
-//     on the cgroup (unless the last run's were the same), places the
-//     program and files, and writes the request, code included, on the
-//     gate; the child makes itself dumpable again, as
-//     any program is, reseeds the random generators (Python's random and
-//     numpy's global state; the str hash seed, PYTHONHASHSEED's, is the
-//     zygote's and so shared by every run of a slot), and runs the
+//     cgroup (the run's memory, process and CPU accounting); it reseeds
+//     the random generators (Python's random and numpy's global state,
+//     from the kernel's entropy, fork by fork; the str hash seed,
+//     PYTHONHASHSEED's, is the zygote's and so shared by every run of a
+//     slot), warms up, copies the pages of the zygote's memory the run's
+//     path is known to write (which the zygote learned once, before any
+//     run existed, by rehearsing that path in a fork of its own that ran
+//     only the kernel's code: python_kernel.py's learn_run_pages; a
+//     copy-on-write fault costs microseconds, in a virtual machine more,
+//     and a preload of pandas makes the run's path write a hundred pages
+//     and more), says it is ready on the gate (the host then takes
+//     the run's CPU base and resets its memory peak), and waits on the
+//     gate. When the request comes, the host sets the run's limits on the
+//     cgroup (unless the last run's were the same), places the program
+//     and files, and writes the request, code included, on the gate; the
+//     child makes itself dumpable again, as any program is, and runs the
 //     program as a warm run's is run.
 //   - After the run the host kills what is left in the run's cgroup (the
 //     slot's next run gets it, emptied, with its limits and counters

@@ -27,6 +27,19 @@ func BenchmarkZygotePrint1(b *testing.B) {
 	compareLatency(b, rt, bt.Print1, true)
 }
 
+// BenchmarkZygoteImagePrint1 is BenchmarkZygotePrint1 in a zygote slot
+// of the data-science image, which preloads numpy, pandas and
+// matplotlib.pyplot (hundreds of modules), against a bare
+// `python3 -c 'print(1)'` chrooted into the image (target: b2b_x_bare at
+// most 0.25, as the host image's).
+func BenchmarkZygoteImagePrint1(b *testing.B) {
+	img := testenv.Image(b, "datascience")
+	opts := imageOptions(img)
+	opts.Warm = 1
+	rt := newRuntime(b, opts)
+	compareLatency(b, rt, bt.Bare{Root: img.RootFS, Code: bt.Print1.Code, Want: bt.Print1.Want}, true)
+}
+
 // throughput runs op n times from clients goroutines at once and returns
 // the rate in runs per second. It fails b if any run fails.
 func throughput(b *testing.B, clients, n int, op func() (time.Duration, error)) float64 {
@@ -101,6 +114,18 @@ func BenchmarkZygoteThroughput(b *testing.B) {
 			compareThroughput(b, rt, bt.Print1, clients)
 		})
 	}
+}
+
+// BenchmarkZygoteImageThroughput is BenchmarkZygoteThroughput's 2
+// clients on two zygote slots of the data-science image (hundreds of
+// modules preloaded), against as many bare `python3 -c 'print(1)'`
+// chrooted into the image (target: x_bare at least 2).
+func BenchmarkZygoteImageThroughput(b *testing.B) {
+	img := testenv.Image(b, "datascience")
+	opts := imageOptions(img)
+	opts.Warm = 2
+	rt := newRuntime(b, opts)
+	compareThroughput(b, rt, bt.Bare{Root: img.RootFS, Code: bt.Print1.Code, Want: bt.Print1.Want}, 2)
 }
 
 // BenchmarkZygotePandas is the rate of a small pandas program (import
