@@ -149,7 +149,7 @@ warnings), 70 when one had, 2 for bad flags, 130 when interrupted.`,
 	fl := cmd.Flags()
 	durationVar(fl, &f.duration, "duration", 30*time.Second, "how long each path (api, direct) is loaded at each level")
 	fl.IntSliceVar(&f.levels, "concurrency", []int{2, 8, 32}, "comma-separated concurrency levels: clients sending requests at once")
-	fl.IntVar(&f.warm, "warm", 2, "Python sandboxes kept running with the interpreter started")
+	fl.IntVar(&f.warm, "warm", defaultWarm(), "Python zygote slots kept running, as crucible serve's --warm: one per CPU, at most 8")
 	fl.IntVar(&f.prestart, "prestart", 2, "sandboxes kept built ahead of requests")
 	fl.StringVar(&f.image, "image", "", "image the runs use, by name (crucible image ls); default: the host's root filesystem")
 	fl.StringVar(&f.store, "store", image.DefaultStore, "image store directory")
