@@ -32,8 +32,8 @@ func TestListAndGetSessions(t *testing.T) {
 		t.Fatalf("reattached session: %+v, %v; want 42", res, err)
 	}
 	info, err := again.Info(ctx)
-	if err != nil || info.ID != s.ID() || info.Cells != 2 || info.Image != "default" || info.Limits != sandbox.DefaultLimits().WithDefaults() {
-		t.Fatalf("Info: %+v, %v; want 2 cells in image default with the default limits", info, err)
+	if err != nil || info.ID != s.ID() || info.Cells != 2 || info.Image != "default" || info.Limits != (sandbox.Limits{}).WithSessionDefaults() {
+		t.Fatalf("Info: %+v, %v; want 2 cells in image default with the sessions' default limits", info, err)
 	}
 	if _, err := c.GetSession(ctx, "ses_nope"); !client.IsNotFound(err) {
 		t.Errorf("GetSession(unknown): %v, want not found", err)

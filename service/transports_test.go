@@ -35,7 +35,9 @@ type transportRule struct {
 //     a leaf that imports nothing of Crucible's), and serves the HTTP and
 //     MCP transports (server, mcpserver),
 //     and marks the descriptors it inherited close-on-exec as it starts
-//     (sandbox/linux/cloexec, in main.go),
+//     (sandbox/linux/cloexec, in main.go), and `crucible bench api`
+//     times the bare interpreter a sandbox runs, by its path
+//     (sandbox/lang, in bench_bare.go),
 //     or talks to a remote server (client). It does not reach into agent
 //     or analyst types to handle a request: `crucible analyst` goes
 //     through service like every transport. Not yet: `crucible agent`
@@ -46,7 +48,7 @@ var transportRules = []transportRule{
 	{dir: "mcpserver"},
 	{dir: "webui"},
 	{dir: "cmd/crucible", may: []string{"sandbox/linux", "image", "store", "llm", "policy", "policy/codecheck", "hint", "internal/nearest", "client", "server", "mcpserver"},
-		inFiles: map[string][]string{"agent": {"agent.go", "agentsetup.go"}, "eval": {"eval.go"}, "sandbox/linux/cloexec": {"main.go"}}},
+		inFiles: map[string][]string{"agent": {"agent.go", "agentsetup.go"}, "eval": {"eval.go"}, "sandbox/linux/cloexec": {"main.go"}, "sandbox/lang": {"bench_bare.go"}}},
 }
 
 // TestTransportsSpeakToServiceOnly fails when a transport's code (not its

@@ -53,6 +53,10 @@ const (
 	// zygoteKernel serves the stateless runs of a zygote slot, each in a
 	// fork of itself (zygote.go).
 	zygoteKernel
+	// coldKernel serves the one stateless run its cold sandbox was built
+	// for (bootForRun): it starts with that run's own rlimits, the
+	// process limit included, exactly as `python3 /code/main.py` would.
+	coldKernel
 )
 
 // bootKernel turns a ready sandbox into a running Python kernel: it sends
@@ -70,6 +74,8 @@ func (r *Runtime) bootKernel(ctx context.Context, p *sandboxProc, lim sandbox.Li
 		zygoteUID = p.zygote.uid
 		// As a warm interpreter's, and its forks lower them.
 		processes = sandbox.MaxLimits().Processes
+	case coldKernel:
+		argv = append(argv, "--stateless")
 	case statelessKernel:
 		argv = append(argv, "--stateless")
 		// A warm interpreter cannot raise RLIMIT_NPROC for the run it
