@@ -97,6 +97,18 @@ NAMESPACE = {"__name__": "__main__", "__builtins__": __builtins__}
 KERNEL_FILE = __file__
 
 
+def read_to_end(fd):
+    """Read fd to its end-of-file, close it, and return what it held."""
+    chunks = []
+    while True:
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(fd)
+    return b"".join(chunks)
+
+
 def send(message):
     REPLIES.write(json_dumps(message) + "\n")
     REPLIES.flush()
@@ -631,16 +643,10 @@ def zygote_child(fds, requests, libc, hot):
         warm_up(libc)
         prefault(libc, hot)
         os.write(gate, b"r")
-        chunks = []
-        while True:
-            chunk = os.read(gate, 1 << 16)
-            if not chunk:
-                break
-            chunks.append(chunk)
-        os.close(gate)
-        if not chunks:
+        message = read_to_end(gate)
+        if not message:
             os._exit(126)  # the slot is closing
-        request = json_loads(b"".join(chunks).decode())
+        request = json_loads(message.decode())
         libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
     except BaseException:
         os._exit(126)
@@ -756,18 +762,12 @@ def learn_run_pages(requests, libc):
         finally:
             os._exit(1)
     os.close(w)
-    chunks = []
-    while True:
-        chunk = os.read(r, 1 << 16)
-        if not chunk:
-            break
-        chunks.append(chunk)
-    os.close(r)
+    wrote = read_to_end(r)
     _, status = os.waitpid(pid, 0)
     if status != 0:
         return []
     pages = array.array("Q")
-    pages.frombytes(b"".join(chunks))
+    pages.frombytes(wrote)
     ranges = []
     for n in sorted(pages):
         if ranges and ranges[-1][1] == n:

@@ -74,15 +74,15 @@ func (r *Runtime) bootKernel(ctx context.Context, p *sandboxProc, lim sandbox.Li
 		zygoteUID = p.zygote.uid
 		// As a warm interpreter's, and its forks lower them.
 		processes = sandbox.MaxLimits().Processes
-	case coldKernel:
+	case statelessKernel, coldKernel:
 		argv = append(argv, "--stateless")
-	case statelessKernel:
-		argv = append(argv, "--stateless")
-		// A warm interpreter cannot raise RLIMIT_NPROC for the run it
-		// gets, and that run may have any process limit a request may
-		// ask: the rlimit is the largest, the cgroup's pids limit (set
-		// per run, see takeWarm) the exact one.
-		processes = sandbox.MaxLimits().Processes
+		if mode == statelessKernel {
+			// A warm interpreter cannot raise RLIMIT_NPROC for the run it
+			// gets, and that run may have any process limit a request may
+			// ask: the rlimit is the largest, the cgroup's pids limit (set
+			// per run, see takeWarm) the exact one.
+			processes = sandbox.MaxLimits().Processes
+		}
 	case warmSessionKernel:
 		// Nor can a warm session's kernel raise any rlimit: it starts
 		// with the largest and lowers them to its session's exactly.
