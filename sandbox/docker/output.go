@@ -21,7 +21,6 @@ type captured struct {
 	outTrunc, errTrunc bool
 }
 
-
 // readOutput reads the exec's multiplexed output stream (no TTY: each
 // frame is an 8-byte header, [stream, 0, 0, 0, size as big-endian uint32],
 // then size bytes) into c until the stream ends or stdout and stderr
