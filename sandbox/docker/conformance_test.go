@@ -1,0 +1,20 @@
+package docker_test
+
+import (
+	"testing"
+
+	"github.com/crucible-sandbox/crucible/sandbox"
+	"github.com/crucible-sandbox/crucible/sandbox/docker"
+	"github.com/crucible-sandbox/crucible/sandbox/sandboxtest"
+)
+
+// TestConformance runs the conformance suite every runtime must pass
+// against the docker and the gvisor runtime, on the datascience image.
+func TestConformance(t *testing.T) {
+	for _, r := range runtimes {
+		t.Run(r.name, func(t *testing.T) {
+			sandboxtest.RunWith(t, func(t *testing.T) sandbox.Runtime { return newRuntime(t, r.oci) },
+				sandboxtest.Options{UIDBase: docker.DefaultUIDBase, UIDCount: docker.DefaultUIDCount})
+		})
+	}
+}
