@@ -2,7 +2,6 @@ package docker
 
 import (
 	"fmt"
-	"strconv"
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/mount"
@@ -35,12 +34,15 @@ const (
 var waitCmd = []string{"sleep", "infinity"}
 
 // containerConfig returns the configuration of a run's container: the
-// image, the uid, the waiting process and no environment of its own.
-func (r *Runtime) containerConfig(uid int) *container.Config {
+// image, the waiting process and no environment of its own.
+func (r *Runtime) containerConfig() *container.Config {
 	return &container.Config{
-		Image:           r.image,
-		Cmd:             waitCmd,
-		User:            strconv.Itoa(uid) + ":" + strconv.Itoa(uid),
+		Image: r.image,
+		Cmd:   waitCmd,
+		// docker-init and the waiting process run as root, without any
+		// capability: the program, which runs as uid, cannot signal them
+		// (killing PID 1 would end the container) nor touch their files.
+		User:            "0:0",
 		Hostname:        hostname,
 		WorkingDir:      lang.WorkDir,
 		Env:             []string{},
@@ -51,7 +53,7 @@ func (r *Runtime) containerConfig(uid int) *container.Config {
 
 // hostConfig returns the isolation and the limits of a run's container.
 // Each setting is a wall the native runtime has too:
-func (r *Runtime) hostConfig(uid int, lim sandbox.Limits) *container.HostConfig {
+func (r *Runtime) hostConfig(lim sandbox.Limits) *container.HostConfig {
 	memory := lim.MemoryBytes
 	cpuSeconds := (lim.CPUTimeMS + 999) / 1000
 	return &container.HostConfig{
@@ -76,8 +78,11 @@ func (r *Runtime) hostConfig(uid int, lim sandbox.Limits) *container.HostConfig 
 		Resources: container.Resources{
 			Memory:     memory,
 			MemorySwap: memory,
-			PidsLimit:  new(lim.Processes + pidsReserve),
-			NanoCPUs:   cpus * 1e9,
+			// Socket buffers (cgroup v1 charges them to memory.kmem.tcp
+			// only when it has a limit): the same limit.
+			KernelMemoryTCP: memory,
+			PidsLimit:       new(lim.Processes + pidsReserve),
+			NanoCPUs:        cpus * 1e9,
 			Ulimits: []*units.Ulimit{
 				// CPU time per process, in whole seconds: SIGXCPU, then
 				// SIGKILL a second later.
@@ -90,18 +95,26 @@ func (r *Runtime) hostConfig(uid int, lim sandbox.Limits) *container.HostConfig 
 				{Name: "core", Soft: 0, Hard: 0},
 			},
 		},
-		// /tmp: a tmpfs of the disk size, neither executable nor holding
-		// device files or setuid binaries.
+		// /tmp: a tmpfs of the disk size, holding no device files or
+		// setuid binaries (programs may run what they write there and in
+		// /work, as in the native sandbox).
 		Tmpfs: map[string]string{
-			"/tmp": fmt.Sprintf("rw,noexec,nosuid,nodev,size=%d,mode=1777", lim.DiskBytes),
+			"/tmp": fmt.Sprintf("rw,nosuid,nodev,size=%d,mode=1777", lim.DiskBytes),
 		},
+		// What /proc tells of the host: masked (an empty file, an empty
+		// read-only directory), as the native sandbox hides it. Docker's
+		// own defaults are kept in the list, which replaces them.
+		MaskedPaths: maskedPaths,
 		// /work and /code: tmpfs volumes the daemon creates with the
 		// container and removes with it (a tmpfs given in Tmpfs cannot be
 		// written through the API's archive upload; a volume can). No host
-		// directory is mounted. /work belongs to the sandbox's uid; /code
-		// to root, so the program cannot change its own file.
+		// directory is mounted. /work is root's, sticky and writable by
+		// all: the program creates files there, and cannot rename or
+		// remove the read-only input files and directories, which are
+		// root's (files.go). /code is root's and noexec: the program
+		// cannot change its own file.
 		Mounts: []mount.Mount{
-			tmpfsVolume(lang.WorkDir, fmt.Sprintf("size=%d,uid=%d,gid=%d,mode=0755,noexec,nosuid,nodev", lim.DiskBytes, uid, uid)),
+			tmpfsVolume(lang.WorkDir, fmt.Sprintf("size=%d,uid=0,gid=0,mode=1777,nosuid,nodev", lim.DiskBytes)),
 			tmpfsVolume(lang.CodeDir, fmt.Sprintf("size=%d,uid=0,gid=0,mode=0755,noexec,nosuid,nodev", codeBytes)),
 		},
 		// Nothing of the host's: no IPC namespace shared, no devices added,
@@ -124,4 +137,25 @@ func tmpfsVolume(target, opts string) mount.Mount {
 			}},
 		},
 	}
+}
+
+// maskedPaths are the paths of /proc and /sys the program sees empty:
+// Docker's defaults, and what of the host the native sandbox hides (the
+// conformance suite's KernelView lists them): the host's command line,
+// boot id, memory and CPU counters, interrupts, devices and filesystems.
+var maskedPaths = []string{
+	// Docker's defaults.
+	"/proc/asound", "/proc/acpi", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
+	"/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/proc/scsi",
+	"/sys/firmware", "/sys/devices/virtual/powercap",
+	// The host's.
+	// Not /proc/meminfo and /proc/stat, which programs read (free, nproc,
+	// Node's os.cpus()): the native sandbox shows its own versions of
+	// them, which Docker cannot; they show the host's here.
+	"/proc/cmdline", "/proc/sys/kernel/random/boot_id",
+	"/proc/key-users", "/proc/interrupts", "/proc/softirqs", "/proc/vmstat", "/proc/zoneinfo",
+	"/proc/buddyinfo", "/proc/pagetypeinfo", "/proc/diskstats", "/proc/partitions",
+	"/proc/pressure", "/proc/bus", "/proc/fs", "/proc/irq", "/proc/slabinfo", "/proc/swaps",
+	"/proc/modules", "/proc/kallsyms", "/proc/sysvipc", "/proc/locks", "/proc/vmallocinfo",
+	"/proc/mtrr", "/proc/iomem", "/proc/ioports", "/proc/dma", "/proc/devices", "/proc/misc",
 }

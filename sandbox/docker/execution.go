@@ -61,7 +61,7 @@ func (x *execution) run(ctx context.Context) (err error) {
 
 	setup, cancelSetup := context.WithTimeout(ctx, setupTimeout)
 	defer cancelSetup()
-	created, err := x.rt.cli.ContainerCreate(setup, x.rt.containerConfig(uid), x.rt.hostConfig(uid, x.lim), nil, nil, "")
+	created, err := x.rt.cli.ContainerCreate(setup, x.rt.containerConfig(), x.rt.hostConfig(x.lim), nil, nil, "")
 	if err != nil {
 		return &sandbox.PlatformError{Op: "create container", Err: err}
 	}
@@ -155,9 +155,17 @@ func (x *execution) place(ctx context.Context, spec lang.Spec, uid int) error {
 func (x *execution) supervise(ctx context.Context, readDone <-chan error, limited <-chan struct{}) {
 	deadline := time.NewTimer(x.lim.WallTime())
 	defer deadline.Stop()
+	ticker := time.NewTicker(cpuPollInterval)
+	defer ticker.Stop()
 	done := ctx.Done()
 	for {
 		select {
+		case <-ticker.C:
+			// The rlimit catches one process at whole seconds; this, the
+			// total of all the container's processes.
+			if cpu, ok := x.cpuTime(ctx); ok && cpu >= x.lim.CPUTime() {
+				x.stopWith(sandbox.StatusCPULimit, "CPU-time limit of "+x.lim.CPUTime().String()+" reached")
+			}
 		case err := <-readDone:
 			if err != nil {
 				x.stopWith(sandbox.StatusInternal, "read the program's output: "+err.Error())
@@ -248,6 +256,24 @@ func (x *execution) oomKilled(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	return ins.State != nil && ins.State.OOMKilled, nil
+}
+
+// cpuPollInterval is how often the container's CPU time is compared with
+// the limit.
+const cpuPollInterval = 100 * time.Millisecond
+
+// cpuTime returns the CPU time of all the container's processes so far.
+func (x *execution) cpuTime(ctx context.Context) (time.Duration, bool) {
+	st, err := x.rt.cli.ContainerStatsOneShot(ctx, x.id)
+	if err != nil {
+		return 0, false
+	}
+	defer st.Body.Close()
+	var s container.StatsResponse
+	if json.NewDecoder(st.Body).Decode(&s) != nil {
+		return 0, false
+	}
+	return time.Duration(s.CPUStats.CPUUsage.TotalUsage), true
 }
 
 // usage fills the metrics from the container's statistics: CPU time and

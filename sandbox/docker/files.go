@@ -27,7 +27,7 @@ func codeArchive(name, code string) ([]byte, error) {
 // filesArchive is the tar of the input files for /work: each with the
 // directories that hold it, owned by the sandbox's uid, except a ReadOnly
 // file, which is root's and mode 0444 (0555 if executable), as in the
-// native sandbox. The daemon extracts it keeping these owners.
+// native sandbox, and the directories that hold one. The daemon extracts it keeping these owners.
 func filesArchive(files []sandbox.File, uid int) ([]byte, error) {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
@@ -42,9 +42,24 @@ func filesArchive(files []sandbox.File, uid int) ([]byte, error) {
 			}
 		}
 	}
+	// A directory that holds a read-only file, at any depth, is root's:
+	// nothing can be added to it or removed from it, and it cannot be
+	// renamed in /work, which is sticky.
+	locked := map[string]bool{}
+	for _, f := range files {
+		if f.ReadOnly {
+			for d := path.Dir(f.Name); d != "."; d = path.Dir(d) {
+				locked[d] = true
+			}
+		}
+	}
 	sort.Strings(dirList) // a parent sorts before its children
 	for _, d := range dirList {
-		if err := tw.WriteHeader(&tar.Header{Name: d + "/", Mode: 0o755, Typeflag: tar.TypeDir, Uid: uid, Gid: uid, ModTime: now}); err != nil {
+		owner := uid
+		if locked[d] {
+			owner = 0
+		}
+		if err := tw.WriteHeader(&tar.Header{Name: d + "/", Mode: 0o755, Typeflag: tar.TypeDir, Uid: owner, Gid: owner, ModTime: now}); err != nil {
 			return nil, err
 		}
 	}

@@ -174,9 +174,3 @@ func (r *Runtime) Run(ctx context.Context, req sandbox.Request) (sandbox.Result,
 	}
 	return res, nil
 }
-
-// NewSession reports that this runtime has no sessions yet: each run is a
-// container of its own. The error wraps ErrUnavailable.
-func (r *Runtime) NewSession(context.Context, sandbox.SessionRequest) (sandbox.Session, error) {
-	return nil, fmt.Errorf("%w: sessions are not implemented by the docker and gvisor runtimes yet; use the native runtime for sessions", ErrUnavailable)
-}

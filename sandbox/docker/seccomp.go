@@ -116,6 +116,13 @@ func seccompJSON() (string, error) {
 			p.Syscalls = append(p.Syscalls, seccompRule{Names: []string{"socketpair"}, Action: "SCMP_ACT_ERRNO", ErrnoRet: &eafnosupport, Args: []seccompArg{famArg}})
 		}
 	}
+	// A family the kernel does not know, or one with any of the high 32
+	// bits set (which the kernel would ignore, and which the rules above,
+	// comparing all 64, do not match), fails as an unknown family.
+	for _, name := range []string{"socket", "socketpair"} {
+		p.Syscalls = append(p.Syscalls, seccompRule{Names: []string{name}, Action: "SCMP_ACT_ERRNO", ErrnoRet: &eafnosupport,
+			Args: []seccompArg{{Index: 0, Value: afMax, Op: "SCMP_CMP_GE"}}})
+	}
 	b, err := json.Marshal(p)
 	return string(b), err
 }
