@@ -23,6 +23,12 @@ const (
 	// pidsReserve is the pids limit's room for docker-init and the
 	// waiting process, which are not the program's.
 	pidsReserve = 2
+	// gvisorThreads is the pids limit's room, under gVisor, for the host
+	// threads of the sandbox's own kernel (the sentry) and file proxy (the
+	// gofer), which the container's cgroup holds: the program's processes
+	// are the sentry's tasks, not host processes, and its limit is the
+	// nproc rlimit the sentry enforces.
+	gvisorThreads = 256
 	// cpus is the CPU share of one container, in CPUs: the rate it may
 	// use, not the CPU-time limit.
 	cpus = 1
@@ -81,7 +87,7 @@ func (r *Runtime) hostConfig(lim sandbox.Limits) *container.HostConfig {
 			// Socket buffers (cgroup v1 charges them to memory.kmem.tcp
 			// only when it has a limit): the same limit.
 			KernelMemoryTCP: memory,
-			PidsLimit:       new(lim.Processes + pidsReserve),
+			PidsLimit:       new(r.pidsLimit(lim)),
 			NanoCPUs:        cpus * 1e9,
 			Ulimits: []*units.Ulimit{
 				// CPU time per process, in whole seconds: SIGXCPU, then
@@ -158,4 +164,12 @@ var maskedPaths = []string{
 	"/proc/pressure", "/proc/bus", "/proc/fs", "/proc/irq", "/proc/slabinfo", "/proc/swaps",
 	"/proc/modules", "/proc/kallsyms", "/proc/sysvipc", "/proc/locks", "/proc/vmallocinfo",
 	"/proc/mtrr", "/proc/iomem", "/proc/ioports", "/proc/dma", "/proc/devices", "/proc/misc",
+}
+
+// pidsLimit is the container's pids limit for lim.
+func (r *Runtime) pidsLimit(lim sandbox.Limits) int64 {
+	if r.ociRuntime == GVisorRuntime {
+		return lim.Processes + pidsReserve + gvisorThreads
+	}
+	return lim.Processes + pidsReserve
 }

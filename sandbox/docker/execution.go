@@ -24,6 +24,10 @@ import (
 // instead of holding it forever.
 const setupTimeout = 60 * time.Second
 
+// killGrace is how long the output stream may go on after the container
+// was killed.
+const killGrace = 3 * time.Second
+
 // execution is one run in progress.
 type execution struct {
 	rt  *Runtime
@@ -113,7 +117,7 @@ func (x *execution) run(ctx context.Context) (err error) {
 		readDone <- readOutput(conn.Reader, x.lim.OutputBytes, x.req.OnOutput, func() { close(limited) }, &out)
 	})
 
-	x.supervise(ctx, readDone, limited)
+	x.supervise(ctx, readDone, limited, func() { conn.Close() })
 	ended := time.Now()
 	conn.Close() // unblocks the stdin writer of a program that never read it
 	workers.Wait()
@@ -152,19 +156,32 @@ func (x *execution) place(ctx context.Context, spec lang.Spec, uid int) error {
 // supervise waits for the program's output to end, enforcing the
 // wall-time limit, the output limit and cancellation by killing the
 // container.
-func (x *execution) supervise(ctx context.Context, readDone <-chan error, limited <-chan struct{}) {
+//
+// Once the container is killed, the stream ends when the daemon has
+// copied what the dead processes' pipes held; under gVisor it may not end
+// at all, so after killGrace closeStream ends it from this side.
+func (x *execution) supervise(ctx context.Context, readDone <-chan error, limited <-chan struct{}, closeStream func()) {
 	deadline := time.NewTimer(x.lim.WallTime())
 	defer deadline.Stop()
 	ticker := time.NewTicker(cpuPollInterval)
 	defer ticker.Stop()
 	done := ctx.Done()
+	var grace <-chan time.Time
+	stop := func(status sandbox.Status, reason string) {
+		x.stopWith(status, reason)
+		if grace == nil {
+			grace = time.After(killGrace)
+		}
+	}
 	for {
 		select {
+		case <-grace:
+			closeStream()
 		case <-ticker.C:
 			// The rlimit catches one process at whole seconds; this, the
 			// total of all the container's processes.
 			if cpu, ok := x.cpuTime(ctx); ok && cpu >= x.lim.CPUTime() {
-				x.stopWith(sandbox.StatusCPULimit, "CPU-time limit of "+x.lim.CPUTime().String()+" reached")
+				stop(sandbox.StatusCPULimit, "CPU-time limit of "+x.lim.CPUTime().String()+" reached")
 			}
 		case err := <-readDone:
 			if err != nil {
@@ -173,12 +190,12 @@ func (x *execution) supervise(ctx context.Context, readDone <-chan error, limite
 			return
 		case <-limited:
 			limited = nil
-			x.stopWith(sandbox.StatusOutputLimit, "output limit of "+units.BytesSize(float64(x.lim.OutputBytes))+" reached")
+			stop(sandbox.StatusOutputLimit, "output limit of "+units.BytesSize(float64(x.lim.OutputBytes))+" reached")
 		case <-deadline.C:
-			x.stopWith(sandbox.StatusTimeout, "wall-time limit of "+x.lim.WallTime().String()+" reached")
+			stop(sandbox.StatusTimeout, "wall-time limit of "+x.lim.WallTime().String()+" reached")
 		case <-done:
 			done = nil // killed once; wait for the stream's end
-			x.stopWith(sandbox.StatusKilled, "run cancelled: "+ctx.Err().Error())
+			stop(sandbox.StatusKilled, "run cancelled: "+ctx.Err().Error())
 		}
 	}
 }
