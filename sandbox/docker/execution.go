@@ -8,6 +8,7 @@ import (
 	"path"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -26,7 +27,7 @@ const setupTimeout = 60 * time.Second
 
 // killGrace is how long the output stream may go on after the container
 // was killed.
-const killGrace = 3 * time.Second
+const killGrace = time.Second
 
 // execution is one run in progress.
 type execution struct {
@@ -35,8 +36,11 @@ type execution struct {
 	lim sandbox.Limits
 	res *sandbox.Result
 
-	id   string // the container's
-	stop struct {
+	id string // the container's
+	// lastCPU and lastPeak are the last sample of the container's CPU
+	// time (ns) and peak memory use (bytes); see watchCPU.
+	lastCPU, lastPeak atomic.Int64
+	stop              struct {
 		once   sync.Once
 		status sandbox.Status
 		reason string
@@ -163,8 +167,10 @@ func (x *execution) place(ctx context.Context, spec lang.Spec, uid int) error {
 func (x *execution) supervise(ctx context.Context, readDone <-chan error, limited <-chan struct{}, closeStream func()) {
 	deadline := time.NewTimer(x.lim.WallTime())
 	defer deadline.Stop()
-	ticker := time.NewTicker(cpuPollInterval)
-	defer ticker.Stop()
+	cpuOver := make(chan struct{})
+	quit := make(chan struct{})
+	defer close(quit)
+	go x.watchCPU(ctx, cpuOver, quit)
 	done := ctx.Done()
 	var grace <-chan time.Time
 	stop := func(status sandbox.Status, reason string) {
@@ -177,12 +183,9 @@ func (x *execution) supervise(ctx context.Context, readDone <-chan error, limite
 		select {
 		case <-grace:
 			closeStream()
-		case <-ticker.C:
-			// The rlimit catches one process at whole seconds; this, the
-			// total of all the container's processes.
-			if cpu, ok := x.cpuTime(ctx); ok && cpu >= x.lim.CPUTime() {
-				stop(sandbox.StatusCPULimit, "CPU-time limit of "+x.lim.CPUTime().String()+" reached")
-			}
+		case <-cpuOver:
+			cpuOver = nil
+			stop(sandbox.StatusCPULimit, "CPU-time limit of "+x.lim.CPUTime().String()+" reached")
 		case err := <-readDone:
 			if err != nil {
 				x.stopWith(sandbox.StatusInternal, "read the program's output: "+err.Error())
@@ -211,16 +214,26 @@ func (x *execution) finish(spec lang.Spec, execID string) error {
 		if err != nil {
 			return &sandbox.PlatformError{Op: "inspect exec", Err: err}
 		}
-		x.usage(ctx)
+		// The metrics are the last sample of the CPU watch (every
+		// cpuPollInterval): the daemon takes up to a second to answer one
+		// more, which a run of print(1) would wait for.
+		res.Metrics.CPUMS = float64(x.lastCPU.Load()) / 1e6
+		res.Metrics.PeakMemoryBytes = x.lastPeak.Load()
 		if err := x.collectArtifacts(ctx); err != nil {
 			return err
 		}
-		// Kill what the program left running; an error here is a container
-		// that stopped already, and oomKilled waits for the stop either way.
-		_ = x.rt.cli.ContainerKill(ctx, x.id, "KILL")
-		oom, err := x.oomKilled(ctx)
-		if err != nil {
-			return &sandbox.PlatformError{Op: "inspect container", Err: err}
+		// Only a failed program can have been ended by the OOM killer, and
+		// the daemon records it once the container has stopped: kill what
+		// the program left running (an error here is a container that
+		// stopped already; oomKilled waits for the stop either way). A
+		// program that succeeded skips this: removing the container kills
+		// what is left.
+		oom := false
+		if code != 0 {
+			_ = x.rt.cli.ContainerKill(ctx, x.id, "KILL")
+			if oom, err = x.oomKilled(ctx); err != nil {
+				return &sandbox.PlatformError{Op: "inspect container", Err: err}
+			}
 		}
 		res.Status, res.Reason = x.exitStatus(code, oom)
 		if res.Status == sandbox.StatusError && spec.ParseError != nil {
@@ -279,7 +292,29 @@ func (x *execution) oomKilled(ctx context.Context) (bool, error) {
 // the limit.
 const cpuPollInterval = 100 * time.Millisecond
 
-// cpuTime returns the CPU time of all the container's processes so far.
+// watchCPU closes over when the container's processes together have used
+// the CPU-time limit, polling until quit is closed. The rlimit catches one
+// process at whole seconds; this, the total of all the container's
+// processes. It polls in a goroutine of its own: a statistics call the
+// daemon is slow to answer must not delay noticing the program's end.
+func (x *execution) watchCPU(ctx context.Context, over, quit chan struct{}) {
+	ticker := time.NewTicker(cpuPollInterval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-quit:
+			return
+		case <-ticker.C:
+			if cpu, ok := x.cpuTime(ctx); ok && cpu >= x.lim.CPUTime() {
+				close(over)
+				return
+			}
+		}
+	}
+}
+
+// cpuTime returns the CPU time of all the container's processes so far,
+// and keeps it and the peak of memory use as the run's metrics.
 func (x *execution) cpuTime(ctx context.Context) (time.Duration, bool) {
 	st, err := x.rt.cli.ContainerStatsOneShot(ctx, x.id)
 	if err != nil {
@@ -290,24 +325,9 @@ func (x *execution) cpuTime(ctx context.Context) (time.Duration, bool) {
 	if json.NewDecoder(st.Body).Decode(&s) != nil {
 		return 0, false
 	}
+	x.lastCPU.Store(int64(s.CPUStats.CPUUsage.TotalUsage))
+	x.lastPeak.Store(int64(max(s.MemoryStats.MaxUsage, s.MemoryStats.Usage)))
 	return time.Duration(s.CPUStats.CPUUsage.TotalUsage), true
-}
-
-// usage fills the metrics from the container's statistics: CPU time and
-// the peak of memory (cgroup v1's max_usage; the current use where the
-// daemon gives no peak).
-func (x *execution) usage(ctx context.Context) {
-	st, err := x.rt.cli.ContainerStatsOneShot(ctx, x.id)
-	if err != nil {
-		return
-	}
-	defer st.Body.Close()
-	var s container.StatsResponse
-	if json.NewDecoder(st.Body).Decode(&s) != nil {
-		return
-	}
-	x.res.Metrics.CPUMS = float64(s.CPUStats.CPUUsage.TotalUsage) / 1e6
-	x.res.Metrics.PeakMemoryBytes = int64(max(s.MemoryStats.MaxUsage, s.MemoryStats.Usage))
 }
 
 // collectArtifacts reads the files the program left in /work.
