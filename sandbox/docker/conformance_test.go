@@ -1,3 +1,5 @@
+//go:build crucible_docker
+
 package docker_test
 
 import (
