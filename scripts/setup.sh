@@ -9,6 +9,10 @@
 #   5. builds the data-science sandbox image (python3 with pandas, numpy,
 #      matplotlib, scipy, ... from Debian) unless it is up to date; set
 #      CRUCIBLE_SKIP_IMAGE=1 to skip it,
+#   5b. Docker and gVisor for the docker and gvisor runtimes: installs
+#      docker.io and runsc, registers runsc in /etc/docker/daemon.json, and
+#      starts dockerd when no daemon answers (see scripts/dockerd.sh);
+#      set CRUCIBLE_SKIP_DOCKER=1 to skip it,
 #   6. finds the shared data sets (HumanEval, DABench) the tests read:
 #      $CRUCIBLE_DATASETS, else shared/datasets beside the clone. It cannot
 #      fetch them: missing, they are an error when CI is set (the tests that
@@ -143,6 +147,15 @@ else
 	# uses); later ones return at once unless the manifest changed.
 	run_quiet "$log" bin/crucible image build || die "crucible image build failed"
 	step "image: $(tail -n 1 "$log")"
+fi
+
+# 5b. Docker Engine and gVisor (scripts/dockerd.sh): the packages, runsc
+# registered in daemon.json, and a daemon answering on the socket.
+if [[ ${CRUCIBLE_SKIP_DOCKER:-} == 1 ]]; then
+	step "docker skipped (CRUCIBLE_SKIP_DOCKER=1)"
+else
+	run_quiet "$log" bash scripts/dockerd.sh || die "docker setup failed"
+	step "docker: $(tail -n 1 "$log")"
 fi
 
 # 6. data sets

@@ -36,14 +36,29 @@ for arg in "$@"; do
 	esac
 done
 
+tmp=$(mktemp -d)
+# setup.sh starts dockerd when none answers (scripts/dockerd.sh) and writes
+# its pid here: the daemon this run started, and only that one, is stopped
+# when it ends.
+export CRUCIBLE_DOCKERD_PIDFILE=$tmp/dockerd.pid
+stop_dockerd() {
+	local pid
+	[[ -s $CRUCIBLE_DOCKERD_PIDFILE ]] || return 0
+	pid=$(cat "$CRUCIBLE_DOCKERD_PIDFILE")
+	kill "$pid" 2>/dev/null || return 0
+	for _ in $(seq 40); do
+		kill -0 "$pid" 2>/dev/null || return 0
+		sleep 0.5
+	done
+	echo "test: dockerd (pid $pid) did not stop within 20 s of SIGTERM" >&2
+}
+trap 'stop_dockerd; rm -rf "$tmp"' EXIT
 bash scripts/setup.sh
 command -v go >/dev/null 2>&1 || export PATH="/usr/local/go/bin:$PATH"
 # Test binaries are built as bin/crucible is: static (see setup.sh).
 export CGO_ENABLED=0
 
 failed=()
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 go build -o "$tmp/testreport" ./cmd/testreport
 tally=$tmp/tally
 : >"$tally"

@@ -19,6 +19,19 @@ import (
 // is the same. An error that is an exitCodeError was reported already (a
 // bad flag, a host that cannot run sandboxes).
 func (f *runFlags) execute(ctx context.Context, req sandbox.Request) (sandbox.Result, error) {
+	if f.runtime == runtimeDocker || f.runtime == runtimeGVisor {
+		rt, err := startDockerRuntime(ctx, f.runtime, f.image, f.dockerImage, f.store)
+		if err != nil {
+			return sandbox.Result{}, err
+		}
+		defer rt.Close()
+		svc, err := localService(runsOnly{rt}, errorHints("", f.image, f.store))
+		if err != nil {
+			return sandbox.Result{}, err
+		}
+		answer, err := svc.Run(ctx, server.DefaultTenant, req, service.RunOptions{})
+		return answer.Result, err
+	}
 	if key, ok := f.delegable(req); ok {
 		if conn := dialServe(socketPath()); conn != nil {
 			if res, served, err := runOnServe(ctx, conn, key, req); served {

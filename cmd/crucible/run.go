@@ -40,6 +40,9 @@ type runFlags struct {
 	local    bool
 	codeSeen bool
 	policy   policyFlag
+	// runtime is --runtime; dockerImage --docker-image.
+	runtime     string
+	dockerImage string
 }
 
 func newRunCommand() *cobra.Command {
@@ -154,6 +157,7 @@ artifact --out could not save.`,
 	fl.StringVar(&f.store, "store", image.DefaultStore, "image store directory")
 	fl.StringVar(&f.out, "out", "", "save the files the program creates in `DIR` (default: none saved; the summary names them)")
 	fl.BoolVar(&f.jsonOut, "json", false, "print the Result as JSON and nothing else")
+	addRuntimeFlag(fl, &f.runtime, &f.dockerImage)
 	fl.BoolVar(&f.local, "local", false, "build a sandbox here even when a local crucible serve could run the program (also: "+localEnv+"=1)")
 	addPolicyFlag(fl, &f.policy, "static code policy `MODE`: off, warn (run, and print what it finds) or block (run nothing of code with findings); the strict preset, see above")
 	addRawOutputFlag(fl)
@@ -161,6 +165,9 @@ artifact --out could not save.`,
 }
 
 func runCommand(ctx context.Context, f *runFlags, args []string, d *display) error {
+	if err := checkRuntimeName(f.runtime); err != nil {
+		return usageError(err)
+	}
 	req, err := f.request(args)
 	if err != nil {
 		return usageError(err)

@@ -69,6 +69,11 @@ type Options struct {
 	// of the range (a sandbox's uid must still not be root, nor another
 	// live sandbox's).
 	UIDBase, UIDCount int
+	// NotApplicable names the cases (by their subtest names, such as
+	// "KernelView") that cannot apply to the runtime, each with the
+	// reason: the suite skips them saying so. A case a runtime merely
+	// fails is not one of them.
+	NotApplicable map[string]string
 }
 
 // RunWith is Run with options.
@@ -141,7 +146,12 @@ func RunWith(t *testing.T, newRuntime func(t *testing.T) sandbox.Runtime, opts O
 		// A cell out of memory restarts the interpreter (sessionrestart.go).
 		{"SessionMemoryRestart", testSessionMemoryRestart},
 	} {
-		t.Run(tc.name, func(t *testing.T) { tc.fn(t, s) })
+		t.Run(tc.name, func(t *testing.T) {
+			if why, ok := opts.NotApplicable[tc.name]; ok {
+				t.Skipf("not applicable to this runtime: %s", why)
+			}
+			tc.fn(t, s)
+		})
 	}
 }
 

@@ -1,0 +1,4 @@
+package docker
+
+// nativeArch is the seccomp architecture of the programs the sandbox runs.
+const nativeArch = "SCMP_ARCH_X86_64"

@@ -1,0 +1,382 @@
+package docker
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"path"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	units "github.com/docker/go-units"
+	"golang.org/x/sys/unix"
+
+	"github.com/crucible-sandbox/crucible/sandbox"
+	"github.com/crucible-sandbox/crucible/sandbox/lang"
+)
+
+// setupTimeout bounds the API calls that build a container and start the
+// program, and those that take it down: a daemon that hangs fails the run
+// instead of holding it forever.
+const setupTimeout = 60 * time.Second
+
+// killGrace is how long the output stream may go on after the container
+// was killed.
+const killGrace = time.Second
+
+// execution is one run in progress.
+type execution struct {
+	rt  *Runtime
+	req *sandbox.Request
+	lim sandbox.Limits
+	res *sandbox.Result
+
+	id string // the container's
+	// lastCPU and lastPeak are the last sample of the container's CPU
+	// time (ns) and peak memory use (bytes); see watchCPU.
+	lastCPU, lastPeak atomic.Int64
+	stop              struct {
+		once   sync.Once
+		status sandbox.Status
+		reason string
+	}
+}
+
+// stopWith kills the container and records why, once.
+func (x *execution) stopWith(status sandbox.Status, reason string) {
+	x.stop.once.Do(func() {
+		x.stop.status, x.stop.reason = status, reason
+		ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
+		defer cancel()
+		_ = x.rt.cli.ContainerKill(ctx, x.id, "KILL")
+	})
+}
+
+// run executes the request and fills x.res. An error is a platform failure.
+func (x *execution) run(ctx context.Context) (err error) {
+	t0 := time.Now()
+	spec := lang.For(x.req.Language)
+	uid, err := x.rt.uids.take()
+	if err != nil {
+		return &sandbox.PlatformError{Op: "allocate uid", Err: err}
+	}
+	defer x.rt.uids.put(uid) // after the container is removed: defers run last first
+
+	setup, cancelSetup := context.WithTimeout(ctx, setupTimeout)
+	defer cancelSetup()
+	created, err := x.rt.cli.ContainerCreate(setup, x.rt.containerConfig(), x.rt.hostConfig(x.lim), nil, nil, "")
+	if err != nil {
+		return &sandbox.PlatformError{Op: "create container", Err: err}
+	}
+	x.id = created.ID
+	defer func() {
+		// Removed whatever happened, with its volumes, even when ctx is
+		// done: nothing of the run may remain.
+		rctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
+		defer cancel()
+		rerr := x.rt.cli.ContainerRemove(rctx, x.id, container.RemoveOptions{Force: true, RemoveVolumes: true})
+		if rerr != nil && err == nil {
+			err = &sandbox.PlatformError{Op: "remove container", Err: rerr}
+		}
+	}()
+	if err := x.rt.cli.ContainerStart(setup, x.id, container.StartOptions{}); err != nil {
+		return &sandbox.PlatformError{Op: "start container", Err: err}
+	}
+	if err := x.place(setup, spec, uid); err != nil {
+		return err
+	}
+	argv := append([]string{"/usr/bin/env", "-i"}, lang.Environ(x.req.Language, x.rt.env, x.req.Env)...)
+	argv = append(argv, spec.Argv()...)
+	ex, err := x.rt.cli.ContainerExecCreate(setup, x.id, container.ExecOptions{
+		User: strconv.Itoa(uid) + ":" + strconv.Itoa(uid), AttachStdin: true, AttachStdout: true, AttachStderr: true,
+		WorkingDir: lang.WorkDir, Cmd: argv,
+	})
+	if err != nil {
+		return &sandbox.PlatformError{Op: "create exec", Err: err}
+	}
+	acquired := time.Now()
+	// The attach is not bound to ctx: a cancelled run is stopped by
+	// killing the container, which ends the stream.
+	conn, err := x.rt.cli.ContainerExecAttach(context.WithoutCancel(setup), ex.ID, container.ExecAttachOptions{})
+	if err != nil {
+		return &sandbox.PlatformError{Op: "start exec", Err: err}
+	}
+	defer conn.Close()
+	started := time.Now()
+	cancelSetup()
+
+	var workers sync.WaitGroup
+	workers.Go(func() {
+		_, _ = conn.Conn.Write(x.req.Stdin)
+		_ = conn.CloseWrite()
+	})
+	var out captured
+	readDone, limited := make(chan error, 1), make(chan struct{})
+	workers.Go(func() {
+		readDone <- readOutput(conn.Reader, x.lim.OutputBytes, x.req.OnOutput, func() { close(limited) }, &out)
+	})
+
+	x.supervise(ctx, readDone, limited, func() { conn.Close() })
+	ended := time.Now()
+	conn.Close() // unblocks the stdin writer of a program that never read it
+	workers.Wait()
+
+	x.res.Metrics.QueueMS = ms(acquired.Sub(t0))
+	x.res.Metrics.StartMS = ms(started.Sub(acquired))
+	x.res.Metrics.WallMS = ms(ended.Sub(started))
+	x.res.Stdout, x.res.StdoutTruncated = out.out.Bytes(), out.outTrunc
+	x.res.Stderr, x.res.StderrTruncated = out.err.Bytes(), out.errTrunc
+	return x.finish(spec, ex.ID)
+}
+
+// place copies the program's file into /code and the input files into
+// /work through the archive upload.
+func (x *execution) place(ctx context.Context, spec lang.Spec, uid int) error {
+	code, err := codeArchive(path.Base(spec.MainPath()), x.req.Code)
+	if err != nil {
+		return &sandbox.PlatformError{Op: "program file", Err: err}
+	}
+	if err := x.rt.cli.CopyToContainer(ctx, x.id, lang.CodeDir, bytes.NewReader(code), container.CopyToContainerOptions{}); err != nil {
+		return &sandbox.PlatformError{Op: "copy program file", Err: err}
+	}
+	if len(x.req.Files) == 0 {
+		return nil
+	}
+	files, err := filesArchive(x.req.Files, uid)
+	if err != nil {
+		return &sandbox.PlatformError{Op: "input files", Err: err}
+	}
+	if err := x.rt.cli.CopyToContainer(ctx, x.id, lang.WorkDir, bytes.NewReader(files), container.CopyToContainerOptions{}); err != nil {
+		return &sandbox.PlatformError{Op: "copy input files", Err: err}
+	}
+	return nil
+}
+
+// supervise waits for the program's output to end, enforcing the
+// wall-time limit, the output limit and cancellation by killing the
+// container.
+//
+// Once the container is killed, the stream ends when the daemon has
+// copied what the dead processes' pipes held; under gVisor it may not end
+// at all, so after killGrace closeStream ends it from this side.
+func (x *execution) supervise(ctx context.Context, readDone <-chan error, limited <-chan struct{}, closeStream func()) {
+	deadline := time.NewTimer(x.lim.WallTime())
+	defer deadline.Stop()
+	cpuOver := make(chan struct{})
+	quit := make(chan struct{})
+	defer close(quit)
+	go x.watchCPU(ctx, cpuOver, quit)
+	done := ctx.Done()
+	var grace <-chan time.Time
+	stop := func(status sandbox.Status, reason string) {
+		x.stopWith(status, reason)
+		if grace == nil {
+			grace = time.After(killGrace)
+		}
+	}
+	for {
+		select {
+		case <-grace:
+			closeStream()
+		case <-cpuOver:
+			cpuOver = nil
+			stop(sandbox.StatusCPULimit, "CPU-time limit of "+x.lim.CPUTime().String()+" reached")
+		case err := <-readDone:
+			if err != nil {
+				x.stopWith(sandbox.StatusInternal, "read the program's output: "+err.Error())
+			}
+			return
+		case <-limited:
+			limited = nil
+			stop(sandbox.StatusOutputLimit, "output limit of "+units.BytesSize(float64(x.lim.OutputBytes))+" reached")
+		case <-deadline.C:
+			stop(sandbox.StatusTimeout, "wall-time limit of "+x.lim.WallTime().String()+" reached")
+		case <-done:
+			done = nil // killed once; wait for the stream's end
+			stop(sandbox.StatusKilled, "run cancelled: "+ctx.Err().Error())
+		}
+	}
+}
+
+// finish waits for the exec's exit, collects the artifacts and the
+// metrics while the container lives, then kills it and classifies the end.
+func (x *execution) finish(spec lang.Spec, execID string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
+	defer cancel()
+	res := x.res
+	if x.stop.status == "" {
+		code, err := x.exitCode(ctx, execID)
+		if err != nil {
+			return &sandbox.PlatformError{Op: "inspect exec", Err: err}
+		}
+		// The metrics are the last sample of the CPU watch (every
+		// cpuPollInterval): the daemon takes up to a second to answer one
+		// more, which a run of print(1) would wait for.
+		res.Metrics.CPUMS = float64(x.lastCPU.Load()) / 1e6
+		res.Metrics.PeakMemoryBytes = x.lastPeak.Load()
+		if err := x.collectArtifacts(ctx); err != nil {
+			return err
+		}
+		// Only a failed program can have been ended by the OOM killer, and
+		// the daemon records it once the container has stopped: kill what
+		// the program left running (an error here is a container that
+		// stopped already; oomKilled waits for the stop either way). A
+		// program that succeeded skips this: removing the container kills
+		// what is left.
+		oom := false
+		if code != 0 {
+			_ = x.rt.cli.ContainerKill(ctx, x.id, "KILL")
+			if oom, err = x.oomKilled(ctx); err != nil {
+				return &sandbox.PlatformError{Op: "inspect container", Err: err}
+			}
+		}
+		res.Status, res.Reason = x.exitStatus(code, oom)
+		if res.Status == sandbox.StatusError && spec.ParseError != nil {
+			res.Error = spec.ParseError(res.Stderr, spec.MainPath())
+		}
+		return nil
+	}
+	if x.stop.status == sandbox.StatusInternal {
+		return &sandbox.PlatformError{Op: "run container", Err: errors.New(x.stop.reason)}
+	}
+	res.Status, res.Reason, res.Signal = x.stop.status, x.stop.reason, "SIGKILL"
+	// An OOM kill that came before the limit that stopped the run is
+	// still the memory limit's doing.
+	if oom, err := x.oomKilled(ctx); err == nil && oom && x.stop.status != sandbox.StatusKilled {
+		res.Status, res.Reason = sandbox.StatusMemoryLimit, x.memoryReason()
+	}
+	return nil
+}
+
+// exitCode waits (briefly: the output's end comes with the exit) for the
+// exec to end and returns its exit code.
+func (x *execution) exitCode(ctx context.Context, execID string) (int, error) {
+	for {
+		ins, err := x.rt.cli.ContainerExecInspect(ctx, execID)
+		if err != nil {
+			return 0, err
+		}
+		if !ins.Running {
+			return ins.ExitCode, nil
+		}
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+// oomKilled waits until the container has stopped (it was killed) and
+// reports whether the kernel's OOM killer ended a process of it.
+func (x *execution) oomKilled(ctx context.Context) (bool, error) {
+	waitC, errC := x.rt.cli.ContainerWait(ctx, x.id, container.WaitConditionNotRunning)
+	select {
+	case <-waitC:
+	case err := <-errC:
+		return false, err
+	}
+	ins, err := x.rt.cli.ContainerInspect(ctx, x.id)
+	if err != nil {
+		return false, err
+	}
+	return ins.State != nil && ins.State.OOMKilled, nil
+}
+
+// cpuPollInterval is how often the container's CPU time is compared with
+// the limit.
+const cpuPollInterval = 100 * time.Millisecond
+
+// watchCPU closes over when the container's processes together have used
+// the CPU-time limit, polling until quit is closed. The rlimit catches one
+// process at whole seconds; this, the total of all the container's
+// processes. It polls in a goroutine of its own: a statistics call the
+// daemon is slow to answer must not delay noticing the program's end.
+func (x *execution) watchCPU(ctx context.Context, over, quit chan struct{}) {
+	ticker := time.NewTicker(cpuPollInterval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-quit:
+			return
+		case <-ticker.C:
+			if cpu, ok := x.cpuTime(ctx); ok && cpu >= x.lim.CPUTime() {
+				close(over)
+				return
+			}
+		}
+	}
+}
+
+// cpuTime returns the CPU time of all the container's processes so far,
+// and keeps it and the peak of memory use as the run's metrics.
+func (x *execution) cpuTime(ctx context.Context) (time.Duration, bool) {
+	st, err := x.rt.cli.ContainerStatsOneShot(ctx, x.id)
+	if err != nil {
+		return 0, false
+	}
+	defer st.Body.Close()
+	var s container.StatsResponse
+	if json.NewDecoder(st.Body).Decode(&s) != nil {
+		return 0, false
+	}
+	x.lastCPU.Store(int64(s.CPUStats.CPUUsage.TotalUsage))
+	x.lastPeak.Store(int64(max(s.MemoryStats.MaxUsage, s.MemoryStats.Usage)))
+	return time.Duration(s.CPUStats.CPUUsage.TotalUsage), true
+}
+
+// collectArtifacts reads the files the program left in /work.
+func (x *execution) collectArtifacts(ctx context.Context) error {
+	rc, _, err := x.rt.cli.CopyFromContainer(ctx, x.id, lang.WorkDir+"/.")
+	if err != nil {
+		return &sandbox.PlatformError{Op: "collect artifacts", Err: err}
+	}
+	defer rc.Close()
+	arts, err := readArtifacts(ctx, rc, x.req.Files, artifactBudget{content: x.lim.ArtifactBytes, read: x.lim.ArtifactBytes + x.lim.DiskBytes})
+	x.res.Artifacts = arts
+	switch {
+	case errors.Is(err, errReadBudget):
+		x.res.Reason = "artifacts: " + err.Error() + "; the files after " + arts[len(arts)-1].Name + " are not listed"
+	case err != nil:
+		return &sandbox.PlatformError{Op: "collect artifacts", Err: err}
+	}
+	return nil
+}
+
+// exitStatus classifies a program that ended on its own. An exec reports a
+// program a signal ended as 128 plus the signal's number, as a shell
+// does; a program that exits with such a code itself is taken for one
+// ended by that signal.
+func (x *execution) exitStatus(code int, oom bool) (sandbox.Status, string) {
+	res := x.res
+	res.ExitCode = code
+	var sig syscall.Signal
+	if code > 128 && code <= 128+64 {
+		sig = syscall.Signal(code - 128)
+		res.ExitCode, res.Signal = -1, unix.SignalName(sig)
+	}
+	switch {
+	case code != 0 && oom:
+		return sandbox.StatusMemoryLimit, x.memoryReason()
+	case sig == syscall.SIGXCPU, sig == syscall.SIGKILL && res.Metrics.CPUMS >= float64(x.lim.CPUTimeMS):
+		return sandbox.StatusCPULimit, "CPU-time limit of " + x.lim.CPUTime().String() + " reached"
+	case sig == syscall.SIGXFSZ:
+		return sandbox.StatusError, "file size limit of " + units.BytesSize(float64(x.lim.FileSizeBytes)) + " reached"
+	case sig != 0:
+		return sandbox.StatusKilled, "the program was ended by " + unix.SignalName(sig)
+	case code != 0:
+		return sandbox.StatusError, ""
+	}
+	return sandbox.StatusOK, ""
+}
+
+func (x *execution) memoryReason() string {
+	return "memory limit of " + units.BytesSize(float64(x.lim.MemoryBytes)) + " reached; the kernel's OOM killer ended the program"
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -1,0 +1,109 @@
+package docker
+
+import (
+	"archive/tar"
+	"context"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/docker/docker/api/types/image"
+	"github.com/docker/docker/client"
+)
+
+// ImageRef returns the Docker image reference ImportImage gives a Crucible
+// image: crucible/NAME:HEX, HEX its content digest's, so that the Docker
+// image runs the same bytes as the native runtime and a rebuilt image
+// gets a new tag.
+func ImageRef(name, digest string) string {
+	return "crucible/" + name + ":" + strings.TrimPrefix(digest, "sha256:")
+}
+
+// ImportImage makes the root filesystem rootfs of the Crucible image name
+// with content digest digest a Docker image (as `tar -C rootfs -c . |
+// docker import - REF` does) unless the daemon has it already, and returns
+// its reference (ImageRef). The archive stores links as links and never
+// follows one.
+func ImportImage(ctx context.Context, cli *client.Client, name, digest, rootfs string) (string, error) {
+	ref := ImageRef(name, digest)
+	if _, err := cli.ImageInspect(ctx, ref); err == nil {
+		return ref, nil
+	} else if !client.IsErrNotFound(err) {
+		return "", fmt.Errorf("inspect image %s: %w", ref, err)
+	}
+	pr, pw := io.Pipe()
+	go func() { pw.CloseWithError(writeTree(pw, rootfs)) }()
+	rc, err := cli.ImageImport(ctx, image.ImportSource{Source: pr, SourceName: "-"}, ref, image.ImportOptions{})
+	if err != nil {
+		pr.CloseWithError(err)
+		return "", fmt.Errorf("import %s into Docker as %s: %w", rootfs, ref, err)
+	}
+	defer rc.Close()
+	// The daemon reports progress as JSON messages; an error is one of them.
+	msg, err := io.ReadAll(io.LimitReader(rc, 1<<20))
+	if err != nil {
+		return "", fmt.Errorf("import %s into Docker as %s: %w", rootfs, ref, err)
+	}
+	if _, err := cli.ImageInspect(ctx, ref); err != nil {
+		return "", fmt.Errorf("import %s into Docker as %s: the daemon said %s", rootfs, ref, strings.TrimSpace(string(msg)))
+	}
+	return ref, nil
+}
+
+// writeTree writes the tree at root to w as a tar, with owners and modes,
+// links as links.
+func writeTree(w io.Writer, root string) error {
+	tw := tar.NewWriter(w)
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil || rel == "." {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		var link string
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			if link, err = os.Readlink(p); err != nil {
+				return err
+			}
+		}
+		h, err := tar.FileInfoHeader(fi, link)
+		if err != nil {
+			return err
+		}
+		h.Name = filepath.ToSlash(rel)
+		if fi.IsDir() {
+			h.Name += "/"
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			h.Uid, h.Gid = int(st.Uid), int(st.Gid)
+		}
+		h.Uname, h.Gname = "", ""
+		if err := tw.WriteHeader(h); err != nil {
+			return err
+		}
+		if !fi.Mode().IsRegular() {
+			return nil
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		_, err = io.Copy(tw, io.LimitReader(f, h.Size))
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return tw.Close()
+}
