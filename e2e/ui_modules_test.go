@@ -157,12 +157,12 @@ func TestUIEventParser(t *testing.T) {
 	}
 }
 
-// TestUIDisplayView: a cell's displays (sandbox.Display) through the
+// TestUICellDisplays: a cell's displays (sandbox.Display) through the
 // page's displayView: a table sanitised, a PNG as an image from a blob
 // URL, JSON indented, and HTML that is no table, SVG, Markdown and
 // omitted data as the object's text; nothing of the program's markup is
 // in the page and none of its script runs.
-func TestUIDisplayView(t *testing.T) {
+func TestUICellDisplays(t *testing.T) {
 	p := modulePage(t)
 	png := `{"base64": "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="}`
 	cases := []struct{ name, display, want string }{
