@@ -65,28 +65,23 @@ func (x *execution) run(ctx context.Context) (err error) {
 	if err != nil {
 		return &sandbox.PlatformError{Op: "allocate uid", Err: err}
 	}
-	defer x.rt.uids.put(uid) // after the container is removed: defers run last first
 
 	setup, cancelSetup := context.WithTimeout(ctx, setupTimeout)
 	defer cancelSetup()
-	created, err := x.rt.cli.ContainerCreate(setup, x.rt.containerConfig(), x.rt.hostConfig(x.lim), nil, nil, "")
+	id, pooled, err := x.rt.acquire(setup, x.lim)
 	if err != nil {
-		return &sandbox.PlatformError{Op: "create container", Err: err}
+		x.rt.uids.put(uid)
+		return err
 	}
-	x.id = created.ID
+	x.id = id
 	defer func() {
 		// Removed whatever happened, with its volumes, even when ctx is
-		// done: nothing of the run may remain.
-		rctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
-		defer cancel()
-		rerr := x.rt.cli.ContainerRemove(rctx, x.id, container.RemoveOptions{Force: true, RemoveVolumes: true})
-		if rerr != nil && err == nil {
-			err = &sandbox.PlatformError{Op: "remove container", Err: rerr}
+		// done: nothing of the run may remain. The uid is free again once
+		// its container is gone.
+		if rerr := x.rt.release(x.id, pooled, uid); rerr != nil && err == nil {
+			err = rerr
 		}
 	}()
-	if err := x.rt.cli.ContainerStart(setup, x.id, container.StartOptions{}); err != nil {
-		return &sandbox.PlatformError{Op: "start container", Err: err}
-	}
 	if err := x.place(setup, spec, uid); err != nil {
 		return err
 	}

@@ -1,0 +1,171 @@
+package docker
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/crucible-sandbox/crucible/sandbox"
+)
+
+// pool keeps Options.Prestart containers created and started, each
+// waiting for one run: a pooled run skips the container's create and
+// start, most of `docker run`'s time. A container serves exactly one run
+// and is removed after it, never reused: nothing a program leaves (files,
+// processes, the tmpfs's contents) can reach a later run. Each one taken
+// is replaced in the background.
+//
+// The containers are made with the default limits (sandbox.DefaultLimits):
+// what of a container's limits is fixed when it is created (the tmpfs
+// sizes, the rlimits, the memory and pids limits; see fixedLimits) must be
+// the request's, else the run takes the cold path and makes its own.
+type pool struct {
+	rt    *Runtime
+	lim   sandbox.Limits
+	key   fixedLimits
+	ready chan string // ids of started, waiting containers
+	log   *slog.Logger
+
+	ctx    context.Context // cancelled by close: builds in flight stop
+	cancel context.CancelFunc
+
+	mu     sync.Mutex
+	closed bool
+	// work counts the builds and the removals in flight; close waits for
+	// them.
+	work sync.WaitGroup
+}
+
+// retryDelay is how long a failed build waits before the next try, so a
+// daemon that refuses (out of memory, restarting) is not asked in a loop.
+const retryDelay = time.Second
+
+// newPool begins keeping size containers of rt ready.
+func newPool(rt *Runtime, size int, log *slog.Logger) *pool {
+	ctx, cancel := context.WithCancel(context.Background())
+	lim := sandbox.DefaultLimits().WithDefaults()
+	p := &pool{rt: rt, lim: lim, key: fixedLimitsOf(lim), ready: make(chan string, size), log: log, ctx: ctx, cancel: cancel}
+	for range size {
+		p.refill()
+	}
+	return p
+}
+
+// take returns a ready container for a run of limits lim, or false at once
+// if none is ready or lim differs from the pool's in what is fixed at
+// create time.
+func (p *pool) take(lim sandbox.Limits) (string, bool) {
+	if fixedLimitsOf(lim) != p.key {
+		return "", false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return "", false
+	}
+	select {
+	case id := <-p.ready:
+		p.refillLocked()
+		return id, true
+	default:
+		return "", false
+	}
+}
+
+// refill builds one container in the background and makes it ready,
+// retrying until it succeeds or the pool is closed.
+func (p *pool) refill() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.refillLocked()
+}
+
+func (p *pool) refillLocked() {
+	if p.closed {
+		return
+	}
+	p.work.Go(func() {
+		for {
+			id, err := p.rt.startContainer(p.ctx, p.lim, true)
+			if err == nil {
+				// Never blocks: at most size containers are being built or
+				// ready at once.
+				p.ready <- id
+				return
+			}
+			if p.ctx.Err() != nil {
+				return
+			}
+			p.log.Warn("docker pool: build a container", "runtime", p.rt.name(), "err", err)
+			select {
+			case <-p.ctx.Done():
+				return
+			case <-time.After(retryDelay):
+			}
+		}
+	})
+}
+
+// retire removes a container whose run has ended, with its volumes, off
+// the run's critical path, then calls done; after close, at once.
+func (p *pool) retire(id string, done func()) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	remove := func() {
+		if err := p.rt.removeContainer(id); err != nil {
+			p.log.Warn("docker pool: remove a used container", "runtime", p.rt.name(), "id", id, "err", err)
+		}
+		done()
+	}
+	if p.closed {
+		remove()
+		return
+	}
+	p.work.Go(remove)
+}
+
+// close stops the builds, waits for them and for the removals in flight,
+// and removes every ready container. The containers of runs in progress
+// are removed when their runs end.
+func (p *pool) close() error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	p.closed = true
+	p.mu.Unlock()
+	p.cancel()
+	p.work.Wait()
+	var first error
+	for {
+		select {
+		case id := <-p.ready:
+			if err := p.rt.removeContainer(id); err != nil && first == nil {
+				first = err
+			}
+		default:
+			return first
+		}
+	}
+}
+
+// fixedLimits are the limits a container is created with that a request
+// must share to run in it. Each one is fixed when the container is
+// created: the tmpfs sizes (DiskBytes), the rlimits docker-init hands on to
+// every exec (CPU seconds, file size, open files, processes), and the
+// cgroup's memory and pids limits, which the daemon could change in a
+// running container but which a pooled run would then pay for
+// (docs in the package's benchmark: a miss's create is the slower path
+// only by the start a pool exists to save).
+type fixedLimits struct {
+	diskBytes, fileSizeBytes, openFiles, processes, memoryBytes, cpuSeconds int64
+}
+
+func fixedLimitsOf(lim sandbox.Limits) fixedLimits {
+	return fixedLimits{
+		diskBytes: lim.DiskBytes, fileSizeBytes: lim.FileSizeBytes, openFiles: lim.OpenFiles,
+		processes: lim.Processes, memoryBytes: lim.MemoryBytes, cpuSeconds: cpuSeconds(lim),
+	}
+}
