@@ -43,13 +43,19 @@ var waitCmd = []string{"sleep", "infinity"}
 // image, the waiting process and no environment of its own. A pooled
 // container is labelled with its owner too (poolowner.go).
 func (r *Runtime) containerConfig(pooled bool) *container.Config {
-	labels := map[string]string{labelKey: "1"}
+	labels, cmd := map[string]string{labelKey: "1"}, waitCmd
 	if pooled {
-		labels[poolLabel] = poolOwner
+		labels[poolLabel], cmd = poolOwner, agentCmd
 	}
 	return &container.Config{
 		Image: r.image,
-		Cmd:   waitCmd,
+		Cmd:   cmd,
+		// A pooled container's waiting process talks to the host over
+		// its stdin and stdout (agent.go).
+		OpenStdin:    pooled,
+		AttachStdin:  pooled,
+		AttachStdout: pooled,
+		AttachStderr: pooled,
 		// docker-init and the waiting process run as root, without any
 		// capability: the program, which runs as uid, cannot signal them
 		// (killing PID 1 would end the container) nor touch their files.

@@ -36,7 +36,8 @@ type execution struct {
 	lim sandbox.Limits
 	res *sandbox.Result
 
-	id string // the container's
+	id    string // the container's
+	agent *agent // a pooled container's waiting process (agent.go); nil when cold
 	// lastCPU and lastPeak are the last sample of the container's CPU
 	// time (ns) and peak memory use (bytes); see watchCPU.
 	lastCPU, lastPeak atomic.Int64
@@ -68,17 +69,16 @@ func (x *execution) run(ctx context.Context) (err error) {
 
 	setup, cancelSetup := context.WithTimeout(ctx, setupTimeout)
 	defer cancelSetup()
-	id, pooled, err := x.rt.acquire(setup, x.lim)
+	x.id, x.agent, err = x.rt.acquire(setup, x.lim)
 	if err != nil {
 		x.rt.uids.put(uid)
 		return err
 	}
-	x.id = id
 	defer func() {
 		// Removed whatever happened, with its volumes, even when ctx is
 		// done: nothing of the run may remain. The uid is free again once
 		// its container is gone.
-		if rerr := x.rt.release(x.id, pooled, uid); rerr != nil && err == nil {
+		if rerr := x.rt.release(x.id, x.agent, uid); rerr != nil && err == nil {
 			err = rerr
 		}
 	}()
@@ -132,12 +132,8 @@ func (x *execution) run(ctx context.Context) (err error) {
 // place copies the program's file into /code and the input files into
 // /work through the archive upload.
 func (x *execution) place(ctx context.Context, spec lang.Spec, uid int) error {
-	code, err := codeArchive(path.Base(spec.MainPath()), x.req.Code)
-	if err != nil {
-		return &sandbox.PlatformError{Op: "program file", Err: err}
-	}
-	if err := x.rt.cli.CopyToContainer(ctx, x.id, lang.CodeDir, bytes.NewReader(code), container.CopyToContainerOptions{}); err != nil {
-		return &sandbox.PlatformError{Op: "copy program file", Err: err}
+	if err := x.placeCode(ctx, spec); err != nil {
+		return err
 	}
 	if len(x.req.Files) == 0 {
 		return nil
@@ -148,6 +144,25 @@ func (x *execution) place(ctx context.Context, spec lang.Spec, uid int) error {
 	}
 	if err := x.rt.cli.CopyToContainer(ctx, x.id, lang.WorkDir, bytes.NewReader(files), container.CopyToContainerOptions{}); err != nil {
 		return &sandbox.PlatformError{Op: "copy input files", Err: err}
+	}
+	return nil
+}
+
+// placeCode copies the program's file into /code: through a pooled
+// container's agent, else through the archive upload.
+func (x *execution) placeCode(ctx context.Context, spec lang.Spec) error {
+	if x.agent != nil {
+		if err := x.agent.placeCode(path.Base(spec.MainPath()), x.req.Code); err != nil {
+			return &sandbox.PlatformError{Op: "copy program file", Err: err}
+		}
+		return nil
+	}
+	code, err := codeArchive(path.Base(spec.MainPath()), x.req.Code)
+	if err != nil {
+		return &sandbox.PlatformError{Op: "program file", Err: err}
+	}
+	if err := x.rt.cli.CopyToContainer(ctx, x.id, lang.CodeDir, bytes.NewReader(code), container.CopyToContainerOptions{}); err != nil {
+		return &sandbox.PlatformError{Op: "copy program file", Err: err}
 	}
 	return nil
 }
@@ -327,6 +342,13 @@ func (x *execution) cpuTime(ctx context.Context) (time.Duration, bool) {
 
 // collectArtifacts reads the files the program left in /work.
 func (x *execution) collectArtifacts(ctx context.Context) error {
+	if x.agent != nil {
+		// A pooled container's agent tells whether there is anything to
+		// download; if it cannot, the download decides.
+		if empty, err := x.agent.workEmpty(); err == nil && empty {
+			return nil
+		}
+	}
 	rc, _, err := x.rt.cli.CopyFromContainer(ctx, x.id, lang.WorkDir+"/.")
 	if err != nil {
 		return &sandbox.PlatformError{Op: "collect artifacts", Err: err}

@@ -36,22 +36,24 @@ func (r *Runtime) removeContainer(id string) error {
 }
 
 // acquire returns a started container for a run of limits lim: a pooled
-// one if the pool has one ready that fits, else one made now.
-func (r *Runtime) acquire(ctx context.Context, lim sandbox.Limits) (id string, pooled bool, err error) {
+// one, with its waiting process's agent, if the pool has one ready that
+// fits, else one made now (and a nil agent).
+func (r *Runtime) acquire(ctx context.Context, lim sandbox.Limits) (string, *agent, error) {
 	if r.pool != nil {
-		if id, ok := r.pool.take(lim); ok {
-			return id, true, nil
+		if c, ok := r.pool.take(lim); ok {
+			return c.id, c.agent, nil
 		}
 	}
-	id, err = r.startContainer(ctx, lim, false)
-	return id, false, err
+	id, err := r.startContainer(ctx, lim, false)
+	return id, nil, err
 }
 
 // release removes a run's container and then returns its uid: a pooled
 // run's in the background (the pool's Close waits for it), a cold run's
 // before Run returns, as a one-shot caller expects.
-func (r *Runtime) release(id string, pooled bool, uid int) error {
-	if pooled {
+func (r *Runtime) release(id string, a *agent, uid int) error {
+	if a != nil {
+		a.close()
 		r.pool.retire(id, func() { r.uids.put(uid) })
 		return nil
 	}

@@ -24,7 +24,7 @@ type pool struct {
 	rt    *Runtime
 	lim   sandbox.Limits
 	key   fixedLimits
-	ready chan string // ids of started, waiting containers
+	ready chan *warmContainer
 	log   *slog.Logger
 
 	ctx    context.Context // cancelled by close: builds in flight stop
@@ -37,6 +37,13 @@ type pool struct {
 	work sync.WaitGroup
 }
 
+// warmContainer is a started container waiting for its run, and the
+// host's end of its waiting process.
+type warmContainer struct {
+	id    string
+	agent *agent
+}
+
 // retryDelay is how long a failed build waits before the next try, so a
 // daemon that refuses (out of memory, restarting) is not asked in a loop.
 const retryDelay = time.Second
@@ -45,7 +52,7 @@ const retryDelay = time.Second
 func newPool(rt *Runtime, size int, log *slog.Logger) *pool {
 	ctx, cancel := context.WithCancel(context.Background())
 	lim := sandbox.DefaultLimits().WithDefaults()
-	p := &pool{rt: rt, lim: lim, key: fixedLimitsOf(lim), ready: make(chan string, size), log: log, ctx: ctx, cancel: cancel}
+	p := &pool{rt: rt, lim: lim, key: fixedLimitsOf(lim), ready: make(chan *warmContainer, size), log: log, ctx: ctx, cancel: cancel}
 	for range size {
 		p.refill()
 	}
@@ -55,21 +62,21 @@ func newPool(rt *Runtime, size int, log *slog.Logger) *pool {
 // take returns a ready container for a run of limits lim, or false at once
 // if none is ready or lim differs from the pool's in what is fixed at
 // create time.
-func (p *pool) take(lim sandbox.Limits) (string, bool) {
+func (p *pool) take(lim sandbox.Limits) (*warmContainer, bool) {
 	if fixedLimitsOf(lim) != p.key {
-		return "", false
+		return nil, false
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
-		return "", false
+		return nil, false
 	}
 	select {
-	case id := <-p.ready:
+	case c := <-p.ready:
 		p.refillLocked()
-		return id, true
+		return c, true
 	default:
-		return "", false
+		return nil, false
 	}
 }
 
@@ -87,11 +94,11 @@ func (p *pool) refillLocked() {
 	}
 	p.work.Go(func() {
 		for {
-			id, err := p.rt.startContainer(p.ctx, p.lim, true)
+			c, err := p.build()
 			if err == nil {
 				// Never blocks: at most size containers are being built or
 				// ready at once.
-				p.ready <- id
+				p.ready <- c
 				return
 			}
 			if p.ctx.Err() != nil {
@@ -105,6 +112,20 @@ func (p *pool) refillLocked() {
 			}
 		}
 	})
+}
+
+// build makes a container ready: started, its waiting process attached.
+func (p *pool) build() (*warmContainer, error) {
+	id, err := p.rt.startContainer(p.ctx, p.lim, true)
+	if err != nil {
+		return nil, err
+	}
+	a, err := p.rt.attachAgent(p.ctx, id)
+	if err != nil {
+		_ = p.rt.removeContainer(id)
+		return nil, err
+	}
+	return &warmContainer{id: id, agent: a}, nil
 }
 
 // retire removes a container whose run has ended, with its volumes, off
@@ -141,8 +162,9 @@ func (p *pool) close() error {
 	var first error
 	for {
 		select {
-		case id := <-p.ready:
-			if err := p.rt.removeContainer(id); err != nil && first == nil {
+		case c := <-p.ready:
+			c.agent.close()
+			if err := p.rt.removeContainer(c.id); err != nil && first == nil {
 				first = err
 			}
 		default:
