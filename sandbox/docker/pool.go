@@ -174,13 +174,14 @@ func (p *pool) close() error {
 }
 
 // fixedLimits are the limits a container is created with that a request
-// must share to run in it. Each one is fixed when the container is
-// created: the tmpfs sizes (DiskBytes), the rlimits docker-init hands on to
-// every exec (CPU seconds, file size, open files, processes), and the
-// cgroup's memory and pids limits, which the daemon could change in a
-// running container but which a pooled run would then pay for
-// (docs in the package's benchmark: a miss's create is the slower path
-// only by the start a pool exists to save).
+// must share to run in it: the tmpfs sizes (DiskBytes), the rlimits
+// docker-init hands on to every exec (CPU seconds, file size, open files,
+// processes), and the cgroup's memory and pids limits. The daemon could
+// change the last two in a running container (ContainerUpdate), but not
+// under gVisor (runsc has no update command: the daemon's call fails), and
+// under runc it took 20 to 100 ms here (`docker update --memory`, whose
+// CLI alone takes 20 ms), a large part of a pooled run's 150 ms, for the
+// few requests that ask for other limits; those take the cold path.
 type fixedLimits struct {
 	diskBytes, fileSizeBytes, openFiles, processes, memoryBytes, cpuSeconds int64
 }
