@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/docker/docker/api/types"
 	"github.com/docker/docker/api/types/container"
 	units "github.com/docker/go-units"
 	"golang.org/x/sys/unix"
@@ -36,8 +37,8 @@ type execution struct {
 	lim sandbox.Limits
 	res *sandbox.Result
 
-	id    string // the container's
-	agent *agent // a pooled container's waiting process (agent.go); nil when cold
+	box *box   // the run's container and uid
+	id  string // the container's
 	// lastCPU and lastPeak are the last sample of the container's CPU
 	// time (ns) and peak memory use (bytes); see watchCPU.
 	lastCPU, lastPeak atomic.Int64
@@ -62,44 +63,29 @@ func (x *execution) stopWith(status sandbox.Status, reason string) {
 func (x *execution) run(ctx context.Context) (err error) {
 	t0 := time.Now()
 	spec := lang.For(x.req.Language)
-	uid, err := x.rt.uids.take()
-	if err != nil {
-		return &sandbox.PlatformError{Op: "allocate uid", Err: err}
-	}
-
 	setup, cancelSetup := context.WithTimeout(ctx, setupTimeout)
 	defer cancelSetup()
-	x.id, x.agent, err = x.rt.acquire(setup, x.lim)
-	if err != nil {
-		x.rt.uids.put(uid)
+	if x.box, err = x.rt.acquire(setup, x.lim); err != nil {
 		return err
 	}
+	x.id = x.box.id
 	defer func() {
 		// Removed whatever happened, with its volumes, even when ctx is
 		// done: nothing of the run may remain. The uid is free again once
 		// its container is gone.
-		if rerr := x.rt.release(x.id, x.agent, uid); rerr != nil && err == nil {
+		if rerr := x.rt.release(x.box); rerr != nil && err == nil {
 			err = rerr
 		}
 	}()
-	if err := x.place(setup, spec, uid); err != nil {
+	if err := x.place(setup, spec, x.box.uid); err != nil {
 		return err
 	}
 	argv := append([]string{"/usr/bin/env", "-i"}, lang.Environ(x.req.Language, x.rt.env, x.req.Env)...)
 	argv = append(argv, spec.Argv()...)
-	ex, err := x.rt.cli.ContainerExecCreate(setup, x.id, container.ExecOptions{
-		User: strconv.Itoa(uid) + ":" + strconv.Itoa(uid), AttachStdin: true, AttachStdout: true, AttachStderr: true,
-		WorkingDir: lang.WorkDir, Cmd: argv,
-	})
-	if err != nil {
-		return &sandbox.PlatformError{Op: "create exec", Err: err}
-	}
 	acquired := time.Now()
-	// The attach is not bound to ctx: a cancelled run is stopped by
-	// killing the container, which ends the stream.
-	conn, err := x.rt.cli.ContainerExecAttach(context.WithoutCancel(setup), ex.ID, container.ExecAttachOptions{})
+	execID, conn, stdin, err := x.startProgram(setup, argv)
 	if err != nil {
-		return &sandbox.PlatformError{Op: "start exec", Err: err}
+		return err
 	}
 	defer conn.Close()
 	started := time.Now()
@@ -107,7 +93,9 @@ func (x *execution) run(ctx context.Context) (err error) {
 
 	var workers sync.WaitGroup
 	workers.Go(func() {
-		_, _ = conn.Conn.Write(x.req.Stdin)
+		if _, err := conn.Conn.Write(stdin); err == nil {
+			_, _ = conn.Conn.Write(x.req.Stdin)
+		}
 		_ = conn.CloseWrite()
 	})
 	var out captured
@@ -126,7 +114,37 @@ func (x *execution) run(ctx context.Context) (err error) {
 	x.res.Metrics.WallMS = ms(ended.Sub(started))
 	x.res.Stdout, x.res.StdoutTruncated = out.out.Bytes(), out.outTrunc
 	x.res.Stderr, x.res.StderrTruncated = out.err.Bytes(), out.errTrunc
-	return x.finish(spec, ex.ID)
+	return x.finish(spec, execID)
+}
+
+// startProgram starts the program, argv, as the run's uid in /work: in a
+// pooled container through its launcher, already started (launcher.go),
+// whose stdin must first receive the returned bytes, the encoded argv;
+// else in an exec created now. It returns the exec's id and its attached
+// stream.
+func (x *execution) startProgram(ctx context.Context, argv []string) (string, types.HijackedResponse, []byte, error) {
+	if l := x.box.launch; l != nil {
+		args, err := launchArgs(argv)
+		if err != nil {
+			return "", types.HijackedResponse{}, nil, &sandbox.PlatformError{Op: "start program", Err: err}
+		}
+		return l.id, l.conn, args, nil
+	}
+	user := strconv.Itoa(x.box.uid) + ":" + strconv.Itoa(x.box.uid)
+	ex, err := x.rt.cli.ContainerExecCreate(ctx, x.id, container.ExecOptions{
+		User: user, AttachStdin: true, AttachStdout: true, AttachStderr: true,
+		WorkingDir: lang.WorkDir, Cmd: argv,
+	})
+	if err != nil {
+		return "", types.HijackedResponse{}, nil, &sandbox.PlatformError{Op: "create exec", Err: err}
+	}
+	// The attach is not bound to ctx: a cancelled run is stopped by
+	// killing the container, which ends the stream.
+	conn, err := x.rt.cli.ContainerExecAttach(context.WithoutCancel(ctx), ex.ID, container.ExecAttachOptions{})
+	if err != nil {
+		return "", types.HijackedResponse{}, nil, &sandbox.PlatformError{Op: "start exec", Err: err}
+	}
+	return ex.ID, conn, nil, nil
 }
 
 // place copies the program's file into /code and the input files into
@@ -151,8 +169,8 @@ func (x *execution) place(ctx context.Context, spec lang.Spec, uid int) error {
 // placeCode copies the program's file into /code: through a pooled
 // container's agent, else through the archive upload.
 func (x *execution) placeCode(ctx context.Context, spec lang.Spec) error {
-	if x.agent != nil {
-		if err := x.agent.placeCode(path.Base(spec.MainPath()), x.req.Code); err != nil {
+	if a := x.box.agent; a != nil {
+		if err := a.placeCode(path.Base(spec.MainPath()), x.req.Code); err != nil {
 			return &sandbox.PlatformError{Op: "copy program file", Err: err}
 		}
 		return nil
@@ -342,10 +360,10 @@ func (x *execution) cpuTime(ctx context.Context) (time.Duration, bool) {
 
 // collectArtifacts reads the files the program left in /work.
 func (x *execution) collectArtifacts(ctx context.Context) error {
-	if x.agent != nil {
+	if a := x.box.agent; a != nil {
 		// A pooled container's agent tells whether there is anything to
 		// download; if it cannot, the download decides.
-		if empty, err := x.agent.workEmpty(); err == nil && empty {
+		if empty, err := a.workEmpty(); err == nil && empty {
 			return nil
 		}
 	}

@@ -35,29 +35,57 @@ func (r *Runtime) removeContainer(id string) error {
 	return nil
 }
 
-// acquire returns a started container for a run of limits lim: a pooled
-// one, with its waiting process's agent, if the pool has one ready that
-// fits, else one made now (and a nil agent).
-func (r *Runtime) acquire(ctx context.Context, lim sandbox.Limits) (string, *agent, error) {
-	if r.pool != nil {
-		if c, ok := r.pool.take(lim); ok {
-			return c.id, c.agent, nil
-		}
-	}
-	id, err := r.startContainer(ctx, lim, false)
-	return id, nil, err
+// box is a started container a run holds and the uid its program runs
+// as. A pooled one also has the host's ends of its waiting process (the
+// agent) and of the program's launcher, both started when the pool made
+// it; a cold one has neither.
+type box struct {
+	id     string
+	uid    int
+	agent  *agent
+	launch *launcher
 }
 
-// release removes a run's container and then returns its uid: a pooled
+// close ends the host's attachments to a pooled container's processes.
+func (b *box) close() {
+	if b.agent != nil {
+		b.agent.close()
+	}
+	if b.launch != nil {
+		b.launch.conn.Close()
+	}
+}
+
+// acquire returns a started container for a run of limits lim, and its
+// uid: a pooled one if the pool has one ready that fits, else one made
+// now.
+func (r *Runtime) acquire(ctx context.Context, lim sandbox.Limits) (*box, error) {
+	if r.pool != nil {
+		if b, ok := r.pool.take(lim); ok {
+			return b, nil
+		}
+	}
+	uid, err := r.uids.take()
+	if err != nil {
+		return nil, &sandbox.PlatformError{Op: "allocate uid", Err: err}
+	}
+	id, err := r.startContainer(ctx, lim, false)
+	if err != nil {
+		r.uids.put(uid)
+		return nil, err
+	}
+	return &box{id: id, uid: uid}, nil
+}
+
+// release removes a run's container and then frees its uid: a pooled
 // run's in the background (the pool's Close waits for it), a cold run's
 // before Run returns, as a one-shot caller expects.
-func (r *Runtime) release(id string, a *agent, uid int) error {
-	if a != nil {
-		a.close()
-		r.pool.retire(id, func() { r.uids.put(uid) })
+func (r *Runtime) release(b *box) error {
+	if b.agent != nil {
+		r.pool.retire(b)
 		return nil
 	}
-	err := r.removeContainer(id)
-	r.uids.put(uid)
+	err := r.removeContainer(b.id)
+	r.uids.put(b.uid)
 	return err
 }

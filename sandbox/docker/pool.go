@@ -24,7 +24,7 @@ type pool struct {
 	rt    *Runtime
 	lim   sandbox.Limits
 	key   fixedLimits
-	ready chan *warmContainer
+	ready chan *box
 	log   *slog.Logger
 
 	ctx    context.Context // cancelled by close: builds in flight stop
@@ -37,13 +37,6 @@ type pool struct {
 	work sync.WaitGroup
 }
 
-// warmContainer is a started container waiting for its run, and the
-// host's end of its waiting process.
-type warmContainer struct {
-	id    string
-	agent *agent
-}
-
 // retryDelay is how long a failed build waits before the next try, so a
 // daemon that refuses (out of memory, restarting) is not asked in a loop.
 const retryDelay = time.Second
@@ -52,7 +45,7 @@ const retryDelay = time.Second
 func newPool(rt *Runtime, size int, log *slog.Logger) *pool {
 	ctx, cancel := context.WithCancel(context.Background())
 	lim := sandbox.DefaultLimits().WithDefaults()
-	p := &pool{rt: rt, lim: lim, key: fixedLimitsOf(lim), ready: make(chan *warmContainer, size), log: log, ctx: ctx, cancel: cancel}
+	p := &pool{rt: rt, lim: lim, key: fixedLimitsOf(lim), ready: make(chan *box, size), log: log, ctx: ctx, cancel: cancel}
 	for range size {
 		p.refill()
 	}
@@ -62,7 +55,7 @@ func newPool(rt *Runtime, size int, log *slog.Logger) *pool {
 // take returns a ready container for a run of limits lim, or false at once
 // if none is ready or lim differs from the pool's in what is fixed at
 // create time.
-func (p *pool) take(lim sandbox.Limits) (*warmContainer, bool) {
+func (p *pool) take(lim sandbox.Limits) (*box, bool) {
 	if fixedLimitsOf(lim) != p.key {
 		return nil, false
 	}
@@ -114,30 +107,41 @@ func (p *pool) refillLocked() {
 	})
 }
 
-// build makes a container ready: started, its waiting process attached.
-func (p *pool) build() (*warmContainer, error) {
-	id, err := p.rt.startContainer(p.ctx, p.lim, true)
+// build makes a container ready: started, its waiting process attached
+// and the program's launcher waiting, as the uid the run will have.
+func (p *pool) build() (*box, error) {
+	uid, err := p.rt.uids.take()
 	if err != nil {
 		return nil, err
 	}
-	a, err := p.rt.attachAgent(p.ctx, id)
-	if err != nil {
-		_ = p.rt.removeContainer(id)
+	b := &box{uid: uid}
+	if b.id, err = p.rt.startContainer(p.ctx, p.lim, true); err != nil {
+		p.rt.uids.put(uid)
 		return nil, err
 	}
-	return &warmContainer{id: id, agent: a}, nil
+	if b.agent, err = p.rt.attachAgent(p.ctx, b.id); err == nil {
+		b.launch, err = p.rt.startLauncher(p.ctx, b.id, uid)
+	}
+	if err != nil {
+		b.close()
+		_ = p.rt.removeContainer(b.id)
+		p.rt.uids.put(uid)
+		return nil, err
+	}
+	return b, nil
 }
 
 // retire removes a container whose run has ended, with its volumes, off
-// the run's critical path, then calls done; after close, at once.
-func (p *pool) retire(id string, done func()) {
+// the run's critical path, then frees its uid; after close, at once.
+func (p *pool) retire(b *box) {
+	b.close()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	remove := func() {
-		if err := p.rt.removeContainer(id); err != nil {
-			p.log.Warn("docker pool: remove a used container", "runtime", p.rt.name(), "id", id, "err", err)
+		if err := p.rt.removeContainer(b.id); err != nil {
+			p.log.Warn("docker pool: remove a used container", "runtime", p.rt.name(), "id", b.id, "err", err)
 		}
-		done()
+		p.rt.uids.put(b.uid)
 	}
 	if p.closed {
 		remove()
@@ -162,11 +166,12 @@ func (p *pool) close() error {
 	var first error
 	for {
 		select {
-		case c := <-p.ready:
-			c.agent.close()
-			if err := p.rt.removeContainer(c.id); err != nil && first == nil {
+		case b := <-p.ready:
+			b.close()
+			if err := p.rt.removeContainer(b.id); err != nil && first == nil {
 				first = err
 			}
+			p.rt.uids.put(b.uid)
 		default:
 			return first
 		}
