@@ -89,6 +89,13 @@ func TestPooledRun(t *testing.T) {
 				{"files", sandbox.Request{Language: sandbox.Bash, Code: "id -u >/dev/null; cat d/in.txt; echo out > out.txt; ls /tmp /work",
 					Files: []sandbox.File{{Name: "d/in.txt", Content: sandbox.Data("hello\n")}}}},
 				{"error", sandbox.Request{Language: sandbox.Python, Code: "x = 1\nraise ValueError('bad')"}},
+				{"large program", sandbox.Request{Language: sandbox.Python, Code: "# " + strings.Repeat("x", 40000) + "\nprint(len(open(__file__).read()))"}},
+				{"unicode", sandbox.Request{Language: sandbox.Python, Code: "print('h\u00e9llo \u2713', '\\\\n', '%s')"}},
+				{"read-only input", sandbox.Request{Language: sandbox.Bash, Code: "stat -c '%a %n' in/a.txt b.txt; [ -O b.txt ] && echo b mine; [ -O in/a.txt ] || echo a not mine; echo more >> b.txt; rm -f in/a.txt; cat in/a.txt",
+					Files: []sandbox.File{{Name: "in/a.txt", Content: sandbox.Data("ro\n"), ReadOnly: true}, {Name: "b.txt", Content: sandbox.Data("rw\n")}}}},
+				{"environment", sandbox.Request{Language: sandbox.Python, Code: "import os, sys; print(sorted(os.environ.items()), os.getcwd(), sys.argv)", Env: map[string]string{"A": "1 2", "B": "x\ny"}}},
+				{"large stdin", sandbox.Request{Language: sandbox.Python, Code: "import sys; d = sys.stdin.buffer.read(); print(len(d), d[:5], d[-5:])", Stdin: sandbox.Data(strings.Repeat("0123456789", 30000))}},
+				{"kill everything", sandbox.Request{Language: sandbox.Bash, Code: "echo before; kill -9 -1; echo after"}},
 				{"leftover", sandbox.Request{Language: sandbox.Bash, Code: "echo kept > /tmp/left; (sleep 1000 &) ; ls /tmp"}},
 				{"timeout", sandbox.Request{Language: sandbox.Python, Code: "while True: pass", Limits: sandbox.Limits{WallTimeMS: 1000}}},
 			} {
@@ -107,6 +114,10 @@ func TestPooledRun(t *testing.T) {
 					got, err := rt.Run(ctx, tc.req)
 					if err != nil {
 						t.Fatalf("pooled Run: %v", err)
+					}
+					t.Logf("pooled: %s exit %d stdout %q stderr %q artifacts %d", got.Status, got.ExitCode, clip(got.Stdout), clip(got.Stderr), len(got.Artifacts))
+					if got.Status == sandbox.StatusInternal {
+						t.Errorf("pooled run: status %s (%s)", got.Status, got.Reason)
 					}
 					if got.Status != want.Status || string(got.Stdout) != string(want.Stdout) || string(got.Stderr) != string(want.Stderr) ||
 						got.ExitCode != want.ExitCode || got.Signal != want.Signal || got.Reason != want.Reason || got.ImageDigest != want.ImageDigest ||
