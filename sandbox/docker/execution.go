@@ -68,17 +68,36 @@ func (x *execution) run(ctx context.Context) (err error) {
 	if x.box, err = x.rt.acquire(setup, x.lim); err != nil {
 		return err
 	}
-	x.id = x.box.id
 	defer func() {
 		// Removed whatever happened, with its volumes, even when ctx is
 		// done: nothing of the run may remain. The uid is free again once
 		// its container is gone.
+		if x.box == nil {
+			return
+		}
 		if rerr := x.rt.release(x.box); rerr != nil && err == nil {
 			err = rerr
 		}
 	}()
+	x.id = x.box.id
 	if err := x.place(setup, spec, x.box.uid); err != nil {
-		return err
+		if x.box.agent == nil {
+			return err
+		}
+		// A pooled container that does not take the program (it died
+		// while it waited: the daemon restarted, ...) is dropped, and the
+		// run makes a container of its own.
+		x.rt.pool.log.Warn("docker pool: a ready container failed; the run takes the cold path", "runtime", x.rt.name(), "id", x.id, "err", err)
+		stale := x.box
+		x.box = nil
+		_ = x.rt.release(stale)
+		if x.box, err = x.rt.acquireCold(setup, x.lim); err != nil {
+			return err
+		}
+		x.id = x.box.id
+		if err := x.place(setup, spec, x.box.uid); err != nil {
+			return err
+		}
 	}
 	argv := append([]string{"/usr/bin/env", "-i"}, lang.Environ(x.req.Language, x.rt.env, x.req.Env)...)
 	argv = append(argv, spec.Argv()...)

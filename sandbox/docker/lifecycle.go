@@ -65,6 +65,12 @@ func (r *Runtime) acquire(ctx context.Context, lim sandbox.Limits) (*box, error)
 			return b, nil
 		}
 	}
+	return r.acquireCold(ctx, lim)
+}
+
+// acquireCold makes a started container for a run of limits lim, with a
+// uid of its own.
+func (r *Runtime) acquireCold(ctx context.Context, lim sandbox.Limits) (*box, error) {
 	uid, err := r.uids.take()
 	if err != nil {
 		return nil, &sandbox.PlatformError{Op: "allocate uid", Err: err}

@@ -161,6 +161,32 @@ func TestPooledRun(t *testing.T) {
 	}
 }
 
+// TestPoolDeadContainer kills a ready container from the host, as a
+// daemon's restart would: the run that takes it makes a container of its
+// own instead and succeeds.
+func TestPoolDeadContainer(t *testing.T) {
+	for _, r := range runtimes {
+		t.Run(r.name, func(t *testing.T) {
+			rt, cli := newPooledRuntime(t, r.oci, 1)
+			defer rt.Close()
+			waitReady(t, rt, 1)
+			ready := ids(poolContainers(t, cli))
+			if len(ready) != 1 {
+				t.Fatalf("pooled containers %v, want one", ready)
+			}
+			ctx := context.Background()
+			if err := cli.ContainerKill(ctx, ready[0], "KILL"); err != nil {
+				t.Fatal(err)
+			}
+			res, err := rt.Run(ctx, sandbox.Request{Language: sandbox.Python, Code: "print(1)"})
+			if err != nil || res.Status != sandbox.StatusOK || string(res.Stdout) != "1\n" {
+				t.Fatalf("Run after the ready container died: %v, %s %q (%s)", err, res.Status, res.Stdout, res.Reason)
+			}
+			waitReady(t, rt, 1)
+		})
+	}
+}
+
 // TestPoolClose checks from the host that Close removes every container
 // of the pool, ready or used, with its volumes and their tmpfs mounts.
 func TestPoolClose(t *testing.T) {
