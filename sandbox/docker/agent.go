@@ -31,10 +31,16 @@ import (
 //     /work holds anything: "empty" spares the download of the artifacts
 //     (the common case); "files" has the host download them as for a cold
 //     run, through the archive, which reads every file whatever its mode;
+//     and whether a process other than docker-init and itself is left:
+//     "alone" lets the host return at once and remove the container in the
+//     background; "others" (a program that left a process behind) has the
+//     host kill the container and wait for its end before Run returns, as
+//     a cold run's removal does, so nothing of a run runs once Run has
+//     returned;
 //  3. then it sleeps until the container is removed.
 //
-// The check forks nothing (a glob of bash's own): a program that left
-// processes up to the pids limit cannot make it fail.
+// The checks fork nothing (globs of bash's own): a program that left
+// processes up to the pids limit cannot make them fail.
 //
 // The program runs in an exec as its own uid: it cannot signal, trace or
 // write to this root process, nor read its stdin. What the agent answers
@@ -55,7 +61,11 @@ echo placed
 IFS= read -r _ || exit 1
 shopt -s nullglob dotglob
 entries=(` + lang.WorkDir + `/*)
-if [ ${#entries[@]} -gt 0 ]; then echo files; else echo empty; fi
+procs=(/proc/[0-9]*)
+work=empty procs=alone
+[ ${#entries[@]} -eq 0 ] || work=files
+[ ${#procs[@]} -le 2 ] || procs=others
+echo "$work $procs"
 exec sleep infinity
 `
 
@@ -97,23 +107,21 @@ func (a *agent) placeCode(name, code string) error {
 	return a.expect("placed")
 }
 
-// workEmpty asks the agent, once the program has ended, whether /work
-// holds nothing.
-func (a *agent) workEmpty() (bool, error) {
+// afterRun asks the agent, once the program has ended, whether /work
+// holds nothing and whether processes of the run are left.
+func (a *agent) afterRun() (workEmpty, othersLeft bool, err error) {
 	if err := a.send("check\n"); err != nil {
-		return false, err
+		return false, true, err
 	}
 	line, err := a.line()
 	if err != nil {
-		return false, err
+		return false, true, err
 	}
-	switch line {
-	case "empty":
-		return true, nil
-	case "files":
-		return false, nil
+	work, procs, _ := strings.Cut(line, " ")
+	if (work != "empty" && work != "files") || (procs != "alone" && procs != "others") {
+		return false, true, fmt.Errorf("the waiting process answered %q, want empty or files, then alone or others", line)
 	}
-	return false, fmt.Errorf("the waiting process answered %q, want empty or files", line)
+	return work == "empty", procs == "others", nil
 }
 
 func (a *agent) send(msg string) error {

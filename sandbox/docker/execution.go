@@ -39,6 +39,9 @@ type execution struct {
 
 	box *box   // the run's container and uid
 	id  string // the container's
+	// leftovers is set when a pooled container's agent saw processes left
+	// after the program's end (agent.go).
+	leftovers bool
 	// lastCPU and lastPeak are the last sample of the container's CPU
 	// time (ns) and peak memory use (bytes); see watchCPU.
 	lastCPU, lastPeak atomic.Int64
@@ -276,6 +279,14 @@ func (x *execution) finish(spec lang.Spec, execID string) error {
 		// program that succeeded skips this: removing the container kills
 		// what is left.
 		oom := false
+		if x.leftovers && code == 0 {
+			// What the program left running ends before Run returns (a
+			// pooled container is removed after it, in the background).
+			_ = x.rt.cli.ContainerKill(ctx, x.id, "KILL")
+			if _, err := x.oomKilled(ctx); err != nil {
+				return &sandbox.PlatformError{Op: "stop container", Err: err}
+			}
+		}
 		if code != 0 {
 			_ = x.rt.cli.ContainerKill(ctx, x.id, "KILL")
 			if oom, err = x.oomKilled(ctx); err != nil {
@@ -381,8 +392,11 @@ func (x *execution) cpuTime(ctx context.Context) (time.Duration, bool) {
 func (x *execution) collectArtifacts(ctx context.Context) error {
 	if a := x.box.agent; a != nil {
 		// A pooled container's agent tells whether there is anything to
-		// download; if it cannot, the download decides.
-		if empty, err := a.workEmpty(); err == nil && empty {
+		// download and whether processes are left; if it cannot, the
+		// download decides and the container is killed.
+		empty, others, err := a.afterRun()
+		x.leftovers = others
+		if err == nil && empty {
 			return nil
 		}
 	}

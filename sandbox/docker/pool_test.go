@@ -116,6 +116,11 @@ func TestPooledRun(t *testing.T) {
 						t.Fatalf("pooled Run: %v", err)
 					}
 					t.Logf("pooled: %s exit %d stdout %q stderr %q artifacts %d", got.Status, got.ExitCode, clip(got.Stdout), clip(got.Stderr), len(got.Artifacts))
+					// Nothing of the run runs once Run has returned: a program
+					// that left a process has its container stopped first.
+					if ins, err := cli.ContainerInspect(ctx, before[0]); err == nil && ins.State.Running && tc.name == "leftover" {
+						t.Errorf("the container that served the run still runs when Run returns, holding what the program left")
+					}
 					if got.Status == sandbox.StatusInternal {
 						t.Errorf("pooled run: status %s (%s)", got.Status, got.Reason)
 					}
