@@ -76,31 +76,14 @@ func (x *execution) run(ctx context.Context) (err error) {
 		// done: nothing of the run may remain. The uid is free again once
 		// its container is gone.
 		if x.box == nil {
-			return
+			return // a pooled container was dropped and none replaced it
 		}
 		if rerr := x.rt.release(x.box); rerr != nil && err == nil {
 			err = rerr
 		}
 	}()
-	x.id = x.box.id
-	if err := x.place(setup, spec, x.box.uid); err != nil {
-		if x.box.agent == nil {
-			return err
-		}
-		// A pooled container that does not take the program (it died
-		// while it waited: the daemon restarted, ...) is dropped, and the
-		// run makes a container of its own.
-		x.rt.pool.log.Warn("docker pool: a ready container failed; the run takes the cold path", "runtime", x.rt.name(), "id", x.id, "err", err)
-		stale := x.box
-		x.box = nil
-		_ = x.rt.release(stale)
-		if x.box, err = x.rt.acquireCold(setup, x.lim); err != nil {
-			return err
-		}
-		x.id = x.box.id
-		if err := x.place(setup, spec, x.box.uid); err != nil {
-			return err
-		}
+	if err := x.prepare(setup, spec); err != nil {
+		return err
 	}
 	argv := append([]string{"/usr/bin/env", "-i"}, lang.Environ(x.req.Language, x.rt.env, x.req.Env)...)
 	argv = append(argv, spec.Argv()...)
@@ -167,6 +150,27 @@ func (x *execution) startProgram(ctx context.Context, argv []string) (string, ty
 		return "", types.HijackedResponse{}, nil, &sandbox.PlatformError{Op: "start exec", Err: err}
 	}
 	return ex.ID, conn, nil, nil
+}
+
+// prepare places the program's file and the input files in the run's
+// container. A pooled container that does not take them (it died while it
+// waited: the daemon restarted, ...) is dropped, and the run makes a
+// container of its own.
+func (x *execution) prepare(ctx context.Context, spec lang.Spec) error {
+	x.id = x.box.id
+	err := x.place(ctx, spec, x.box.uid)
+	if err == nil || x.box.agent == nil {
+		return err
+	}
+	x.rt.pool.log.Warn("docker pool: a ready container failed; the run takes the cold path", "runtime", x.rt.name(), "id", x.id, "err", err)
+	stale := x.box
+	x.box = nil
+	_ = x.rt.release(stale)
+	if x.box, err = x.rt.acquireCold(ctx, x.lim); err != nil {
+		return err
+	}
+	x.id = x.box.id
+	return x.place(ctx, spec, x.box.uid)
 }
 
 // place copies the program's file into /code and the input files into
