@@ -41,9 +41,11 @@ import (
 // remove). So a gVisor run with an allowlist is refused as bad input,
 // naming the field, before anything is started.
 
-// checkNetwork refuses a network allowlist the runtime cannot give: any,
-// under gVisor (see above).
-func (r *Runtime) checkNetwork(n sandbox.Network) error {
+// CheckNetwork returns a *sandbox.InputError naming the field network
+// when the runtime cannot give a run n: an allowlist, under gVisor (see
+// above). Run checks it; a service checks it before it queues a run
+// (service.NetworkChecker), so that the API answers 400.
+func (r *Runtime) CheckNetwork(n sandbox.Network) error {
 	if n.IsZero() || r.ociRuntime != GVisorRuntime {
 		return nil
 	}

@@ -16,10 +16,12 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/pkg/stdcopy"
 
+	"github.com/crucible-sandbox/crucible/policy"
 	"github.com/crucible-sandbox/crucible/policy/egress"
 	"github.com/crucible-sandbox/crucible/policy/egress/egresstest"
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/sandbox/docker"
+	"github.com/crucible-sandbox/crucible/service"
 )
 
 // newEgressRuntime returns a runtime of the OCI runtime oci whose proxy
@@ -146,6 +148,24 @@ func TestEgressGVisor(t *testing.T) {
 		t.Errorf("result %+v, want none: the program must not run", res)
 	}
 
+	// Through a service (crucible run's and the API's path): refused
+	// before the run is queued, as bad input, which the API answers 400.
+	red, err := policy.NewRedactor(policy.DefaultRedactConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	yes := true
+	svc, err := service.New(service.Config{Runtime: runsOnly{rt}, Redactor: red, TenantDefaults: service.TenantLimits{AllowNetwork: &yes}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Shutdown(context.Background())
+	_, err = svc.Run(context.Background(), "t", sandbox.Request{Language: sandbox.Python, Code: "print(1)",
+		Network: sandbox.Network{Allow: []string{"example.org"}}}, service.RunOptions{})
+	if !errors.As(err, &ie) || ie.Field != "network" {
+		t.Errorf("service Run: error %v (%T), want an InputError naming the field network", err, err)
+	}
+
 	for _, tc := range []struct{ name, oci, want string }{
 		{"runc", docker.RuncRuntime, "connected"},
 		{"gvisor", docker.GVisorRuntime, "ECONNREFUSED"},
@@ -156,6 +176,13 @@ func TestEgressGVisor(t *testing.T) {
 			}
 		})
 	}
+}
+
+// runsOnly is a docker runtime as a service's: it has no sessions.
+type runsOnly struct{ *docker.Runtime }
+
+func (runsOnly) NewSession(context.Context, sandbox.SessionRequest) (sandbox.Session, error) {
+	return nil, errors.New("no sessions")
 }
 
 // reachFromContainer starts a container of oci with no network, opens a

@@ -155,7 +155,7 @@ func (r *Runtime) Run(ctx context.Context, req sandbox.Request) (sandbox.Result,
 	if err := req.Validate(); err != nil {
 		return sandbox.Result{}, err
 	}
-	if err := r.checkNetwork(req.Network); err != nil {
+	if err := r.CheckNetwork(req.Network); err != nil {
 		return sandbox.Result{}, err
 	}
 	lim := req.Limits.WithDefaults()
