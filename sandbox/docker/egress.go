@@ -1,15 +1,6 @@
 package docker
 
-import (
-	"context"
-	"errors"
-	"fmt"
-	"net"
-	"os"
-
-	"github.com/crucible-sandbox/crucible/policy/egress"
-	"github.com/crucible-sandbox/crucible/sandbox"
-)
+import "github.com/crucible-sandbox/crucible/sandbox"
 
 // A run with a network allowlist reaches the host's egress proxy, and
 // nothing else, on its own loopback: the native runtime's way
@@ -43,55 +34,17 @@ import (
 
 // CheckNetwork returns a *sandbox.InputError naming the field network
 // when the runtime cannot give a run n: an allowlist, under gVisor (see
-// above). Run checks it; a service checks it before it queues a run
+// above) or where the daemon is not on this host's kernel (macOS and
+// Windows: Docker Desktop's virtual machine). Run checks it; a service checks it before it queues a run
 // (service.NetworkChecker), so that the API answers 400.
 func (r *Runtime) CheckNetwork(n sandbox.Network) error {
-	if n.IsZero() || r.ociRuntime != GVisorRuntime {
+	switch {
+	case n.IsZero():
 		return nil
+	case r.ociRuntime == GVisorRuntime:
+		return &sandbox.InputError{Field: "network", Rule: `must be "none" under the gvisor runtime: its sandboxes have gVisor's own network stack, which cannot reach the host's egress proxy; use the native or docker runtime for a run with an allowlist`}
+	case !proxyReachesContainers:
+		return &sandbox.InputError{Field: "network", Rule: `must be "none" on this operating system: the Docker daemon runs in a virtual machine, whose containers' network namespaces the egress proxy cannot reach; run on Linux for a run with an allowlist`}
 	}
-	return &sandbox.InputError{Field: "network", Rule: `must be "none" under the gvisor runtime: its sandboxes have gVisor's own network stack, which cannot reach the host's egress proxy; use the native or docker runtime for a run with an allowlist`}
-}
-
-// startEgress opens the run's proxy on the container's loopback and
-// sends the program to it (x.req.Env gets the proxy variables). The
-// container must be running and the program not yet started.
-func (x *execution) startEgress(ctx context.Context) (*egress.Proxy, error) {
-	ins, err := x.rt.cli.ContainerInspect(ctx, x.id)
-	if err != nil {
-		return nil, fmt.Errorf("inspect container: %w", err)
-	}
-	if ins.State == nil || !ins.State.Running || ins.State.Pid <= 0 {
-		return nil, errors.New("the container's init is not running")
-	}
-	// The init is this run's and lives until the container is killed, so
-	// its pid names the container's namespace from here to ListenIn. A
-	// namespace that is this process's own would put the listener on the
-	// host's loopback: never, whatever the daemon answered.
-	nsPath := fmt.Sprintf("/proc/%d/ns/net", ins.State.Pid)
-	switch same, err := sameNamespace(nsPath, "/proc/self/ns/net"); {
-	case err != nil:
-		return nil, fmt.Errorf("the container's network namespace: %w", err)
-	case same:
-		return nil, fmt.Errorf("the container's network namespace %s is the host's", nsPath)
-	}
-	ln, err := egress.ListenIn(nsPath, "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	x.req.Env = egress.ProxyEnv(x.req.Env, ln.Addr().(*net.TCPAddr).Port)
-	return egress.Serve(ln, x.rt.egress, x.req.Network), nil
-}
-
-// sameNamespace reports whether the namespace files a and b name the same
-// namespace.
-func sameNamespace(a, b string) (bool, error) {
-	ai, err := os.Stat(a)
-	if err != nil {
-		return false, err
-	}
-	bi, err := os.Stat(b)
-	if err != nil {
-		return false, err
-	}
-	return os.SameFile(ai, bi), nil
+	return nil
 }
