@@ -10,7 +10,8 @@ import "github.com/crucible-sandbox/crucible/sandbox"
 // a network namespace of its own whose only interface is its loopback.
 // The container's init (docker-init, State.Pid) is a host process in that
 // namespace: the proxy's listener is opened there (egress.ListenIn on
-// /proc/PID/ns/net) once the container has started and before the
+// /proc/PID/ns/net, once that process is checked to be the container's:
+// containerNetns) after the container has started and before the
 // program does, and the program gets the proxy variables in its
 // environment. No veth pair, bridge or firewall rule is made (dockerd
 // runs with --bridge=none --iptables=false and none of its networking is
