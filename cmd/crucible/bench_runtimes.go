@@ -104,9 +104,12 @@ func (f *benchRuntimesFlags) check() error {
 	if len(f.runtimes) == 0 {
 		return errors.New("--runtime: name at least one of native, docker, gvisor")
 	}
-	for _, n := range f.runtimes {
+	for i, n := range f.runtimes {
 		if err := checkRuntimeName(n); err != nil {
 			return err
+		}
+		if slices.Contains(f.runtimes[:i], n) {
+			return fmt.Errorf("--runtime: %s named twice", n)
 		}
 	}
 	switch {
@@ -130,9 +133,11 @@ type runtimesBenchReport struct {
 	ImageDigest string `json:"image_digest"`
 	// Rounds is how many rounds were measured: each measured row ran
 	// that many times.
-	Rounds   int                `json:"rounds"`
-	ElapsedS float64            `json:"elapsed_s"`
-	CPUs     int                `json:"cpus"`
+	Rounds   int     `json:"rounds"`
+	ElapsedS float64 `json:"elapsed_s"`
+	CPUs     int     `json:"cpus"`
+	// LoadAvg1 is the host's load average over a minute as the
+	// measurement started.
 	LoadAvg1 float64            `json:"load_avg_1m"`
 	Rows     []runtimesBenchRow `json:"rows"`
 	// Passed is set when every measured run printed 1.

@@ -76,7 +76,7 @@ func targetLines(rows []runtimesBenchRow) []string {
 // printBenchRuntimes prints rep as a table, then what each row ran, the
 // rows not measured and why, the targets, and the errors.
 func printBenchRuntimes(w io.Writer, rep *runtimesBenchReport) {
-	fmt.Fprintf(w, "crucible bench runtimes: python %q on %s (%s), %d rounds in %s; %d CPUs, load average %.2f\n\n",
+	fmt.Fprintf(w, "crucible bench runtimes: python %q on %s (%s), %d rounds in %s; %d CPUs, load average %.2f at the start\n\n",
 		rep.Code, rep.Image, rep.ImageDigest, rep.Rounds, time.Duration(rep.ElapsedS*float64(time.Second)).Round(time.Millisecond), rep.CPUs, rep.LoadAvg1)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "runtime\tpath\truns\terrors\tp50 ms\tp90 ms\tmax ms\t× docker run\t× docker run runsc\t× bare\t")

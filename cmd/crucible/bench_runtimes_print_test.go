@@ -124,6 +124,7 @@ func TestBenchRuntimesFlagsCheck(t *testing.T) {
 		{"valid", func(*benchRuntimesFlags) {}, ""},
 		{"a duration instead of runs", func(f *benchRuntimesFlags) { f.runs, f.duration = 0, 1 }, ""},
 		{"no runtime", func(f *benchRuntimesFlags) { f.runtimes = nil }, "--runtime: name at least one"},
+		{"a runtime twice", func(f *benchRuntimesFlags) { f.runtimes = []string{"docker", "native", "docker"} }, "--runtime: docker named twice"},
 		{"unknown runtime", func(f *benchRuntimesFlags) { f.runtimes = []string{"kata"} }, `--runtime "kata": want native, docker or gvisor`},
 		{"negative runs", func(f *benchRuntimesFlags) { f.runs = -1 }, "--runs -1: must be positive"},
 		{"neither runs nor duration", func(f *benchRuntimesFlags) { f.runs = 0 }, "--runs or --duration must be positive"},
