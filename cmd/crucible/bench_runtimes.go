@@ -230,6 +230,12 @@ func benchRuntimes(ctx context.Context, f *benchRuntimesFlags, progress io.Write
 		fmt.Fprintf(progress, "opening %s %s\n", spec.runtime, spec.path)
 		row := runtimesBenchRow{Runtime: spec.runtime, Path: spec.path, State: rowMeasured, ErrorSamples: []errorSample{}}
 		s, err := spec.open(ctx, e)
+		if ctx.Err() != nil {
+			if s != nil {
+				s.close()
+			}
+			return rep, ctx.Err()
+		}
 		if reason, ok := isNotMeasured(err); ok {
 			row.State, row.Reason = rowNotMeasured, reason
 		} else if err != nil {
