@@ -27,4 +27,9 @@
 // download, which never follows links. The container and its volumes are
 // removed before Run returns. See container.go for the configuration and
 // why each setting is there.
+//
+// A run with a network allowlist finds the host's egress proxy on its
+// container's loopback, reached as in the native runtime (egress.go);
+// under gVisor an allowlist is refused as bad input naming the field
+// network: gVisor's own network stack cannot reach the proxy.
 package docker
