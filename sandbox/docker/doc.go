@@ -38,4 +38,9 @@
 // program is started by a launcher exec made with the container
 // (launcher.go). Containers of a pool are labelled with their owner
 // process, so that a crashed one's are swept (poolowner.go, SweepPools).
+//
+// A run with a network allowlist finds the host's egress proxy on its
+// container's loopback, reached as in the native runtime (egress.go);
+// under gVisor an allowlist is refused as bad input naming the field
+// network: gVisor's own network stack cannot reach the proxy.
 package docker

@@ -14,6 +14,8 @@ import (
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/client"
 
+	"github.com/crucible-sandbox/crucible/policy/egress"
+	"github.com/crucible-sandbox/crucible/policy/egress/egresstest"
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/sandbox/docker"
 )
@@ -274,5 +276,49 @@ func TestPrestartNegative(t *testing.T) {
 	_, err := docker.New(context.Background(), docker.Options{Image: "x", Prestart: -1})
 	if err == nil || !strings.Contains(err.Error(), "Prestart") {
 		t.Fatalf("New with Prestart -1: %v, want an error naming Prestart", err)
+	}
+}
+
+// TestEgressPooled: a run with an allowlist in a pooled container (the
+// proxy's listener opened in the ready container's namespace, its
+// variables given to the launcher) reaches what it allows and nothing
+// else, as a cold run's.
+func TestEgressPooled(t *testing.T) {
+	probe := egresstest.NewProbe(t, "198.51.100.8/30")
+	newRuntime(t, docker.RuncRuntime).Close()
+	rt, err := docker.New(context.Background(), docker.Options{Image: imported.ref, ImageDigest: imported.dig, Egress: egress.Config{Resolver: probe.DNS.Resolver()}, Prestart: 1})
+	if err != nil {
+		t.Fatalf("docker.New: %v", err)
+	}
+	defer rt.Close()
+	cli, err := docker.Connect(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	waitReady(t, rt, 1)
+	ready := ids(poolContainers(t, cli))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res, err := rt.Run(ctx, probe.Request())
+	if err != nil {
+		t.Fatalf("Run: %v (%s: %s)", err, res.Status, res.Reason)
+	}
+	probe.Check(t, res)
+	waitGone(t, cli, ready[0])
+}
+
+// waitGone waits until container id is removed (in the background, after
+// the run it served).
+func waitGone(t testing.TB, cli *client.Client, id string) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		_, err := cli.ContainerInspect(context.Background(), id)
+		if client.IsErrNotFound(err) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("container %s: inspect says %v 30 s after its run, want removed", id, err)
+		}
 	}
 }
