@@ -95,3 +95,14 @@ func (r *Runtime) release(b *box) error {
 	r.uids.put(b.uid)
 	return err
 }
+
+// SettlePool waits until the pool (Options.Prestart) holds every
+// container it keeps ready and is neither making nor removing one, or
+// until ctx is done: a benchmark's rest between timed runs. Without a
+// pool it returns at once.
+func (r *Runtime) SettlePool(ctx context.Context) error {
+	if r.pool == nil {
+		return nil
+	}
+	return r.pool.settle(ctx)
+}

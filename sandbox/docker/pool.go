@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/crucible-sandbox/crucible/sandbox"
@@ -33,8 +34,9 @@ type pool struct {
 	mu     sync.Mutex
 	closed bool
 	// work counts the builds and the removals in flight; close waits for
-	// them.
+	// them. busy is their number, for Settle.
 	work sync.WaitGroup
+	busy atomic.Int64
 }
 
 // retryDelay is how long a failed build waits before the next try, so a
@@ -85,7 +87,9 @@ func (p *pool) refillLocked() {
 	if p.closed {
 		return
 	}
+	p.busy.Add(1)
 	p.work.Go(func() {
+		defer p.busy.Add(-1)
 		for {
 			c, err := p.build()
 			if err == nil {
@@ -147,7 +151,24 @@ func (p *pool) retire(b *box) {
 		remove()
 		return
 	}
-	p.work.Go(remove)
+	p.busy.Add(1)
+	p.work.Go(func() {
+		defer p.busy.Add(-1)
+		remove()
+	})
+}
+
+// settle waits until every container is ready and nothing is being built
+// or removed, or until ctx is done.
+func (p *pool) settle(ctx context.Context) error {
+	for len(p.ready) < cap(p.ready) || p.busy.Load() > 0 {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	return nil
 }
 
 // close stops the builds, waits for them and for the removals in flight,
