@@ -40,11 +40,22 @@ const (
 var waitCmd = []string{"sleep", "infinity"}
 
 // containerConfig returns the configuration of a run's container: the
-// image, the waiting process and no environment of its own.
-func (r *Runtime) containerConfig() *container.Config {
+// image, the waiting process and no environment of its own. A pooled
+// container is labelled with its owner too (poolowner.go).
+func (r *Runtime) containerConfig(pooled bool) *container.Config {
+	labels, cmd := map[string]string{labelKey: "1"}, waitCmd
+	if pooled {
+		labels[poolLabel], cmd = poolOwner, agentCmd
+	}
 	return &container.Config{
 		Image: r.image,
-		Cmd:   waitCmd,
+		Cmd:   cmd,
+		// A pooled container's waiting process talks to the host over
+		// its stdin and stdout (agent.go).
+		OpenStdin:    pooled,
+		AttachStdin:  pooled,
+		AttachStdout: pooled,
+		AttachStderr: pooled,
 		// docker-init and the waiting process run as root, without any
 		// capability: the program, which runs as uid, cannot signal them
 		// (killing PID 1 would end the container) nor touch their files.
@@ -53,7 +64,7 @@ func (r *Runtime) containerConfig() *container.Config {
 		WorkingDir:      lang.WorkDir,
 		Env:             []string{},
 		NetworkDisabled: true,
-		Labels:          map[string]string{labelKey: "1"},
+		Labels:          labels,
 	}
 }
 
@@ -61,7 +72,7 @@ func (r *Runtime) containerConfig() *container.Config {
 // Each setting is a wall the native runtime has too:
 func (r *Runtime) hostConfig(lim sandbox.Limits) *container.HostConfig {
 	memory := lim.MemoryBytes
-	cpuSeconds := (lim.CPUTimeMS + 999) / 1000
+	cpuSeconds := cpuSeconds(lim)
 	return &container.HostConfig{
 		// No network at all: only a loopback interface (where a run with
 		// an allowlist finds the egress proxy: egress.go).
@@ -166,6 +177,10 @@ var maskedPaths = []string{
 	"/proc/modules", "/proc/kallsyms", "/proc/sysvipc", "/proc/locks", "/proc/vmallocinfo",
 	"/proc/mtrr", "/proc/iomem", "/proc/ioports", "/proc/dma", "/proc/devices", "/proc/misc",
 }
+
+// cpuSeconds is lim's CPU time in whole seconds, rounded up: the
+// RLIMIT_CPU of each process.
+func cpuSeconds(lim sandbox.Limits) int64 { return (lim.CPUTimeMS + 999) / 1000 }
 
 // pidsLimit is the container's pids limit for lim.
 func (r *Runtime) pidsLimit(lim sandbox.Limits) int64 {

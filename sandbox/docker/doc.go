@@ -28,6 +28,17 @@
 // removed before Run returns. See container.go for the configuration and
 // why each setting is there.
 //
+// With Options.Prestart, a Runtime keeps that many containers created and
+// started ahead of the requests (pool.go), with the default limits; a run
+// whose limits fit takes one, uses it once and leaves it to be removed in
+// the background while a replacement is made. A pooled run skips the
+// container's create and start and every other call that costs the daemon
+// a helper process: its waiting process is an agent that writes the
+// program's file and says whether /work is empty (agent.go), and its
+// program is started by a launcher exec made with the container
+// (launcher.go). Containers of a pool are labelled with their owner
+// process, so that a crashed one's are swept (poolowner.go, SweepPools).
+//
 // A run with a network allowlist finds the host's egress proxy on its
 // container's loopback, reached as in the native runtime (egress.go);
 // under gVisor an allowlist is refused as bad input naming the field

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/docker/docker/api/types"
 	"github.com/docker/docker/api/types/container"
 	units "github.com/docker/go-units"
 	"golang.org/x/sys/unix"
@@ -36,7 +37,11 @@ type execution struct {
 	lim sandbox.Limits
 	res *sandbox.Result
 
-	id string // the container's
+	box *box   // the run's container and uid
+	id  string // the container's
+	// leftovers is set when a pooled container's agent saw processes left
+	// after the program's end (agent.go).
+	leftovers bool
 	// lastCPU and lastPeak are the last sample of the container's CPU
 	// time (ns) and peak memory use (bytes); see watchCPU.
 	lastCPU, lastPeak atomic.Int64
@@ -61,33 +66,23 @@ func (x *execution) stopWith(status sandbox.Status, reason string) {
 func (x *execution) run(ctx context.Context) (err error) {
 	t0 := time.Now()
 	spec := lang.For(x.req.Language)
-	uid, err := x.rt.uids.take()
-	if err != nil {
-		return &sandbox.PlatformError{Op: "allocate uid", Err: err}
-	}
-	defer x.rt.uids.put(uid) // after the container is removed: defers run last first
-
 	setup, cancelSetup := context.WithTimeout(ctx, setupTimeout)
 	defer cancelSetup()
-	created, err := x.rt.cli.ContainerCreate(setup, x.rt.containerConfig(), x.rt.hostConfig(x.lim), nil, nil, "")
-	if err != nil {
-		return &sandbox.PlatformError{Op: "create container", Err: err}
+	if x.box, err = x.rt.acquire(setup, x.lim); err != nil {
+		return err
 	}
-	x.id = created.ID
 	defer func() {
 		// Removed whatever happened, with its volumes, even when ctx is
-		// done: nothing of the run may remain.
-		rctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
-		defer cancel()
-		rerr := x.rt.cli.ContainerRemove(rctx, x.id, container.RemoveOptions{Force: true, RemoveVolumes: true})
-		if rerr != nil && err == nil {
-			err = &sandbox.PlatformError{Op: "remove container", Err: rerr}
+		// done: nothing of the run may remain. The uid is free again once
+		// its container is gone.
+		if x.box == nil {
+			return // a pooled container was dropped and none replaced it
+		}
+		if rerr := x.rt.release(x.box); rerr != nil && err == nil {
+			err = rerr
 		}
 	}()
-	if err := x.rt.cli.ContainerStart(setup, x.id, container.StartOptions{}); err != nil {
-		return &sandbox.PlatformError{Op: "start container", Err: err}
-	}
-	if err := x.place(setup, spec, uid); err != nil {
+	if err := x.prepare(setup, spec); err != nil {
 		return err
 	}
 	if !x.req.Network.IsZero() {
@@ -101,19 +96,10 @@ func (x *execution) run(ctx context.Context) (err error) {
 	}
 	argv := append([]string{"/usr/bin/env", "-i"}, lang.Environ(x.req.Language, x.rt.env, x.req.Env)...)
 	argv = append(argv, spec.Argv()...)
-	ex, err := x.rt.cli.ContainerExecCreate(setup, x.id, container.ExecOptions{
-		User: strconv.Itoa(uid) + ":" + strconv.Itoa(uid), AttachStdin: true, AttachStdout: true, AttachStderr: true,
-		WorkingDir: lang.WorkDir, Cmd: argv,
-	})
-	if err != nil {
-		return &sandbox.PlatformError{Op: "create exec", Err: err}
-	}
 	acquired := time.Now()
-	// The attach is not bound to ctx: a cancelled run is stopped by
-	// killing the container, which ends the stream.
-	conn, err := x.rt.cli.ContainerExecAttach(context.WithoutCancel(setup), ex.ID, container.ExecAttachOptions{})
+	execID, conn, stdin, err := x.startProgram(setup, argv)
 	if err != nil {
-		return &sandbox.PlatformError{Op: "start exec", Err: err}
+		return err
 	}
 	defer conn.Close()
 	started := time.Now()
@@ -121,7 +107,9 @@ func (x *execution) run(ctx context.Context) (err error) {
 
 	var workers sync.WaitGroup
 	workers.Go(func() {
-		_, _ = conn.Conn.Write(x.req.Stdin)
+		if _, err := conn.Conn.Write(stdin); err == nil {
+			_, _ = conn.Conn.Write(x.req.Stdin)
+		}
 		_ = conn.CloseWrite()
 	})
 	var out captured
@@ -140,18 +128,65 @@ func (x *execution) run(ctx context.Context) (err error) {
 	x.res.Metrics.WallMS = ms(ended.Sub(started))
 	x.res.Stdout, x.res.StdoutTruncated = out.out.Bytes(), out.outTrunc
 	x.res.Stderr, x.res.StderrTruncated = out.err.Bytes(), out.errTrunc
-	return x.finish(spec, ex.ID)
+	return x.finish(spec, execID)
+}
+
+// startProgram starts the program, argv, as the run's uid in /work: in a
+// pooled container through its launcher, already started (launcher.go),
+// whose stdin must first receive the returned bytes, the encoded argv;
+// else in an exec created now. It returns the exec's id and its attached
+// stream.
+func (x *execution) startProgram(ctx context.Context, argv []string) (string, types.HijackedResponse, []byte, error) {
+	if l := x.box.launch; l != nil {
+		args, err := launchArgs(argv)
+		if err != nil {
+			return "", types.HijackedResponse{}, nil, &sandbox.PlatformError{Op: "start program", Err: err}
+		}
+		return l.id, l.conn, args, nil
+	}
+	user := strconv.Itoa(x.box.uid) + ":" + strconv.Itoa(x.box.uid)
+	ex, err := x.rt.cli.ContainerExecCreate(ctx, x.id, container.ExecOptions{
+		User: user, AttachStdin: true, AttachStdout: true, AttachStderr: true,
+		WorkingDir: lang.WorkDir, Cmd: argv,
+	})
+	if err != nil {
+		return "", types.HijackedResponse{}, nil, &sandbox.PlatformError{Op: "create exec", Err: err}
+	}
+	// The attach is not bound to ctx: a cancelled run is stopped by
+	// killing the container, which ends the stream.
+	conn, err := x.rt.cli.ContainerExecAttach(context.WithoutCancel(ctx), ex.ID, container.ExecAttachOptions{})
+	if err != nil {
+		return "", types.HijackedResponse{}, nil, &sandbox.PlatformError{Op: "start exec", Err: err}
+	}
+	return ex.ID, conn, nil, nil
+}
+
+// prepare places the program's file and the input files in the run's
+// container. A pooled container that does not take them (it died while it
+// waited: the daemon restarted, ...) is dropped, and the run makes a
+// container of its own.
+func (x *execution) prepare(ctx context.Context, spec lang.Spec) error {
+	x.id = x.box.id
+	err := x.place(ctx, spec, x.box.uid)
+	if err == nil || x.box.agent == nil {
+		return err
+	}
+	x.rt.pool.log.Warn("docker pool: a ready container failed; the run takes the cold path", "runtime", x.rt.name(), "id", x.id, "err", err)
+	stale := x.box
+	x.box = nil
+	_ = x.rt.release(stale)
+	if x.box, err = x.rt.acquireCold(ctx, x.lim); err != nil {
+		return err
+	}
+	x.id = x.box.id
+	return x.place(ctx, spec, x.box.uid)
 }
 
 // place copies the program's file into /code and the input files into
 // /work through the archive upload.
 func (x *execution) place(ctx context.Context, spec lang.Spec, uid int) error {
-	code, err := codeArchive(path.Base(spec.MainPath()), x.req.Code)
-	if err != nil {
-		return &sandbox.PlatformError{Op: "program file", Err: err}
-	}
-	if err := x.rt.cli.CopyToContainer(ctx, x.id, lang.CodeDir, bytes.NewReader(code), container.CopyToContainerOptions{}); err != nil {
-		return &sandbox.PlatformError{Op: "copy program file", Err: err}
+	if err := x.placeCode(ctx, spec); err != nil {
+		return err
 	}
 	if len(x.req.Files) == 0 {
 		return nil
@@ -162,6 +197,25 @@ func (x *execution) place(ctx context.Context, spec lang.Spec, uid int) error {
 	}
 	if err := x.rt.cli.CopyToContainer(ctx, x.id, lang.WorkDir, bytes.NewReader(files), container.CopyToContainerOptions{}); err != nil {
 		return &sandbox.PlatformError{Op: "copy input files", Err: err}
+	}
+	return nil
+}
+
+// placeCode copies the program's file into /code: through a pooled
+// container's agent, else through the archive upload.
+func (x *execution) placeCode(ctx context.Context, spec lang.Spec) error {
+	if a := x.box.agent; a != nil {
+		if err := a.placeCode(path.Base(spec.MainPath()), x.req.Code); err != nil {
+			return &sandbox.PlatformError{Op: "copy program file", Err: err}
+		}
+		return nil
+	}
+	code, err := codeArchive(path.Base(spec.MainPath()), x.req.Code)
+	if err != nil {
+		return &sandbox.PlatformError{Op: "program file", Err: err}
+	}
+	if err := x.rt.cli.CopyToContainer(ctx, x.id, lang.CodeDir, bytes.NewReader(code), container.CopyToContainerOptions{}); err != nil {
+		return &sandbox.PlatformError{Op: "copy program file", Err: err}
 	}
 	return nil
 }
@@ -238,6 +292,14 @@ func (x *execution) finish(spec lang.Spec, execID string) error {
 		// program that succeeded skips this: removing the container kills
 		// what is left.
 		oom := false
+		if x.leftovers && code == 0 {
+			// What the program left running ends before Run returns (a
+			// pooled container is removed after it, in the background).
+			_ = x.rt.cli.ContainerKill(ctx, x.id, "KILL")
+			if _, err := x.oomKilled(ctx); err != nil {
+				return &sandbox.PlatformError{Op: "stop container", Err: err}
+			}
+		}
 		if code != 0 {
 			_ = x.rt.cli.ContainerKill(ctx, x.id, "KILL")
 			if oom, err = x.oomKilled(ctx); err != nil {
@@ -341,6 +403,16 @@ func (x *execution) cpuTime(ctx context.Context) (time.Duration, bool) {
 
 // collectArtifacts reads the files the program left in /work.
 func (x *execution) collectArtifacts(ctx context.Context) error {
+	if a := x.box.agent; a != nil {
+		// A pooled container's agent tells whether there is anything to
+		// download and whether processes are left; if it cannot, the
+		// download decides and the container is killed.
+		empty, others, err := a.afterRun()
+		x.leftovers = others
+		if err == nil && empty {
+			return nil
+		}
+	}
 	rc, _, err := x.rt.cli.CopyFromContainer(ctx, x.id, lang.WorkDir+"/.")
 	if err != nil {
 		return &sandbox.PlatformError{Op: "collect artifacts", Err: err}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"time"
@@ -50,6 +51,15 @@ type Options struct {
 	// Host is the daemon's address, such as unix:///var/run/docker.sock;
 	// empty takes DOCKER_HOST, else the default socket.
 	Host string
+	// Prestart is how many containers to keep created and started ahead
+	// of time, waiting for a request with the default limits; each serves
+	// one run, is removed after it and replaced in the background (pool.go).
+	// 0 makes each container when its run starts. A server wants a few; a
+	// one-shot command wants none. Close removes them.
+	Prestart int
+	// Logger receives what fails in the background, where no caller sees
+	// it: a pool's builds and removals. Nil means slog.Default().
+	Logger *slog.Logger
 }
 
 // Runtime runs each request in a fresh container. It is safe for
@@ -62,6 +72,7 @@ type Runtime struct {
 	env         []string
 	seccomp     string
 	uids        *uidPool
+	pool        *pool // nil without Options.Prestart
 	egress      egress.Config
 }
 
@@ -81,6 +92,9 @@ const setupHint = "install Docker Engine and gVisor's runsc and start dockerd: s
 func New(ctx context.Context, opts Options) (*Runtime, error) {
 	if opts.Image == "" {
 		return nil, errors.New("docker.Options: Image is required")
+	}
+	if opts.Prestart < 0 {
+		return nil, fmt.Errorf("docker.Options: Prestart must not be negative, got %d", opts.Prestart)
 	}
 	if opts.OCIRuntime != RuncRuntime && opts.OCIRuntime != GVisorRuntime {
 		return nil, fmt.Errorf("docker.Options: OCIRuntime must be %q (Docker's default) or %q (gVisor), got %q", RuncRuntime, GVisorRuntime, opts.OCIRuntime)
@@ -122,6 +136,13 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		cli.Close()
 		return nil, err
 	}
+	if opts.Prestart > 0 {
+		if _, err := SweepPools(ctx, cli); err != nil {
+			cli.Close()
+			return nil, err
+		}
+		r.pool = newPool(r, opts.Prestart, cmp.Or(opts.Logger, slog.Default()))
+	}
 	return r, nil
 }
 
@@ -147,8 +168,24 @@ func Connect(ctx context.Context, host string) (*client.Client, error) {
 	return cli, nil
 }
 
-// Close releases the client. Runs in progress are not affected.
-func (r *Runtime) Close() error { return r.cli.Close() }
+// Close removes the pool's containers (Options.Prestart), waiting for
+// those of runs that ended to be removed, and releases the client. It must
+// not be called while runs are in progress.
+func (r *Runtime) Close() error {
+	var err error
+	if r.pool != nil {
+		err = r.pool.close()
+	}
+	return errors.Join(err, r.cli.Close())
+}
+
+// name is the runtime's name as --runtime says it, for logs.
+func (r *Runtime) name() string {
+	if r.ociRuntime == GVisorRuntime {
+		return "gvisor"
+	}
+	return "docker"
+}
 
 // Run runs req in a fresh container; see sandbox.Runtime.
 func (r *Runtime) Run(ctx context.Context, req sandbox.Request) (sandbox.Result, error) {
