@@ -71,13 +71,13 @@ func (r *Runtime) acquire(ctx context.Context, lim sandbox.Limits) (*box, error)
 // acquireCold makes a started container for a run of limits lim, with a
 // uid of its own.
 func (r *Runtime) acquireCold(ctx context.Context, lim sandbox.Limits) (*box, error) {
-	uid, err := r.uids.take()
+	uid, err := r.uids.Take()
 	if err != nil {
 		return nil, &sandbox.PlatformError{Op: "allocate uid", Err: err}
 	}
 	id, err := r.startContainer(ctx, lim, false)
 	if err != nil {
-		r.uids.put(uid)
+		r.uids.Give(uid)
 		return nil, err
 	}
 	return &box{id: id, uid: uid}, nil
@@ -92,7 +92,7 @@ func (r *Runtime) release(b *box) error {
 		return nil
 	}
 	err := r.removeContainer(b.id)
-	r.uids.put(b.uid)
+	r.uids.Give(b.uid)
 	return err
 }
 

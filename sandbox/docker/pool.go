@@ -114,13 +114,13 @@ func (p *pool) refillLocked() {
 // build makes a container ready: started, its waiting process attached
 // and the program's launcher waiting, as the uid the run will have.
 func (p *pool) build() (*box, error) {
-	uid, err := p.rt.uids.take()
+	uid, err := p.rt.uids.Take()
 	if err != nil {
 		return nil, err
 	}
 	b := &box{uid: uid}
 	if b.id, err = p.rt.startContainer(p.ctx, p.lim, true); err != nil {
-		p.rt.uids.put(uid)
+		p.rt.uids.Give(uid)
 		return nil, err
 	}
 	if b.agent, err = p.rt.attachAgent(p.ctx, b.id); err == nil {
@@ -129,7 +129,7 @@ func (p *pool) build() (*box, error) {
 	if err != nil {
 		b.close()
 		_ = p.rt.removeContainer(b.id)
-		p.rt.uids.put(uid)
+		p.rt.uids.Give(uid)
 		return nil, err
 	}
 	return b, nil
@@ -145,7 +145,7 @@ func (p *pool) retire(b *box) {
 		if err := p.rt.removeContainer(b.id); err != nil {
 			p.log.Warn("docker pool: remove a used container", "runtime", p.rt.name(), "id", b.id, "err", err)
 		}
-		p.rt.uids.put(b.uid)
+		p.rt.uids.Give(b.uid)
 	}
 	if p.closed {
 		remove()
@@ -192,7 +192,7 @@ func (p *pool) close() error {
 			if err := p.rt.removeContainer(b.id); err != nil && first == nil {
 				first = err
 			}
-			p.rt.uids.put(b.uid)
+			p.rt.uids.Give(b.uid)
 		default:
 			return first
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/docker/docker/client"
 
+	"github.com/crucible-sandbox/crucible/internal/uidrange"
 	"github.com/crucible-sandbox/crucible/policy/egress"
 	"github.com/crucible-sandbox/crucible/sandbox"
 )
@@ -71,7 +72,7 @@ type Runtime struct {
 	ociRuntime  string
 	env         []string
 	seccomp     string
-	uids        *uidPool
+	uids        *uidrange.Allocator
 	pool        *pool // nil without Options.Prestart
 	egress      egress.Config
 }
@@ -99,7 +100,7 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 	if opts.OCIRuntime != RuncRuntime && opts.OCIRuntime != GVisorRuntime {
 		return nil, fmt.Errorf("docker.Options: OCIRuntime must be %q (Docker's default) or %q (gVisor), got %q", RuncRuntime, GVisorRuntime, opts.OCIRuntime)
 	}
-	uids, err := newUIDPool(cmp.Or(opts.UIDBase, DefaultUIDBase), cmp.Or(opts.UIDCount, DefaultUIDCount))
+	uids, err := newUIDs(cmp.Or(opts.UIDBase, DefaultUIDBase), cmp.Or(opts.UIDCount, DefaultUIDCount))
 	if err != nil {
 		return nil, err
 	}
