@@ -75,6 +75,11 @@ type Session struct {
 var _ sandbox.Session = (*Session)(nil)
 var _ sandbox.SessionRuntime = (*Runtime)(nil)
 
+// SessionLabel is the label naming the session a container runs (its
+// value is the session's ID), beside the label every container of the
+// package has: `docker ps --filter label=org.crucible.session=ID` finds it.
+const SessionLabel = "org.crucible.session"
+
 // NewSession starts a Python kernel in a fresh container; see
 // sandbox.SessionRuntime.
 func (r *Runtime) NewSession(ctx context.Context, req sandbox.SessionRequest) (sandbox.Session, error) {
@@ -108,12 +113,14 @@ func (r *Runtime) NewSession(ctx context.Context, req sandbox.SessionRequest) (s
 func (s *Session) start(ctx context.Context, files []sandbox.File) error {
 	setup, cancel := context.WithTimeout(ctx, setupTimeout)
 	defer cancel()
-	created, err := s.rt.cli.ContainerCreate(setup, s.rt.containerConfig(), s.rt.sessionHostConfig(s.lim), nil, nil, "")
+	cfg := s.rt.containerConfig()
+	cfg.Labels[SessionLabel] = s.id
+	created, err := s.rt.cli.ContainerCreate(setup, cfg, s.rt.sessionHostConfig(s.lim), nil, nil, "")
 	if err != nil {
 		return &sandbox.PlatformError{Op: "create container", Err: err}
 	}
 	s.cid = created.ID
-	s.watchOOM()
+	s.watchEvents()
 	if err := s.rt.cli.ContainerStart(setup, s.cid, container.StartOptions{}); err != nil {
 		return &sandbox.PlatformError{Op: "start container", Err: err}
 	}
@@ -165,19 +172,30 @@ func (r *Runtime) sessionHostConfig(lim sandbox.Limits) *container.HostConfig {
 	return hc
 }
 
-// watchOOM counts the OOM kills the daemon reports in the container, from
-// its creation to the session's end: a kernel that died of SIGKILL ran out
-// of memory only if the count grew meanwhile.
-func (s *Session) watchOOM() {
+// watchEvents counts the OOM kills the daemon reports in the container,
+// from its creation to the session's end: a kernel that died of SIGKILL
+// ran out of memory only if the count grew meanwhile. When the container
+// dies, the kernel's stream is ended killGrace later if it has not ended
+// by itself (under gVisor it may not).
+func (s *Session) watchEvents() {
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stopEvents = cancel
 	msgs, errs := s.rt.cli.Events(ctx, events.ListOptions{Filters: filters.NewArgs(
-		filters.Arg("type", "container"), filters.Arg("container", s.cid), filters.Arg("event", "oom"))})
+		filters.Arg("type", "container"), filters.Arg("container", s.cid), filters.Arg("event", "oom"), filters.Arg("event", "die"))})
 	go func() {
 		for {
 			select {
-			case <-msgs:
-				s.ooms.Add(1)
+			case m := <-msgs:
+				switch m.Action {
+				case events.ActionOOM:
+					s.ooms.Add(1)
+				case events.ActionDie:
+					time.AfterFunc(killGrace, func() {
+						if l := s.life.Load(); l != nil {
+							l.stop()
+						}
+					})
+				}
 			case <-errs:
 				return
 			}

@@ -4,11 +4,20 @@ package docker_test
 
 import (
 	"context"
+	"errors"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/mount"
+	"github.com/docker/docker/client"
+
 	"github.com/crucible-sandbox/crucible/sandbox"
+	"github.com/crucible-sandbox/crucible/sandbox/docker"
 )
 
 // TestSessionCells runs a session of several cells through each runtime:
@@ -77,4 +86,159 @@ func TestSessionCells(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSessionOOM runs a cell that exhausts the session's memory: under
+// docker the cell ends as memory_limit, the interpreter restarted with the
+// files kept; under gVisor (see notApplicableFor) as memory_limit with the
+// session closed, the next cell refused.
+func TestSessionOOM(t *testing.T) {
+	for _, r := range runtimes {
+		t.Run(r.name, func(t *testing.T) {
+			rt := newRuntime(t, r.oci)
+			defer rt.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			ses, err := rt.NewSession(ctx, sandbox.SessionRequest{Language: sandbox.Python, Limits: sandbox.Limits{MemoryBytes: 128 * sandbox.MiB}})
+			if err != nil {
+				t.Fatalf("NewSession: %v", err)
+			}
+			defer ses.Close()
+			if res, err := ses.Exec(ctx, sandbox.Cell{Code: "x = 1\nopen('kept.txt', 'w').write('yes')"}); err != nil || res.Status != sandbox.StatusOK {
+				t.Fatalf("first cell: %v %s %s", err, res.Status, res.Reason)
+			}
+			res, err := ses.Exec(ctx, sandbox.Cell{Code: "b = bytearray()\nwhile True:\n    b += bytes(1 << 20)", TimeoutMS: 60_000})
+			t.Logf("the memory bomb: %s restarted %v reason %q", res.Status, res.Restarted, res.Reason)
+			if err != nil || res.Status != sandbox.StatusMemoryLimit {
+				t.Fatalf("the memory bomb: %v %s, want memory_limit", err, res.Status)
+			}
+			next, err := ses.Exec(ctx, sandbox.Cell{Code: "'x' in globals(), open('kept.txt').read()"})
+			switch r.oci {
+			case docker.GVisorRuntime:
+				if res.Restarted || !errors.Is(err, sandbox.ErrSessionClosed) {
+					t.Errorf("under gVisor: restarted %v, the next cell %v %s; want no restart and the session closed", res.Restarted, err, next.Status)
+				}
+			default:
+				if !res.Restarted || err != nil || next.Value != "(False, 'yes')" {
+					t.Errorf("restarted %v, the next cell %v %s %q; want a fresh interpreter with the files kept", res.Restarted, err, next.Status, next.Value)
+				}
+			}
+		})
+	}
+}
+
+// TestSessionCloseLeavesNothing starts a session whose cell leaves a busy
+// child behind, closes it while the container is paused, and checks from
+// the host that nothing of it remains: the container, its volumes, their
+// mounts, its processes.
+func TestSessionCloseLeavesNothing(t *testing.T) {
+	for _, r := range runtimes {
+		t.Run(r.name, func(t *testing.T) {
+			rt := newRuntime(t, r.oci)
+			defer rt.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			ses, err := rt.NewSession(ctx, sandbox.SessionRequest{Language: sandbox.Python})
+			if err != nil {
+				t.Fatalf("NewSession: %v", err)
+			}
+			defer ses.Close()
+			token := "crucible-close-" + ses.ID()
+			res, err := ses.Exec(ctx, sandbox.Cell{Code: "import subprocess, sys\nsubprocess.Popen([sys.executable, '-c', 'while True: pass', '" + token + "'])\nopen('f.txt', 'w').write('x')"})
+			if err != nil || res.Status != sandbox.StatusOK {
+				t.Fatalf("the cell: %v %s %s", err, res.Status, res.Reason)
+			}
+			cli, err := docker.Connect(ctx, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cli.Close()
+			list, err := cli.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", docker.SessionLabel+"="+ses.ID()))})
+			if err != nil || len(list) != 1 {
+				t.Fatalf("the session's container: %v, %d found, want 1", err, len(list))
+			}
+			ins, err := cli.ContainerInspect(ctx, list[0].ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var volumes []string
+			for _, m := range ins.Mounts {
+				if m.Type == mount.TypeVolume {
+					volumes = append(volumes, m.Name)
+				}
+			}
+			if len(volumes) != 2 {
+				t.Fatalf("the session's volumes: %v, want /work's and /code's", volumes)
+			}
+			hostPid := ins.State.Pid
+			if r.oci == docker.RuncRuntime && len(processesWith(token)) == 0 {
+				t.Fatalf("positive control: the busy child %s is not seen on the host", token)
+			}
+			if len(processesWith(list[0].ID)) == 0 {
+				t.Fatalf("positive control: no host process (the shim, runsc's sandbox) names the container %s", list[0].ID)
+			}
+			time.Sleep(200 * time.Millisecond) // the container is paused by now
+			if ins, err := cli.ContainerInspect(ctx, list[0].ID); err != nil || !ins.State.Paused {
+				t.Errorf("between cells the container is not paused: %v", err)
+			}
+			if err := ses.Close(); err != nil {
+				t.Fatalf("Close: %v", err)
+			}
+			if _, err := cli.ContainerInspect(ctx, list[0].ID); !client.IsErrNotFound(err) {
+				t.Errorf("after Close the container remains: %v", err)
+			}
+			for _, v := range volumes {
+				if _, err := cli.VolumeInspect(ctx, v); !client.IsErrNotFound(err) {
+					t.Errorf("after Close the volume %s remains: %v", v, err)
+				}
+			}
+			mounts, err := os.ReadFile("/proc/self/mountinfo")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, id := range append(volumes, list[0].ID) {
+				if strings.Contains(string(mounts), id) {
+					t.Errorf("after Close a mount of %s remains", id)
+				}
+			}
+			deadline := time.Now().Add(5 * time.Second)
+			for time.Now().Before(deadline) && (processExists(hostPid) || len(processesWith(token)) > 0 || len(processesWith(list[0].ID)) > 0) {
+				time.Sleep(50 * time.Millisecond)
+			}
+			if processExists(hostPid) {
+				t.Errorf("after Close the container's process %d lives", hostPid)
+			}
+			for _, p := range processesWith(list[0].ID) {
+				t.Errorf("after Close a host process of the container lives: %s", p)
+			}
+			for _, p := range processesWith(token) {
+				t.Errorf("after Close the session's busy child lives: %s", p)
+			}
+			if _, err := ses.Exec(ctx, sandbox.Cell{Code: "1"}); !errors.Is(err, sandbox.ErrSessionClosed) {
+				t.Errorf("a cell after Close: %v, want ErrSessionClosed", err)
+			}
+		})
+	}
+}
+
+// processesWith returns the host's processes whose command line holds s.
+func processesWith(s string) []string {
+	var found []string
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		if _, err := strconv.Atoi(d.Name()); err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + d.Name() + "/cmdline")
+		if err == nil && strings.Contains(string(b), s) {
+			found = append(found, d.Name()+": "+strings.ReplaceAll(string(b), "\x00", " "))
+		}
+	}
+	return found
+}
+
+// processExists reports whether the host has a process pid.
+func processExists(pid int) bool {
+	_, err := os.Stat("/proc/" + strconv.Itoa(pid))
+	return pid > 0 && err == nil
 }
