@@ -32,7 +32,7 @@ var imported struct {
 // newRuntime returns a runtime of the OCI runtime oci on the datascience
 // image, imported into Docker if it is not there yet. A host without the
 // daemon, the runtime or the image stops t (a failure under CI).
-func newRuntime(t *testing.T, oci string) *docker.Runtime {
+func newRuntime(t testing.TB, oci string) *docker.Runtime {
 	t.Helper()
 	testenv.Root(t)
 	testenv.Docker(t)
