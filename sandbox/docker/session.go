@@ -51,6 +51,7 @@ type Session struct {
 	// holding one: neither can be written (sessionfiles.go).
 	readOnly, locked map[string]bool
 	out              *cellOutput
+	cg               *hostCgroup  // nil: the daemon's statistics
 	ooms             atomic.Int64 // OOM events the daemon reported
 	oomsTaken        atomic.Int64 // those a restart answered
 	stopEvents       context.CancelFunc
@@ -145,7 +146,10 @@ func (s *Session) start(ctx context.Context, files []sandbox.File) error {
 		return err
 	}
 	s.life.Store(l)
-	s.billedCPU, _, _ = s.rt.usage(setup, s.cid)
+	if ins, err := s.rt.cli.ContainerInspect(setup, s.cid); err == nil && ins.State != nil {
+		s.cg = findHostCgroup(ins.State.Pid)
+	}
+	s.billedCPU, _, _ = s.usage(setup)
 	return nil
 }
 

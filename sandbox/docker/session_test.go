@@ -242,3 +242,70 @@ func processExists(pid int) bool {
 	_, err := os.Stat("/proc/" + strconv.Itoa(pid))
 	return pid > 0 && err == nil
 }
+
+// TestSessionLimits runs cells stopped at each limit through each runtime,
+// with the native sessions' statuses and outcomes: a cell interrupted at
+// its wall-time, CPU-time or output limit leaves the session (and its
+// variables) as they were; a cell that ignores the interrupt, or kills the
+// interpreter, ends the session. A busy cell's CPU time is its metric.
+func TestSessionLimits(t *testing.T) {
+	for _, r := range runtimes {
+		t.Run(r.name, func(t *testing.T) {
+			rt := newRuntime(t, r.oci)
+			defer rt.Close()
+			for _, tc := range []struct {
+				name   string
+				lim    sandbox.Limits
+				cell   sandbox.Cell
+				status sandbox.Status
+				kept   bool // the session lives on, its variables kept
+			}{
+				{"busy", sandbox.Limits{}, sandbox.Cell{Code: "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.5: pass"}, sandbox.StatusOK, true},
+				{"timeout", sandbox.Limits{}, sandbox.Cell{Code: "while True: pass", TimeoutMS: 1000}, sandbox.StatusTimeout, true},
+				{"cpu", sandbox.Limits{CPUTimeMS: 1000}, sandbox.Cell{Code: "while True: pass", TimeoutMS: 30_000}, sandbox.StatusCPULimit, true},
+				{"output", sandbox.Limits{OutputBytes: 10_000}, sandbox.Cell{Code: "while True: print('x' * 1000)"}, sandbox.StatusOutputLimit, true},
+				{"deaf", sandbox.Limits{}, sandbox.Cell{Code: "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True: pass", TimeoutMS: 1000}, sandbox.StatusTimeout, false},
+				{"suicide", sandbox.Limits{}, sandbox.Cell{Code: "import os\nos.kill(os.getpid(), 9)"}, sandbox.StatusKilled, false},
+			} {
+				t.Run(tc.name, func(t *testing.T) {
+					ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+					defer cancel()
+					ses, err := rt.NewSession(ctx, sandbox.SessionRequest{Language: sandbox.Python, Limits: tc.lim})
+					if err != nil {
+						t.Fatalf("NewSession: %v", err)
+					}
+					defer ses.Close()
+					if res, err := ses.Exec(ctx, sandbox.Cell{Code: "v = 7"}); err != nil || res.Status != sandbox.StatusOK {
+						t.Fatalf("first cell: %v %s", err, res.Status)
+					}
+					start := time.Now()
+					res, err := ses.Exec(ctx, tc.cell)
+					t.Logf("%s in %s: %s reason %q signal %q stdout %d bytes, cpu %.0fms", tc.name, time.Since(start).Round(time.Millisecond), res.Status, res.Reason, res.Signal, len(res.Stdout), res.Metrics.CPUMS)
+					if err != nil || res.Status != tc.status {
+						t.Fatalf("%v %s, want %s", err, res.Status, tc.status)
+					}
+					switch tc.name {
+					case "busy":
+						// gVisor's clocks inside the sandbox count a loaded
+						// host's waits as the task's: the host's count
+						// (the metric) may be half of it.
+						if res.Metrics.CPUMS < 200 {
+							t.Errorf("a cell busy for 0.5s of CPU (as it counts) was billed %.0fms", res.Metrics.CPUMS)
+						}
+					case "output":
+						if len(res.Stdout) != 10_000 || !res.StdoutTruncated {
+							t.Errorf("stdout %d bytes (truncated %v), want 10000, truncated", len(res.Stdout), res.StdoutTruncated)
+						}
+					}
+					next, err := ses.Exec(ctx, sandbox.Cell{Code: "v"})
+					if tc.kept && (err != nil || next.Value != "7") {
+						t.Errorf("the next cell: %v %s %q, want the session kept with v = 7", err, next.Status, next.Value)
+					}
+					if !tc.kept && !errors.Is(err, sandbox.ErrSessionClosed) {
+						t.Errorf("the next cell: %v %s, want ErrSessionClosed", err, next.Status)
+					}
+				})
+			}
+		})
+	}
+}

@@ -160,7 +160,7 @@ func (s *Session) runCell(ctx context.Context, cell sandbox.Cell, n int) (sandbo
 	quit := make(chan struct{})
 	defer close(quit)
 	cpuOver := make(chan struct{})
-	go cpu.watch(s.rt, s.cid, cpu0, s.lim.CPUTime(), cpuOver, quit)
+	go cpu.watch(s, cpu0, s.lim.CPUTime(), cpuOver, quit)
 	replies := life.replies
 	var grace, exited <-chan time.Time
 	for {
@@ -244,9 +244,16 @@ func (s *Session) finishCell(ctx context.Context, res sandbox.Result, life *kern
 	}
 	defer s.pauseWhenIdle()
 	res.Metrics.WallMS = ms(wall)
-	last := cpu.last.Load()
+	// Exact from the host's cgroup files; else the CPU watch's last
+	// sample (the daemon takes too long to answer one more).
+	last, peak := cpu.last.Load(), cpu.peak.Load()
+	if s.cg != nil {
+		if c, p, err := s.cg.read(); err == nil {
+			last, peak = c, p
+		}
+	}
 	res.Metrics.CPUMS = float64(last-s.billedCPU) / 1e6
-	res.Metrics.PeakMemoryBytes = cpu.peak.Load()
+	res.Metrics.PeakMemoryBytes = peak
 	s.billedCPU = last
 	budget := s.lim.ArtifactBytes
 	kernel.ApplyReply(&res, reply, budget)
@@ -276,7 +283,7 @@ func (s *Session) kernelGone(res sandbox.Result, life *kernelLife, cpu0 int64, s
 	res.Metrics.WallMS = ms(time.Since(start))
 	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
 	defer cancel()
-	if cpu, peak, err := s.rt.usage(ctx, s.cid); err == nil {
+	if cpu, peak, err := s.usage(ctx); err == nil {
 		res.Metrics.CPUMS, res.Metrics.PeakMemoryBytes = float64(cpu-cpu0)/1e6, peak
 		s.billedCPU = cpu
 	}
@@ -367,7 +374,7 @@ type cpuWatch struct {
 
 // watch closes over once the container has used limit of CPU time since
 // cpu0, polling until quit is closed (see execution.watchCPU).
-func (w *cpuWatch) watch(rt *Runtime, cid string, cpu0 int64, limit time.Duration, over, quit chan struct{}) {
+func (w *cpuWatch) watch(s *Session, cpu0 int64, limit time.Duration, over, quit chan struct{}) {
 	ticker := time.NewTicker(cpuPollInterval)
 	defer ticker.Stop()
 	for {
@@ -376,7 +383,7 @@ func (w *cpuWatch) watch(rt *Runtime, cid string, cpu0 int64, limit time.Duratio
 			return
 		case <-ticker.C:
 			ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
-			cpu, peak, err := rt.usage(ctx, cid)
+			cpu, peak, err := s.usage(ctx)
 			cancel()
 			if err != nil {
 				continue
