@@ -28,7 +28,8 @@ import (
 // under a small multiplexer (sessionmux.py) that carries the kernel's
 // request and reply channels, stdout and stderr over the exec's one
 // ordered stream; the host side of the protocol is package kernel's, as
-// for the native runtime. Files go through the daemon's archive API.
+// for the native runtime. Files go through the daemon's archive API, one
+// operation at a time and after any running cell (sessionfiles.go).
 //
 // Security, as in the native runtime: the session's processes run only
 // while a cell runs and for at most idleStopAfter after it; then the

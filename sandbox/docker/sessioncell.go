@@ -152,7 +152,7 @@ func (s *Session) runCell(ctx context.Context, cell sandbox.Cell, n int) (sandbo
 	}, cell.OnOutput)
 	token := ids.New(ids.Session)
 	req, _ := json.Marshal(kernel.Request{ID: n, Code: cell.Code, Token: token, Policy: cell.Rules})
-	life.send(append(req, '\n'))
+	life.request(append(req, '\n'))
 	timer := time.NewTimer(wall)
 	defer timer.Stop()
 	cpu := &cpuWatch{}

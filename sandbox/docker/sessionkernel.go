@@ -111,21 +111,25 @@ func (l *kernelLife) why() string {
 	return "its stream ended"
 }
 
-// send queues a line for the multiplexer; it never blocks (a full queue
-// drops an interrupt, of which one is pending anyway).
-func (l *kernelLife) send(line []byte) bool {
+// request queues a cell's request for the multiplexer, unless the life
+// has ended.
+func (l *kernelLife) request(line []byte) {
 	select {
 	case l.ctl <- line:
-		return true
 	case <-l.gone:
-		return false
-	default:
-		return false
+	case <-l.exited:
 	}
 }
 
-// interrupt asks the multiplexer to send the kernel SIGINT.
-func (l *kernelLife) interrupt() { l.send([]byte("!interrupt\n")) }
+// interrupt asks the multiplexer to send the kernel SIGINT. It never
+// blocks: it is called from the output's reader, and a full queue holds
+// an interrupt already.
+func (l *kernelLife) interrupt() {
+	select {
+	case l.ctl <- []byte("!interrupt\n"):
+	default:
+	}
+}
 
 // write writes the queued lines to the exec's stdin until stop.
 func (l *kernelLife) write() {
@@ -136,6 +140,8 @@ func (l *kernelLife) write() {
 				return
 			}
 		case <-l.gone:
+			return
+		case <-l.exited:
 			return
 		}
 	}
