@@ -52,10 +52,13 @@ type Session struct {
 	// holding one: neither can be written (sessionfiles.go).
 	readOnly, locked map[string]bool
 	out              *cellOutput
-	cg               *hostCgroup  // nil: the daemon's statistics
-	ooms             atomic.Int64 // OOM events the daemon reported
-	oomsTaken        atomic.Int64 // those a restart answered
-	stopEvents       context.CancelFunc
+	// work is /work's content after the last cell or file operation; nil
+	// when unknown. Guarded by cellMu.
+	work       workSnapshot
+	cg         *hostCgroup  // nil: the daemon's statistics
+	ooms       atomic.Int64 // OOM events the daemon reported
+	oomsTaken  atomic.Int64 // those a restart answered
+	stopEvents context.CancelFunc
 
 	life atomic.Pointer[kernelLife]
 	done chan struct{}
@@ -141,6 +144,9 @@ func (s *Session) start(ctx context.Context, files []sandbox.File) error {
 		if err := s.rt.cli.CopyToContainer(setup, s.cid, lang.WorkDir, bytes.NewReader(tarball), container.CopyToContainerOptions{}); err != nil {
 			return &sandbox.PlatformError{Op: "copy input files", Err: err}
 		}
+	}
+	if s.work, _, err = s.scanWork(setup, nil, nil); err != nil {
+		return &sandbox.PlatformError{Op: "read the working directory", Err: err}
 	}
 	l, err := s.startKernel(ctx)
 	if err != nil {

@@ -3,6 +3,7 @@
 package docker_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -42,12 +43,14 @@ func TestSessionCells(t *testing.T) {
 			for _, tc := range []struct {
 				code, value, stdout string
 				status              sandbox.Status
+				artifacts           string
 			}{
-				{"x = 41\nprint('set')", "", "set\n", sandbox.StatusOK},
-				{"x + 1", "42", "", sandbox.StatusOK},
-				{"import sys\nprint('out'); print('err', file=sys.stderr)\nopen('made.txt', 'w').write('by the cell')\nopen('in/data.txt').read()", "'given'", "out\n", sandbox.StatusOK},
-				{"y = 1\nraise ValueError('bad')", "", "", sandbox.StatusError},
-				{"x, y", "(41, 1)", "", sandbox.StatusOK},
+				{"x = 41\nprint('set')", "", "set\n", sandbox.StatusOK, ""},
+				{"x + 1", "42", "", sandbox.StatusOK, ""},
+				{"import sys\nprint('out'); print('err', file=sys.stderr)\nopen('made.txt', 'w').write('by the cell')\nopen('in/data.txt').read()", "'given'", "out\n", sandbox.StatusOK, "made.txt"},
+				{"y = 1\nraise ValueError('bad')", "", "", sandbox.StatusError, ""},
+				{"import matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\nopen('made.txt', 'a').write('!')\nx, y", "(41, 1)", "", sandbox.StatusOK, "figure-1.png made.txt"},
+				{"import pandas as pd\npd.DataFrame({'a': [1, 2]})", "   a\n0  1\n1  2", "", sandbox.StatusOK, ""},
 			} {
 				start := time.Now()
 				res, err := ses.Exec(ctx, sandbox.Cell{Code: tc.code})
@@ -58,20 +61,33 @@ func TestSessionCells(t *testing.T) {
 				if res.Status != tc.status || res.Value != tc.value || string(res.Stdout) != tc.stdout {
 					t.Errorf("cell %q: status %s value %q stdout %q, want %s %q %q", tc.code, res.Status, res.Value, res.Stdout, tc.status, tc.value, tc.stdout)
 				}
+				var arts []string
+				for _, a := range res.Artifacts {
+					arts = append(arts, a.Name)
+					if a.Name == "figure-1.png" && (a.MIME != "image/png" || !bytes.HasPrefix(a.Content, []byte("\x89PNG"))) {
+						t.Errorf("figure-1.png: MIME %q, content %d bytes, want a PNG", a.MIME, len(a.Content))
+					}
+				}
+				if strings.Join(arts, " ") != tc.artifacts {
+					t.Errorf("cell %q: artifacts %v, want %q (the files it made or changed, its figures)", tc.code, arts, tc.artifacts)
+				}
+				if strings.Contains(tc.code, "DataFrame") && !strings.Contains(res.ValueHTML, "<table") {
+					t.Errorf("a DataFrame's HTML %q, want a table", res.ValueHTML)
+				}
 				if tc.status == sandbox.StatusError && (res.Error == nil || res.Error.Type != "ValueError" || res.Error.Line != 2) {
 					t.Errorf("error %+v, want ValueError at line 2", res.Error)
 				}
 			}
 			got, err := ses.ReadFile(ctx, "made.txt")
-			if err != nil || string(got) != "by the cell" {
+			if err != nil || string(got) != "by the cell!" {
 				t.Errorf("ReadFile(made.txt) = %q, %v", got, err)
 			}
 			if err := ses.WriteFile(ctx, "sub/host.txt", []byte("from the host")); err != nil {
 				t.Fatalf("WriteFile: %v", err)
 			}
 			res, err := ses.Exec(ctx, sandbox.Cell{Code: "import os\nopen('sub/host.txt').read(), os.stat('sub').st_uid == os.getuid()"})
-			if err != nil || res.Value != "('from the host', True)" {
-				t.Errorf("the cell reads the host's file: %v %s %q", err, res.Status, res.Value)
+			if err != nil || res.Value != "('from the host', True)" || len(res.Artifacts) != 0 {
+				t.Errorf("the cell reads the host's file: %v %s %q, artifacts %d (want none)", err, res.Status, res.Value, len(res.Artifacts))
 			}
 			files, err := ses.ListFiles(ctx)
 			if err != nil {

@@ -133,6 +133,12 @@ func (s *Session) runCell(ctx context.Context, cell sandbox.Cell, n int) (sandbo
 		s.finish()
 		return sandbox.Result{}, &sandbox.PlatformError{Op: "resume the session", Err: err}
 	}
+	if s.work == nil {
+		// What the session held before the cell is unknown (an
+		// interpreter died): taken now, so that only the cell's files
+		// are its artifacts.
+		s.work, _, _ = s.scanWork(ctx, nil, nil)
+	}
 	cpu0 := s.billedCPU
 	start := time.Now()
 	if reason, stray := strayReply(life); stray {
@@ -255,8 +261,15 @@ func (s *Session) finishCell(ctx context.Context, res sandbox.Result, life *kern
 	res.Metrics.CPUMS = float64(last-s.billedCPU) / 1e6
 	res.Metrics.PeakMemoryBytes = peak
 	s.billedCPU = last
-	budget := s.lim.ArtifactBytes
-	kernel.ApplyReply(&res, reply, budget)
+	budget := artifactBudget{content: s.lim.ArtifactBytes}
+	budget.content -= kernel.ApplyReply(&res, reply, budget.content)
+	after, files, err := s.scanWork(ctx, s.work, &budget)
+	s.work = after
+	res.Artifacts = append(res.Artifacts, files...)
+	if err != nil {
+		s.work = nil
+		res.Reason = strings.TrimPrefix(res.Reason+"; the artifacts are incomplete ("+err.Error()+")", "; ")
+	}
 	switch {
 	case stop.status != "":
 		res.Status, res.Reason = stop.status, stop.reason
@@ -280,6 +293,7 @@ func (s *Session) kernelGone(res sandbox.Result, life *kernelLife, cpu0 int64, s
 	case <-time.After(killGrace + setupTimeout):
 	}
 	s.out.end(&res)
+	s.work = nil
 	res.Metrics.WallMS = ms(time.Since(start))
 	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
 	defer cancel()

@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -170,7 +171,12 @@ func (s *Session) WriteFile(ctx context.Context, name string, content []byte) er
 		return err
 	}
 	if err := s.rt.cli.CopyToContainer(ctx, s.cid, lang.WorkDir, &buf, container.CopyToContainerOptions{}); err != nil {
+		s.work = nil
 		return &sandbox.PlatformError{Op: "write file", Err: err}
+	}
+	// The host's file is no cell's artifact.
+	if s.work != nil {
+		s.work[name] = sha256.Sum256(content)
 	}
 	return nil
 }
