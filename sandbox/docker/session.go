@@ -54,7 +54,10 @@ type Session struct {
 	out              *cellOutput
 	// work is /work's content after the last cell or file operation; nil
 	// when unknown. Guarded by cellMu.
-	work       workSnapshot
+	work workSnapshot
+	// workDigest is the multiplexer's digest of /work when work was read
+	// ("": unknown). Guarded by cellMu.
+	workDigest string
 	cg         *hostCgroup  // nil: the daemon's statistics
 	ooms       atomic.Int64 // OOM events the daemon reported
 	oomsTaken  atomic.Int64 // those a restart answered

@@ -263,12 +263,17 @@ func (s *Session) finishCell(ctx context.Context, res sandbox.Result, life *kern
 	s.billedCPU = last
 	budget := artifactBudget{content: s.lim.ArtifactBytes}
 	budget.content -= kernel.ApplyReply(&res, reply, budget.content)
-	after, files, err := s.scanWork(ctx, s.work, &budget)
-	s.work = after
-	res.Artifacts = append(res.Artifacts, files...)
-	if err != nil {
-		s.work = nil
-		res.Reason = strings.TrimPrefix(res.Reason+"; the artifacts are incomplete ("+err.Error()+")", "; ")
+	// /work is read back only when the multiplexer's digest of it
+	// changed since it was last read: a cell that touched no file costs
+	// no archive.
+	if d := life.digest(); d == "" || d != s.workDigest || s.work == nil {
+		after, files, err := s.scanWork(ctx, s.work, &budget)
+		s.work, s.workDigest = after, d
+		res.Artifacts = append(res.Artifacts, files...)
+		if err != nil {
+			s.work, s.workDigest = nil, ""
+			res.Reason = strings.TrimPrefix(res.Reason+"; the artifacts are incomplete ("+err.Error()+")", "; ")
+		}
 	}
 	switch {
 	case stop.status != "":
@@ -293,7 +298,7 @@ func (s *Session) kernelGone(res sandbox.Result, life *kernelLife, cpu0 int64, s
 	case <-time.After(killGrace + setupTimeout):
 	}
 	s.out.end(&res)
-	s.work = nil
+	s.work, s.workDigest = nil, ""
 	res.Metrics.WallMS = ms(time.Since(start))
 	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
 	defer cancel()

@@ -9,6 +9,7 @@ import (
 	"io"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/docker/docker/api/types"
 	"github.com/docker/docker/api/types/container"
@@ -56,6 +57,17 @@ type kernelLife struct {
 	hasStatus bool
 	broken    string
 	muxErr    bytes.Buffer
+	// workDigest is the multiplexer's digest of /work sent with the last
+	// reply ("": none, or /work could not be read whole).
+	workDigest atomic.Pointer[string]
+}
+
+// digest returns the last digest of /work the multiplexer sent.
+func (l *kernelLife) digest() string {
+	if d := l.workDigest.Load(); d != nil {
+		return *d
+	}
+	return ""
 }
 
 // startKernel starts the multiplexer and the kernel in the session's
@@ -205,6 +217,9 @@ func (l *kernelLife) read(ready chan kernel.Ready) {
 		case 'r':
 			// An error is a broken channel: its reader has said why.
 			_, _ = channelW.Write(payload)
+		case 'w':
+			d := string(payload)
+			l.workDigest.Store(&d)
 		case 'x':
 			if st, err := strconv.Atoi(string(payload)); err == nil {
 				l.status, l.hasStatus = st, true

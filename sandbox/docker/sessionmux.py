@@ -18,6 +18,11 @@ and carries them over the exec's stdin and stdout:
     then: the kernel flushes both before it replies, so the host has a
     cell's whole output before its reply, as the native runtime has it
     from the pipes it reads itself;
+  - before the bytes of the reply channel that end a reply (a newline), the
+    frame "w": a digest of what /work holds (each entry's name, type, size,
+    inode, and modification and change times, which no process can set
+    back), or nothing when it could not be read whole; the host reads
+    /work back after a cell only when it changed (a cell's artifacts);
   - when the kernel has exited, what its pipes hold, then the frame "x"
     with its wait status in decimal, and this program exits. At the end of
     its stdin (the host is gone) it kills the kernel and exits.
@@ -30,6 +35,7 @@ stream (ptrace is refused by the sandbox's seccomp policy).
 
 import ctypes
 import fcntl
+import hashlib
 import os
 import select
 import signal
@@ -38,6 +44,8 @@ import sys
 import termios
 
 PR_SET_DUMPABLE = 4
+WORK = "/work"
+MAX_ENTRIES = 10000
 HIGH_FD = 10
 CHUNK = 1 << 16
 
@@ -90,6 +98,28 @@ def held(fd):
     return struct.unpack("i", buf)[0]
 
 
+def work_digest():
+    """A digest of /work's tree, b"" when it cannot be read whole."""
+    h, count = hashlib.sha256(), 0
+    stack = [WORK]
+    try:
+        while stack:
+            top = stack.pop()
+            with os.scandir(top) as entries:
+                for e in sorted(entries, key=lambda e: e.name):
+                    st = e.stat(follow_symlinks=False)
+                    count += 1
+                    if count > MAX_ENTRIES:
+                        return b""
+                    h.update(("%s\0%o %d %d %d %d\n" % (e.path, st.st_mode, st.st_size, st.st_ino,
+                                                       st.st_mtime_ns, st.st_ctime_ns)).encode("utf-8", "surrogateescape"))
+                    if e.is_dir(follow_symlinks=False):
+                        stack.append(e.path)
+    except OSError:
+        return b""
+    return h.hexdigest().encode()
+
+
 def main():
     non_dumpable()
     pid, req_w, rep_r, out_r, err_r = start_kernel(sys.argv[1:])
@@ -125,6 +155,8 @@ def main():
                 drain(out_r)
                 drain(err_r)
             data = os.read(fd, CHUNK)
+            if data and fd == rep_r and b"\n" in data:
+                send(b"w", work_digest())
             if data:
                 send(kinds[fd], data)
             else:

@@ -60,6 +60,7 @@ func TestSessionMux(t *testing.T) {
 	// next returns the next frame, joining the reply channel's bytes into
 	// lines.
 	var replyBuf strings.Builder
+	digests := 0
 	next := func() (byte, string) {
 		for {
 			var hdr [5]byte
@@ -69,6 +70,10 @@ func TestSessionMux(t *testing.T) {
 			payload := make([]byte, binary.BigEndian.Uint32(hdr[1:]))
 			if _, err := io.ReadFull(r, payload); err != nil {
 				t.Fatal(err)
+			}
+			if hdr[0] == 'w' {
+				digests++ // /work's digest ("" here: the host has no /work)
+				continue
 			}
 			if hdr[0] != 'r' {
 				return hdr[0], string(payload)
@@ -104,6 +109,9 @@ func TestSessionMux(t *testing.T) {
 		if out != 200000 || errOut != 2 {
 			t.Errorf("request %s: %d bytes of stdout and %d of stderr before the reply, want 200000 and 2", req, out, errOut)
 		}
+	}
+	if digests != 3 {
+		t.Errorf("%d digests of /work, want one before each of the 3 replies", digests)
 	}
 	io.WriteString(stdin, "!interrupt\n")
 	if k, p := next(); k != 'r' || p != "interrupted\n" {
