@@ -63,7 +63,8 @@ func (r *Runtime) hostConfig(lim sandbox.Limits) *container.HostConfig {
 	memory := lim.MemoryBytes
 	cpuSeconds := (lim.CPUTimeMS + 999) / 1000
 	return &container.HostConfig{
-		// No network at all: only a loopback interface.
+		// No network at all: only a loopback interface (where a run with
+		// an allowlist finds the egress proxy: egress.go).
 		NetworkMode: "none",
 		// The image cannot be changed; the only writable places are the
 		// size-capped tmpfs below.

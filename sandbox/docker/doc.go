@@ -28,6 +28,11 @@
 // removed before Run returns. See container.go for the configuration and
 // why each setting is there.
 //
+// A run with a network allowlist finds the host's egress proxy on its
+// container's loopback, reached as in the native runtime (egress.go);
+// under gVisor an allowlist is refused as bad input naming the field
+// network: gVisor's own network stack cannot reach the proxy.
+//
 // Sessions (session.go) run the native runtime's Python kernel (package
 // kernel) in a container of their own, with the same hardening, for the
 // session's life: the kernel runs in an exec under a small multiplexer

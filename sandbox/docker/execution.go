@@ -90,6 +90,15 @@ func (x *execution) run(ctx context.Context) (err error) {
 	if err := x.place(setup, spec, uid); err != nil {
 		return err
 	}
+	if !x.req.Network.IsZero() {
+		proxy, err := x.startEgress(setup)
+		if err != nil {
+			return &sandbox.PlatformError{Op: "start network proxy", Err: err}
+		}
+		// Before the container is removed: the program has ended, its
+		// connections and the listener go with it.
+		defer func() { x.res.Network = proxy.Close() }()
+	}
 	argv := append([]string{"/usr/bin/env", "-i"}, lang.Environ(x.req.Language, x.rt.env, x.req.Env)...)
 	argv = append(argv, spec.Argv()...)
 	ex, err := x.rt.cli.ContainerExecCreate(setup, x.id, container.ExecOptions{

@@ -11,6 +11,7 @@ import (
 
 	"github.com/docker/docker/client"
 
+	"github.com/crucible-sandbox/crucible/policy/egress"
 	"github.com/crucible-sandbox/crucible/sandbox"
 )
 
@@ -42,6 +43,10 @@ type Options struct {
 	// UIDBase and UIDCount reserve the host uids containers run as; zero
 	// means DefaultUIDBase and DefaultUIDCount.
 	UIDBase, UIDCount int
+	// Egress configures the proxy through which a run with a network
+	// allowlist reaches what it allows (egress.go); the zero value
+	// resolves names with the host's resolver.
+	Egress egress.Config
 	// Host is the daemon's address, such as unix:///var/run/docker.sock;
 	// empty takes DOCKER_HOST, else the default socket.
 	Host string
@@ -57,6 +62,7 @@ type Runtime struct {
 	env         []string
 	seccomp     string
 	uids        *uidPool
+	egress      egress.Config
 }
 
 var _ sandbox.Runtime = (*Runtime)(nil)
@@ -87,7 +93,7 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Runtime{cli: cli, image: opts.Image, imageDigest: opts.ImageDigest, ociRuntime: opts.OCIRuntime, env: opts.Env, uids: uids}
+	r := &Runtime{cli: cli, image: opts.Image, imageDigest: opts.ImageDigest, ociRuntime: opts.OCIRuntime, env: opts.Env, uids: uids, egress: opts.Egress}
 	if opts.OCIRuntime != RuncRuntime {
 		info, err := cli.Info(ctx)
 		if err != nil {
@@ -149,6 +155,9 @@ func (r *Runtime) Run(ctx context.Context, req sandbox.Request) (sandbox.Result,
 	if err := req.Validate(); err != nil {
 		return sandbox.Result{}, err
 	}
+	if err := r.CheckNetwork(req.Network); err != nil {
+		return sandbox.Result{}, err
+	}
 	lim := req.Limits.WithDefaults()
 	res := sandbox.Result{
 		Language:    req.Language,
@@ -162,10 +171,6 @@ func (r *Runtime) Run(ctx context.Context, req sandbox.Request) (sandbox.Result,
 	if ctx.Err() != nil {
 		res.Status, res.Reason = sandbox.StatusKilled, "cancelled before the run started"
 		return res, nil
-	}
-	if !req.Network.IsZero() {
-		res.Status, res.Reason = sandbox.StatusInternal, "a network allowlist is not supported by the docker runtime yet: its containers have no network"
-		return res, &sandbox.PlatformError{Op: "network", Err: errors.New(res.Reason)}
 	}
 	x := &execution{rt: r, req: &req, lim: lim, res: &res}
 	if err := x.run(ctx); err != nil {
