@@ -25,7 +25,7 @@ func (f *runFlags) execute(ctx context.Context, req sandbox.Request) (sandbox.Re
 			return sandbox.Result{}, err
 		}
 		defer rt.Close()
-		svc, err := localService(runsOnly{rt}, errorHints("", f.image, f.store))
+		svc, err := localService(rt, errorHints("", f.image, f.store))
 		if err != nil {
 			return sandbox.Result{}, err
 		}

@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/crucible-sandbox/crucible/image"
-	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/sandbox/docker"
 )
 
@@ -72,13 +71,4 @@ func startDockerRuntime(ctx context.Context, name, imageName, dockerImage, store
 		return nil, platformError(err)
 	}
 	return rt, nil
-}
-
-// runsOnly is a runtime of runs alone (the docker and gvisor runtimes
-// have no sessions yet) as the service takes one: NewSession says so.
-type runsOnly struct{ *docker.Runtime }
-
-// NewSession reports that the runtime has no sessions.
-func (runsOnly) NewSession(context.Context, sandbox.SessionRequest) (sandbox.Session, error) {
-	return nil, errors.New("sessions are not implemented by the docker and gvisor runtimes yet; use --runtime native for sessions")
 }

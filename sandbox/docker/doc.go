@@ -43,4 +43,16 @@
 // container's loopback, reached as in the native runtime (egress.go);
 // under gVisor an allowlist is refused as bad input naming the field
 // network: gVisor's own network stack cannot reach the proxy.
+//
+// Sessions (session.go) run the native runtime's Python kernel (package
+// kernel) in a container of their own, with the same hardening, for the
+// session's life: the kernel runs in an exec under a small multiplexer
+// (sessionmux.py) that carries its request and reply channels, stdout and
+// stderr over the exec's one ordered stream, so that a cell's output is
+// what arrived before its reply, as the native runtime reads it from its
+// pipes. The container is paused between cells, and a file operation
+// (through the archive API, links refused) runs with it paused, after any
+// running cell. A cell that runs the interpreter out of memory restarts it
+// in the same container under docker; under gVisor the whole sandbox dies
+// with it, and the session ends.
 package docker
