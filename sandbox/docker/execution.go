@@ -69,7 +69,16 @@ func (x *execution) run(ctx context.Context) (err error) {
 
 	setup, cancelSetup := context.WithTimeout(ctx, setupTimeout)
 	defer cancelSetup()
-	created, err := x.rt.cli.ContainerCreate(setup, x.rt.containerConfig(), x.rt.hostConfig(x.lim), nil, nil, "")
+	hc := x.rt.hostConfig(x.lim)
+	if x.rt.ociRuntime == RuncRuntime {
+		// gVisor's own kernel makes up these files itself.
+		kv, err := x.rt.kernelViewMounts(setup, x.lim.MemoryBytes)
+		if err != nil {
+			return &sandbox.PlatformError{Op: "kernel view", Err: err}
+		}
+		hc.Mounts = append(hc.Mounts, kv...)
+	}
+	created, err := x.rt.cli.ContainerCreate(setup, x.rt.containerConfig(), hc, nil, nil, "")
 	if err != nil {
 		return &sandbox.PlatformError{Op: "create container", Err: err}
 	}
@@ -86,6 +95,9 @@ func (x *execution) run(ctx context.Context) (err error) {
 	}()
 	if err := x.rt.cli.ContainerStart(setup, x.id, container.StartOptions{}); err != nil {
 		return &sandbox.PlatformError{Op: "start container", Err: err}
+	}
+	if err := x.rt.limitSocketMemory(setup, x.id, x.lim.MemoryBytes); err != nil {
+		return &sandbox.PlatformError{Op: "socket memory limit", Err: err}
 	}
 	if err := x.place(setup, spec, uid); err != nil {
 		return err
