@@ -168,7 +168,7 @@ func TestReadArtifacts(t *testing.T) {
 	add(&tar.Header{Name: "./a.txt", Typeflag: tar.TypeReg}, "a")
 	tw.Close()
 	arts, err := readArtifacts(context.Background(), &buf, []sandbox.File{{Name: "in.csv", Content: sandbox.Data("given")}},
-		artifactBudget{content: 5, read: 100})
+		artifactBudget{content: 5, read: 100}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +187,7 @@ func TestReadArtifacts(t *testing.T) {
 	tw = tar.NewWriter(&buf)
 	add(&tar.Header{Name: "./huge", Typeflag: tar.TypeReg}, "0123456789")
 	tw.Close()
-	arts, err = readArtifacts(context.Background(), &buf, nil, artifactBudget{content: 5, read: 5})
+	arts, err = readArtifacts(context.Background(), &buf, nil, artifactBudget{content: 5, read: 5}, nil)
 	if !errors.Is(err, errReadBudget) || len(arts) != 1 || arts[0].SHA256 != "" {
 		t.Errorf("over the read budget: %+v, %v; want huge listed unread and errReadBudget", arts, err)
 	}
@@ -209,5 +209,24 @@ func TestKernelViewFiles(t *testing.T) {
 	}
 	if strings.Contains(st, "cpu2") {
 		t.Errorf("stat lists a third CPU:\n%s", st)
+	}
+}
+
+// TestListRest: the files the archive did not reach are added by name and
+// size, unread; those it read (an unchanged input included) are not.
+func TestListRest(t *testing.T) {
+	found := []sandbox.Artifact{{Name: "b.bin", Size: 9, ContentOmitted: true}}
+	seen := map[string]bool{"in.csv": true}
+	files := map[string]int64{"a.txt": 1, "b.bin": 9, "in.csv": 5, "d/c.bin": 7}
+	got := listRest(found, seen, files)
+	var names []string
+	for _, a := range got {
+		names = append(names, a.Name)
+		if a.Name != "b.bin" && (!a.ContentOmitted || a.SHA256 != "" || a.Size != files[a.Name]) {
+			t.Errorf("%+v, want size %d, omitted, no digest", a, files[a.Name])
+		}
+	}
+	if !slices.Equal(names, []string{"a.txt", "b.bin", "d/c.bin"}) {
+		t.Errorf("artifacts %v, want a.txt, b.bin, d/c.bin", names)
 	}
 }
