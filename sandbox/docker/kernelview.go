@@ -25,7 +25,7 @@ import (
 // file) would break the programs that read them (free, nproc without
 // /sys, Node's os.cpus()), so each container gets the native sandbox's
 // made-up versions instead: the memory limit as the machine's memory, one
-// processor line per CPU of the container, every counter zero.
+// processor line per CPU the container may run on, every counter zero.
 //
 // They are bound read-only over their /proc namesakes (runc allows a bind
 // over exactly these files, for LXCFS). The bound files live in a volume of
@@ -52,10 +52,12 @@ type kernelView struct {
 func (r *Runtime) kernelViewMounts(ctx context.Context, memoryBytes int64) ([]mount.Mount, error) {
 	meminfo := "meminfo-" + strconv.FormatInt(memoryBytes, 10)
 	btime := hostBootTime()
-	stat := "stat-" + strconv.Itoa(cpus) + "-" + btime
+	// The container may run on every processor of the daemon's host (its
+	// CPU limit is a rate, not a set): Node's os.cpus() counts these lines.
+	stat := "stat-" + strconv.Itoa(r.ncpu) + "-" + btime
 	files := map[string]string{
 		meminfo: syntheticMeminfo(memoryBytes),
-		stat:    syntheticStat(cpus, btime),
+		stat:    syntheticStat(r.ncpu, btime),
 	}
 	dir, err := r.kv.ensure(ctx, r.cli, r.image, files)
 	if err != nil {
@@ -153,7 +155,7 @@ func syntheticMeminfo(memoryBytes int64) string {
 }
 
 // syntheticStat is the native sandbox's /proc/stat (sandboxinit's): one
-// line per processor the container may use, every counter zero, and the
+// line per processor the container may run on, every counter zero, and the
 // host's boot time, which /proc/uptime tells anyway and ps needs.
 func syntheticStat(cpus int, btime string) string {
 	const zeros = " 0 0 0 0 0 0 0 0 0 0\n"

@@ -61,6 +61,8 @@ type Runtime struct {
 	// cgroupV1 is set when the daemon's containers are in cgroup v1
 	// hierarchies (sockmem.go).
 	cgroupV1 bool
+	// ncpu is how many processors the daemon's host has.
+	ncpu int
 }
 
 var _ sandbox.Runtime = (*Runtime)(nil)
@@ -97,7 +99,7 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		cli.Close()
 		return nil, fmt.Errorf("%w: docker info: %v", ErrUnavailable, err)
 	}
-	r.cgroupV1 = info.CgroupVersion == "1"
+	r.cgroupV1, r.ncpu = info.CgroupVersion == "1", max(info.NCPU, 1)
 	if opts.OCIRuntime != RuncRuntime {
 		if _, ok := info.Runtimes[opts.OCIRuntime]; !ok {
 			names := make([]string, 0, len(info.Runtimes))
