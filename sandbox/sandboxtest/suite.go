@@ -125,6 +125,8 @@ func RunWith(t *testing.T, newRuntime func(t *testing.T) sandbox.Runtime, opts O
 		{"KillHostProcess", testKillHostProcess},
 		{"BackgroundSurvivors", testBackgroundSurvivors},
 		{"SetuidBinaries", testSetuidBinaries},
+		// Host descriptors the caller holds open (heldfds.go).
+		{"InheritedDescriptors", testInheritedDescriptors},
 		// What the kernel tells of the host (kernelview.go).
 		{"KernelView", testKernelView},
 		{"KernelViewPrograms", testKernelViewPrograms},
