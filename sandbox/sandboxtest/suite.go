@@ -127,6 +127,8 @@ func RunWith(t *testing.T, newRuntime func(t *testing.T) sandbox.Runtime, opts O
 		{"SetuidBinaries", testSetuidBinaries},
 		// Host descriptors the caller holds open (heldfds.go).
 		{"InheritedDescriptors", testInheritedDescriptors},
+		// Nothing of a run reaches the next (persist.go).
+		{"NothingPersists", testNothingPersists},
 		// What the kernel tells of the host (kernelview.go).
 		{"KernelView", testKernelView},
 		{"KernelViewPrograms", testKernelViewPrograms},
