@@ -20,9 +20,10 @@ const (
 	labelKey = "org.crucible.sandbox"
 	// codeBytes is the size of /code's tmpfs: the program file alone.
 	codeBytes = sandbox.MaxCodeBytes + 64<<10
-	// pidsReserve is the pids limit's room for docker-init and the
-	// waiting process, which are not the program's.
-	pidsReserve = 2
+	// pidsReserve is the pids limit's room for docker-init, the waiting
+	// process and the program's waiter (waiterScript), which are not the
+	// program's.
+	pidsReserve = 3
 	// gvisorThreads is the pids limit's room, under gVisor, for the host
 	// threads of the sandbox's own kernel (the sentry) and file proxy (the
 	// gofer), which the container's cgroup holds: the program's processes
@@ -192,6 +193,23 @@ func (r *Runtime) socketSysctls() map[string]string {
 		"net.ipv4.tcp_wmem": "4096 16384 2097152",
 	}
 }
+
+// waiterScript is the exec's main process, a shell (the program's
+// waiter) that runs the program's launch script (its argument: files.go's
+// launchScript) and, once the program ends, kills every process the
+// program's uid still has in the container: kill(-1) reaches exactly
+// those (the uid is this container's alone, and docker-init and the
+// waiting process are root's), never the shell itself. The background
+// processes a program leaves would otherwise hold its output pipes open,
+// and the exec's output stream would not end with the program (the daemon
+// waits for them, two seconds even once they are gone); the native sandbox
+// likewise ends with its program. The program runs as the same uid and can
+// signal the waiter: the catchable signals run an empty handler (handlers,
+// unlike ignored signals, are reset at exec, so the program gets the
+// default dispositions), and a program that stops or kills its waiter only
+// ends its own run early, as killed. The exit status is the program's,
+// 128 plus the signal's number for a program a signal ended.
+const waiterScript = `trap : HUP INT QUIT TERM USR1 USR2 ALRM PIPE; sh "$1"; s=$?; kill -KILL -1 2>/dev/null; exit $s`
 
 // pidsLimit is the container's pids limit for lim.
 func (r *Runtime) pidsLimit(lim sandbox.Limits) int64 {

@@ -22,7 +22,8 @@
 // The container starts with a waiting process; the input files and the
 // program's file are copied into its volumes through the API's archive
 // upload, the program is started with an exec whose environment is
-// exactly the language's (env -i), its output read as it streams and cut
+// exactly the language's (env -i), under a shell that kills what it left
+// running once it ends, its output read as it streams and cut
 // at the output limit, and the artifacts read back through the archive
 // download, which never follows links. The container and its volumes are
 // removed before Run returns. See container.go for the configuration and

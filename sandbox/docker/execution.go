@@ -101,14 +101,14 @@ func (x *execution) run(ctx context.Context) (err error) {
 	if err := x.rt.limitSocketMemory(setup, x.id, x.lim.MemoryBytes); err != nil {
 		return &sandbox.PlatformError{Op: "socket memory limit", Err: err}
 	}
-	if err := x.place(setup, spec, uid); err != nil {
-		return err
-	}
 	argv := append([]string{"/usr/bin/env", "-i"}, lang.Environ(x.req.Language, x.rt.env, x.req.Env)...)
 	argv = append(argv, spec.Argv()...)
+	if err := x.place(setup, spec, uid, launchScript(argv)); err != nil {
+		return err
+	}
 	ex, err := x.rt.cli.ContainerExecCreate(setup, x.id, container.ExecOptions{
 		User: strconv.Itoa(uid) + ":" + strconv.Itoa(uid), AttachStdin: true, AttachStdout: true, AttachStderr: true,
-		WorkingDir: lang.WorkDir, Cmd: argv,
+		WorkingDir: lang.WorkDir, Cmd: []string{"/bin/sh", "-c", waiterScript, "sh", path.Join(lang.CodeDir, launchName)},
 	})
 	if err != nil {
 		return &sandbox.PlatformError{Op: "create exec", Err: err}
@@ -148,10 +148,10 @@ func (x *execution) run(ctx context.Context) (err error) {
 	return x.finish(spec, ex.ID)
 }
 
-// place copies the program's file into /code and the input files into
-// /work through the archive upload.
-func (x *execution) place(ctx context.Context, spec lang.Spec, uid int) error {
-	code, err := codeArchive(path.Base(spec.MainPath()), x.req.Code)
+// place copies the program's file and its launch script into /code and
+// the input files into /work through the archive upload.
+func (x *execution) place(ctx context.Context, spec lang.Spec, uid int, launch string) error {
+	code, err := codeArchive(path.Base(spec.MainPath()), x.req.Code, launchName, launch)
 	if err != nil {
 		return &sandbox.PlatformError{Op: "program file", Err: err}
 	}

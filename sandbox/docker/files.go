@@ -5,23 +5,46 @@ import (
 	"bytes"
 	"path"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/crucible-sandbox/crucible/sandbox"
 )
 
-// codeArchive is the tar of the program's file, owned by root and
-// read-only, as the archive upload puts it in /code.
-func codeArchive(name, code string) ([]byte, error) {
+// codeArchive is the tar of /code's files (name, then content, in pairs):
+// the program's file and its launch script, each owned by root and
+// read-only, as the archive upload puts them in /code.
+func codeArchive(pairs ...string) ([]byte, error) {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
-	if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o444, Size: int64(len(code)), Typeflag: tar.TypeReg, ModTime: time.Now()}); err != nil {
-		return nil, err
-	}
-	if _, err := tw.Write([]byte(code)); err != nil {
-		return nil, err
+	for i := 0; i+1 < len(pairs); i += 2 {
+		name, content := pairs[i], pairs[i+1]
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o444, Size: int64(len(content)), Typeflag: tar.TypeReg, ModTime: time.Now()}); err != nil {
+			return nil, err
+		}
+		if _, err := tw.Write([]byte(content)); err != nil {
+			return nil, err
+		}
 	}
 	return buf.Bytes(), tw.Close()
+}
+
+// launchName is the launch script's name in /code (launchScript).
+const launchName = ".launch.sh"
+
+// launchScript is the shell script that starts the program: exec env -i
+// with the program's environment and argv, each word quoted. The waiter
+// (waiterScript) runs it with sh, so that neither its command line nor its
+// environment holds the program's environment: the waiter is not the
+// program's, and tells nothing of it.
+func launchScript(argv []string) string {
+	var b strings.Builder
+	b.WriteString("exec")
+	for _, a := range argv {
+		b.WriteString(" '" + strings.ReplaceAll(a, "'", `'\''`) + "'")
+	}
+	b.WriteString("\n")
+	return b.String()
 }
 
 // filesArchive is the tar of the input files for /work: each with the

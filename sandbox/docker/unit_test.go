@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -228,5 +229,25 @@ func TestListRest(t *testing.T) {
 	}
 	if !slices.Equal(names, []string{"a.txt", "b.bin", "d/c.bin"}) {
 		t.Errorf("artifacts %v, want a.txt, b.bin, d/c.bin", names)
+	}
+}
+
+// TestLaunchScript: every word reaches the program as it was, whatever
+// quotes, spaces, newlines or shell syntax it holds (checked with the
+// host's sh, printing the words where the script would exec them).
+func TestLaunchScript(t *testing.T) {
+	argv := []string{"/usr/bin/env", "-i", "A=it's", "B=two words", "C=line\nbreak", "D=$HOME `id` $(id) \\ \"q\"", "E=", "/usr/bin/python3", "/code/main.py"}
+	script := launchScript(argv)
+	rest, ok := strings.CutPrefix(script, "exec ")
+	if !ok {
+		t.Fatalf("script %q does not exec the program", script)
+	}
+	out, err := exec.Command("/bin/sh", "-c", `printf '%s\0' `+rest).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
+	if !slices.Equal(got, argv) {
+		t.Errorf("words %q, want %q", got, argv)
 	}
 }
