@@ -23,6 +23,7 @@ func TestConformance(t *testing.T) {
 					NotApplicable: notApplicable,
 					Leftovers:     func() []string { return owned(t) },
 					UnnamedCalls:  unnamedCalls,
+					WatchCreation: func() (func() []string, func()) { return watchCreated(t) },
 				})
 		})
 	}
@@ -49,12 +50,20 @@ func owned(t *testing.T) []string {
 	return left
 }
 
-// notApplicable are the cases of the suite that cannot apply to a
-// container runtime, and why.
-var notApplicable = map[string]string{
-	"InputRejected": "its positive control watches for the run's cgroup as crucible/<pid>.<n>, the native runtime's name; " +
-		"Docker names its containers' cgroups itself (docker/<container id>), so the control cannot see a valid run's (every refusal it checks passes)",
+// watchCreated watches the daemon for the containers this process's runs
+// create (InputRejected: a refused request creates none).
+func watchCreated(t *testing.T) (func() []string, func()) {
+	cli, err := docker.Connect(context.Background(), "")
+	if err != nil {
+		t.Fatalf("watch the daemon's events: %v", err)
+	}
+	created, stop := docker.WatchCreated(context.Background(), cli)
+	return created, func() { stop(); cli.Close() }
 }
+
+// notApplicable are the cases of the suite that cannot apply to a
+// container runtime, and why: none.
+var notApplicable = map[string]string{}
 
 // unnamedCalls are the calls the policy denies that Docker 20.10's
 // libseccomp (2.5) has no name for: runc refuses every number past the

@@ -5,11 +5,14 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/events"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/volume"
 	"github.com/docker/docker/client"
@@ -141,4 +144,53 @@ func Owned(ctx context.Context, cli *client.Client) ([]string, error) {
 		out = append(out, "volume "+v.Name)
 	}
 	return out, nil
+}
+
+// WatchCreated starts watching the daemon cli talks to for containers this
+// process's runs create, and returns a function that lists, as container
+// IDs, those created since the watch began (from the daemon's event log,
+// so that one made and removed again at once is still seen), and a
+// function that ends the watch.
+func WatchCreated(ctx context.Context, cli *client.Client) (created func() []string, stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	now := time.Now()
+	since := fmt.Sprintf("%d.%09d", now.Unix(), now.Nanosecond())
+	msgs, errs := cli.Events(ctx, events.ListOptions{Since: since, Filters: filters.NewArgs(
+		filters.Arg("type", string(events.ContainerEventType)), filters.Arg("event", string(events.ActionCreate)),
+		filters.Arg("label", ownerKey+"="+selfOwner()))})
+	var mu sync.Mutex
+	var ids []string
+	var failed error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case m := <-msgs:
+				mu.Lock()
+				ids = append(ids, m.Actor.ID)
+				mu.Unlock()
+			case err := <-errs:
+				mu.Lock()
+				if ctx.Err() == nil {
+					failed = err
+				}
+				mu.Unlock()
+				return
+			}
+		}
+	}()
+	created = func() []string {
+		// The daemon sends an event as it happens: a moment lets the last
+		// ones arrive.
+		time.Sleep(200 * time.Millisecond)
+		mu.Lock()
+		defer mu.Unlock()
+		out := slices.Clone(ids)
+		if failed != nil {
+			out = append(out, "(the event watch failed: "+failed.Error()+")")
+		}
+		return out
+	}
+	return created, func() { cancel(); <-done }
 }

@@ -89,11 +89,19 @@ type Options struct {
 	// knows, for the refusal (a call that reached the kernel returns or
 	// fails otherwise).
 	UnnamedCalls map[string]string
+	// WatchCreation, if set, starts watching for the sandboxes the
+	// runtime creates and returns a function listing those created since
+	// (each a description), and one ending the watch: for a runtime whose
+	// sandboxes are not cgroups named as the native runtime's (a
+	// container runtime's are the engine's). InputRejected then uses it,
+	// instead of watching for cgroups, to prove a refused request created
+	// nothing.
+	WatchCreation func() (created func() []string, stop func())
 }
 
 // RunWith is Run with options.
 func RunWith(t *testing.T, newRuntime func(t *testing.T) sandbox.Runtime, opts Options) {
-	s := &suite{owner: opts.CgroupOwnerPID, uidBase: opts.UIDBase, uidCount: opts.UIDCount, leftovers: opts.Leftovers, unnamed: opts.UnnamedCalls}
+	s := &suite{owner: opts.CgroupOwnerPID, uidBase: opts.UIDBase, uidCount: opts.UIDCount, leftovers: opts.Leftovers, unnamed: opts.UnnamedCalls, watchCreation: opts.WatchCreation}
 	if s.owner == 0 {
 		s.owner = os.Getpid()
 	}
@@ -188,6 +196,8 @@ type suite struct {
 	leftovers func() []string
 	// unnamed is Options.UnnamedCalls.
 	unnamed map[string]string
+	// watchCreation is Options.WatchCreation, or nil.
+	watchCreation func() (func() []string, func())
 
 	mu     sync.Mutex
 	tokens []string // every token a run was marked with
