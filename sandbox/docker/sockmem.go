@@ -28,37 +28,56 @@ import (
 // (sandbox/linux socketMemoryFor): a quarter of the memory limit.
 func socketMemoryFor(memoryBytes int64) int64 { return memoryBytes / 4 }
 
-// cgroupV1Memory is where the host mounts cgroup v1's memory hierarchy.
-const cgroupV1Memory = "/sys/fs/cgroup/memory"
+// cgroupV1Root is where the host mounts cgroup v1's hierarchies.
+const cgroupV1Root = "/sys/fs/cgroup"
 
-// limitSocketMemory writes the socket-buffer limit of the running
-// container id under a cgroup v1 daemon. It fails (and the run with it)
-// when this process cannot reach the container's cgroup, as from another
-// machine or without root: the run would otherwise go without the wall.
-func (r *Runtime) limitSocketMemory(ctx context.Context, id string, memoryBytes int64) error {
+// cgroupDirs are a running container's cgroup v1 directories on this
+// host: memory and cpuacct. Both are empty under gVisor and cgroup v2.
+type cgroupDirs struct{ memory, cpuacct string }
+
+// localCgroups finds the cgroup v1 directories of the running container
+// id under runc. It fails when this process cannot reach them, as from
+// another machine or without root: the run would otherwise go without
+// the socket-buffer wall.
+func (r *Runtime) localCgroups(ctx context.Context, id string) (cgroupDirs, error) {
 	if !r.cgroupV1 || r.ociRuntime != RuncRuntime {
-		return nil
+		return cgroupDirs{}, nil
 	}
 	ins, err := r.cli.ContainerInspect(ctx, id)
 	if err != nil {
-		return err
+		return cgroupDirs{}, err
 	}
 	if ins.State == nil || ins.State.Pid <= 0 {
-		return errors.New("the container has no running process")
+		return cgroupDirs{}, errors.New("the container has no running process")
 	}
-	dir, err := memoryCgroup(ins.State.Pid)
-	if err != nil {
-		return fmt.Errorf("the container's memory cgroup (the daemon runs cgroup v1, whose socket buffers only a limit this process writes bounds; run it as root on the daemon's host): %w", err)
+	var dirs cgroupDirs
+	for _, c := range []struct {
+		name string
+		dir  *string
+	}{{"memory", &dirs.memory}, {"cpuacct", &dirs.cpuacct}} {
+		if *c.dir, err = cgroupV1Dir(ins.State.Pid, c.name); err != nil {
+			return cgroupDirs{}, fmt.Errorf("the container's %s cgroup (the daemon runs cgroup v1, whose socket buffers only a limit this process writes bounds; run it as root on the daemon's host): %w", c.name, err)
+		}
 	}
-	file := filepath.Join(dir, "memory.kmem.tcp.limit_in_bytes")
+	return dirs, nil
+}
+
+// limitSocketMemory writes the socket-buffer limit of a container whose
+// cgroups are dirs (none: nothing to do).
+func limitSocketMemory(dirs cgroupDirs, memoryBytes int64) error {
+	if dirs.memory == "" {
+		return nil
+	}
+	file := filepath.Join(dirs.memory, "memory.kmem.tcp.limit_in_bytes")
 	if err := os.WriteFile(file, []byte(strconv.FormatInt(socketMemoryFor(memoryBytes), 10)), 0); err != nil {
 		return fmt.Errorf("limit the container's socket buffers: %w", err)
 	}
 	return nil
 }
 
-// memoryCgroup returns the cgroup v1 memory directory of process pid.
-func memoryCgroup(pid int) (string, error) {
+// cgroupV1Dir returns the cgroup v1 directory of process pid in the
+// hierarchy of controller.
+func cgroupV1Dir(pid int, controller string) (string, error) {
 	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/cgroup")
 	if err != nil {
 		return "", err
@@ -71,11 +90,17 @@ func memoryCgroup(pid int) (string, error) {
 		if len(parts) != 3 {
 			continue
 		}
-		for _, c := range strings.Split(parts[1], ",") {
-			if c == "memory" {
-				dir := filepath.Join(cgroupV1Memory, filepath.Clean("/"+parts[2]))
+		cs := strings.Split(parts[1], ",")
+		for _, c := range cs {
+			if c == controller {
+				dir := filepath.Join(cgroupV1Root, strings.Join(cs, ","), filepath.Clean("/"+parts[2]))
 				if _, err := os.Stat(dir); err != nil {
-					return "", err
+					// A co-mounted hierarchy is also linked under each
+					// controller's own name (cpu,cpuacct as cpuacct).
+					dir = filepath.Join(cgroupV1Root, controller, filepath.Clean("/"+parts[2]))
+					if _, err := os.Stat(dir); err != nil {
+						return "", err
+					}
 				}
 				return dir, nil
 			}
@@ -84,5 +109,5 @@ func memoryCgroup(pid int) (string, error) {
 	if err := sc.Err(); err != nil {
 		return "", err
 	}
-	return "", fmt.Errorf("process %d is in no cgroup v1 memory hierarchy", pid)
+	return "", fmt.Errorf("process %d is in no cgroup v1 %s hierarchy", pid, controller)
 }
