@@ -17,12 +17,20 @@
 //   - /work and /code on size-capped tmpfs volumes the daemon makes and
 //     removes with the container, /tmp a size-capped noexec tmpfs; no host
 //     directory is mounted;
-//   - docker-init (Init) as PID 1, which reaps orphans.
+//   - docker-init (Init) as PID 1, which reaps orphans;
+//   - made-up /proc/meminfo and /proc/stat, the native sandbox's, bound
+//     read-only from the daemon's volume crucible-kernelview
+//     (kernelview.go); under cgroup v1 the socket-buffer limit written
+//     from the host, which runc 1.1 ignores (sockmem.go).
+//
+// Every container and volume of a run is labelled with the process that
+// made it; New removes those of processes that have ended (sweep.go).
 //
 // The container starts with a waiting process; the input files and the
 // program's file are copied into its volumes through the API's archive
 // upload, the program is started with an exec whose environment is
-// exactly the language's (env -i), its output read as it streams and cut
+// exactly the language's (env -i), under a shell that kills what it left
+// running once it ends, its output read as it streams and cut
 // at the output limit, and the artifacts read back through the archive
 // download, which never follows links. The container and its volumes are
 // removed before Run returns. See container.go for the configuration and

@@ -5,8 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"path"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -42,6 +45,10 @@ type execution struct {
 	// leftovers is set when a pooled container's agent saw processes left
 	// after the program's end (agent.go).
 	leftovers bool
+	// cg are the container's cgroup v1 directories when this host has
+	// them (sockmem.go): the CPU watch reads them instead of asking the
+	// daemon.
+	cg cgroupDirs
 	// lastCPU and lastPeak are the last sample of the container's CPU
 	// time (ns) and peak memory use (bytes); see watchCPU.
 	lastCPU, lastPeak atomic.Int64
@@ -85,6 +92,7 @@ func (x *execution) run(ctx context.Context) (err error) {
 	if err := x.prepare(setup, spec); err != nil {
 		return err
 	}
+	x.cg = x.box.cg
 	if !x.req.Network.IsZero() {
 		proxy, err := x.startEgress(setup)
 		if err != nil {
@@ -131,34 +139,23 @@ func (x *execution) run(ctx context.Context) (err error) {
 	return x.finish(spec, execID)
 }
 
-// startProgram starts the program, argv, as the run's uid in /work: in a
-// pooled container through its launcher, already started (launcher.go),
-// whose stdin must first receive the returned bytes, the encoded argv;
-// else in an exec created now. It returns the exec's id and its attached
-// stream.
+// startProgram starts the program, argv, as the run's uid in /work,
+// through a launcher (launcher.go): a pooled container's, already started,
+// or one started now in an exec. The launcher's stdin must first receive
+// the returned bytes, the encoded argv. It returns the exec's id and its
+// attached stream.
 func (x *execution) startProgram(ctx context.Context, argv []string) (string, types.HijackedResponse, []byte, error) {
-	if l := x.box.launch; l != nil {
-		args, err := launchArgs(argv)
-		if err != nil {
+	args, err := launchArgs(argv)
+	if err != nil {
+		return "", types.HijackedResponse{}, nil, &sandbox.PlatformError{Op: "start program", Err: err}
+	}
+	l := x.box.launch
+	if l == nil {
+		if l, err = x.rt.startLauncher(ctx, x.id, x.box.uid); err != nil {
 			return "", types.HijackedResponse{}, nil, &sandbox.PlatformError{Op: "start program", Err: err}
 		}
-		return l.id, l.conn, args, nil
 	}
-	user := strconv.Itoa(x.box.uid) + ":" + strconv.Itoa(x.box.uid)
-	ex, err := x.rt.cli.ContainerExecCreate(ctx, x.id, container.ExecOptions{
-		User: user, AttachStdin: true, AttachStdout: true, AttachStderr: true,
-		WorkingDir: lang.WorkDir, Cmd: argv,
-	})
-	if err != nil {
-		return "", types.HijackedResponse{}, nil, &sandbox.PlatformError{Op: "create exec", Err: err}
-	}
-	// The attach is not bound to ctx: a cancelled run is stopped by
-	// killing the container, which ends the stream.
-	conn, err := x.rt.cli.ContainerExecAttach(context.WithoutCancel(ctx), ex.ID, container.ExecAttachOptions{})
-	if err != nil {
-		return "", types.HijackedResponse{}, nil, &sandbox.PlatformError{Op: "start exec", Err: err}
-	}
-	return ex.ID, conn, nil, nil
+	return l.id, l.conn, args, nil
 }
 
 // prepare places the program's file and the input files in the run's
@@ -387,6 +384,19 @@ func (x *execution) watchCPU(ctx context.Context, over, quit chan struct{}) {
 // cpuTime returns the CPU time of all the container's processes so far,
 // and keeps it and the peak of memory use as the run's metrics.
 func (x *execution) cpuTime(ctx context.Context) (time.Duration, bool) {
+	if x.cg.cpuacct != "" {
+		// From the cgroup itself: microseconds, where the daemon's
+		// statistics take up to a second to answer on a busy host.
+		cpu, err := readInt(filepath.Join(x.cg.cpuacct, "cpuacct.usage"))
+		if err != nil {
+			return 0, false
+		}
+		if peak, err := readInt(filepath.Join(x.cg.memory, "memory.max_usage_in_bytes")); err == nil {
+			x.lastPeak.Store(peak)
+		}
+		x.lastCPU.Store(cpu)
+		return time.Duration(cpu), true
+	}
 	st, err := x.rt.cli.ContainerStatsOneShot(ctx, x.id)
 	if err != nil {
 		return 0, false
@@ -418,11 +428,20 @@ func (x *execution) collectArtifacts(ctx context.Context) error {
 		return &sandbox.PlatformError{Op: "collect artifacts", Err: err}
 	}
 	defer rc.Close()
-	arts, err := readArtifacts(ctx, rc, x.req.Files, artifactBudget{content: x.lim.ArtifactBytes, read: x.lim.ArtifactBytes + x.lim.DiskBytes})
+	seen := map[string]bool{}
+	arts, err := readArtifacts(ctx, rc, x.req.Files, artifactBudget{content: x.lim.ArtifactBytes, read: x.lim.ArtifactBytes + x.lim.DiskBytes}, seen)
 	x.res.Artifacts = arts
 	switch {
 	case errors.Is(err, errReadBudget):
-		x.res.Reason = "artifacts: " + err.Error() + "; the files after " + arts[len(arts)-1].Name + " are not listed"
+		// The archive cannot skip a file's bytes (a sparse file's holes
+		// come as zeros): the rest are listed by name and size alone.
+		rc.Close()
+		files, lerr := x.listWork(ctx, x.box.uid)
+		if lerr != nil {
+			x.res.Reason = "artifacts: " + err.Error() + "; the files after " + arts[len(arts)-1].Name + " are not listed (" + lerr.Error() + ")"
+			break
+		}
+		x.res.Artifacts = listRest(arts, seen, files)
 	case err != nil:
 		return &sandbox.PlatformError{Op: "collect artifacts", Err: err}
 	}
@@ -461,3 +480,12 @@ func (x *execution) memoryReason() string {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// readInt reads a cgroup file holding one integer.
+func readInt(file string) (int64, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+}

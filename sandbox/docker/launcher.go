@@ -13,28 +13,47 @@ import (
 	"github.com/crucible-sandbox/crucible/sandbox/lang"
 )
 
-// A pooled container's program is started without an exec on the run's
-// critical path (creating and starting one cost 80 to 100 ms here, more
-// than the Python program it runs): when the pool makes the container, it
-// also starts the exec that will become the program, the launcher, as the
-// run's uid, in /work, with the exec's stdin, stdout and stderr attached.
-// The launcher is launcherScript: it reads the program's argv from its
-// stdin, NUL-terminated elements ended by an empty one, and replaces itself
-// with it (exec). Bash reads a pipe a byte at a time, so what follows the
-// argv on the stdin, the request's stdin, is left to the program.
+// The program is started by a launcher, launcherScript, run by an exec as
+// the run's uid, in /work, with the exec's stdin, stdout and stderr
+// attached: it reads the program's argv from its stdin, NUL-terminated
+// elements ended by an empty one, runs it, and once it ends kills every
+// process the program's uid still has in the container. Bash reads a pipe
+// a byte at a time, so what follows the argv on the stdin, the request's
+// stdin, is left to the program.
 //
-// Everything else is as for a cold run's exec: the same uid, rlimits and
-// working directory, the argv starts with `env -i`, the output is read
-// from the exec's stream, and its exit code is the daemon's (ExecInspect),
-// not anything the program could write. Before the run the launcher only
-// waits: no program of this uid runs in the container yet.
-const launcherScript = `args=()
+// A pooled container's launcher is started when the pool makes the
+// container (creating and starting an exec cost 80 to 100 ms here, more
+// than the Python program it runs); a cold run's, once its container is
+// up. Before the run the launcher only waits: no program of this uid runs
+// in the container yet.
+//
+// Why it kills what the program left: background processes would hold the
+// program's output pipes open, and the exec's output stream would not end
+// with the program (the daemon waits for them, two seconds even once they
+// are gone); the native sandbox likewise ends with its program. kill(-1)
+// reaches exactly the uid's processes (the uid is this container's alone,
+// and docker-init and the waiting process are root's), never the launcher
+// itself. Neither its command line nor its environment holds the
+// program's (the argv came on its stdin, the container has no
+// environment), so it tells nothing of it. The program runs as the same
+// uid and can signal the launcher: the catchable signals run an empty
+// handler (handlers, unlike ignored signals, are reset at exec, so the
+// program gets the default dispositions), and a program that stops or
+// kills its launcher only ends its own run early, as killed. The exit
+// status is the program's, 128 plus the signal's number for a program a
+// signal ended, and comes from the daemon (ExecInspect), not from
+// anything the program could write.
+const launcherScript = `trap : HUP INT QUIT TERM USR1 USR2 ALRM PIPE
+args=()
 while IFS= read -r -d '' a && [ -n "$a" ]; do args+=("$a"); done
 [ ${#args[@]} -gt 0 ] || exit 126
-exec "${args[@]}"
+"${args[@]}"
+s=$?
+kill -KILL -1 2>/dev/null
+exit $s
 `
 
-// launcher is the host's end of a pooled container's launcher exec.
+// launcher is the host's end of a launcher exec.
 type launcher struct {
 	id   string // the exec's
 	conn types.HijackedResponse

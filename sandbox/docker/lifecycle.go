@@ -9,18 +9,39 @@ import (
 )
 
 // startContainer creates a container for a run of limits lim (labelled as
-// a pool's if pooled) and starts its waiting process. A container that
-// fails to start is removed.
-func (r *Runtime) startContainer(ctx context.Context, lim sandbox.Limits, pooled bool) (string, error) {
-	created, err := r.cli.ContainerCreate(ctx, r.containerConfig(pooled), r.hostConfig(lim), nil, nil, "")
+// a pool's if pooled), starts its waiting process and limits its socket
+// buffers; it returns the container's id and its cgroup directories when
+// this host has them (sockmem.go). A container that fails to start is
+// removed.
+func (r *Runtime) startContainer(ctx context.Context, lim sandbox.Limits, pooled bool) (string, cgroupDirs, error) {
+	hc := r.hostConfig(lim)
+	if r.ociRuntime == RuncRuntime {
+		// gVisor's own kernel makes up these files itself.
+		kv, err := r.kernelViewMounts(ctx, lim.MemoryBytes)
+		if err != nil {
+			return "", cgroupDirs{}, &sandbox.PlatformError{Op: "kernel view", Err: err}
+		}
+		hc.Mounts = append(hc.Mounts, kv...)
+	}
+	created, err := r.cli.ContainerCreate(ctx, r.containerConfig(pooled), hc, nil, nil, "")
 	if err != nil {
-		return "", &sandbox.PlatformError{Op: "create container", Err: err}
+		return "", cgroupDirs{}, &sandbox.PlatformError{Op: "create container", Err: err}
+	}
+	fail := func(op string, err error) (string, cgroupDirs, error) {
+		_ = r.removeContainer(created.ID)
+		return "", cgroupDirs{}, &sandbox.PlatformError{Op: op, Err: err}
 	}
 	if err := r.cli.ContainerStart(ctx, created.ID, container.StartOptions{}); err != nil {
-		_ = r.removeContainer(created.ID)
-		return "", &sandbox.PlatformError{Op: "start container", Err: err}
+		return fail("start container", err)
 	}
-	return created.ID, nil
+	cg, err := r.localCgroups(ctx, created.ID)
+	if err != nil {
+		return fail("container cgroups", err)
+	}
+	if err := limitSocketMemory(cg, lim.MemoryBytes); err != nil {
+		return fail("socket memory limit", err)
+	}
+	return created.ID, cg, nil
 }
 
 // removeContainer kills and removes container id with its volumes. It is
@@ -41,6 +62,7 @@ func (r *Runtime) removeContainer(id string) error {
 // it; a cold one has neither.
 type box struct {
 	id     string
+	cg     cgroupDirs // the container's cgroup v1 directories, when this host has them
 	uid    int
 	agent  *agent
 	launch *launcher
@@ -75,12 +97,12 @@ func (r *Runtime) acquireCold(ctx context.Context, lim sandbox.Limits) (*box, er
 	if err != nil {
 		return nil, &sandbox.PlatformError{Op: "allocate uid", Err: err}
 	}
-	id, err := r.startContainer(ctx, lim, false)
+	id, cg, err := r.startContainer(ctx, lim, false)
 	if err != nil {
 		r.uids.Give(uid)
 		return nil, err
 	}
-	return &box{id: id, uid: uid}, nil
+	return &box{id: id, cg: cg, uid: uid}, nil
 }
 
 // release removes a run's container and then frees its uid: a pooled

@@ -119,7 +119,7 @@ func (p *pool) build() (*box, error) {
 		return nil, err
 	}
 	b := &box{uid: uid}
-	if b.id, err = p.rt.startContainer(p.ctx, p.lim, true); err != nil {
+	if b.id, b.cg, err = p.rt.startContainer(p.ctx, p.lim, true); err != nil {
 		p.rt.uids.Give(uid)
 		return nil, err
 	}

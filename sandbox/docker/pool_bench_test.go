@@ -1,5 +1,3 @@
-//go:build crucible_docker
-
 package docker_test
 
 import (
@@ -20,7 +18,7 @@ import (
 // ≤ 0.25) and cold/docker-run. The pool is refilled between iterations,
 // off the clock: a pooled run is one that finds a container ready.
 //
-//	go test -tags 'crucible_initexe crucible_docker' -run '^$' -bench PooledRun -benchtime 20x ./sandbox/docker/
+//	go test -tags crucible_initexe -run '^$' -bench PooledRun -benchtime 20x ./sandbox/docker/
 func BenchmarkPooledRun(b *testing.B) {
 	for _, r := range runtimes {
 		b.Run(r.name, func(b *testing.B) {

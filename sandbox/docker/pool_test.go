@@ -1,5 +1,3 @@
-//go:build crucible_docker
-
 package docker_test
 
 import (
@@ -118,10 +116,19 @@ func TestPooledRun(t *testing.T) {
 						t.Fatalf("pooled Run: %v", err)
 					}
 					t.Logf("pooled: %s exit %d stdout %q stderr %q artifacts %d", got.Status, got.ExitCode, clip(got.Stdout), clip(got.Stderr), len(got.Artifacts))
-					// Nothing of the run runs once Run has returned: a program
-					// that left a process has its container stopped first.
+					// Nothing of the run runs once Run has returned: the
+					// launcher killed what the program left, or the container
+					// was stopped.
 					if ins, err := cli.ContainerInspect(ctx, before[0]); err == nil && ins.State.Running && tc.name == "leftover" {
-						t.Errorf("the container that served the run still runs when Run returns, holding what the program left")
+						top, err := cli.ContainerTop(ctx, before[0], nil)
+						if err != nil {
+							t.Fatalf("the processes of the container that served the run: %v", err)
+						}
+						for _, p := range top.Processes {
+							if strings.Contains(strings.Join(p, " "), "sleep 1000") {
+								t.Errorf("what the program left still runs when Run returns: %q", p)
+							}
+						}
 					}
 					if got.Status == sandbox.StatusInternal {
 						t.Errorf("pooled run: status %s (%s)", got.Status, got.Reason)
@@ -247,9 +254,12 @@ func TestSweepPools(t *testing.T) {
 	defer rt.Close()
 	waitReady(t, rt, 1)
 	ctx := context.Background()
-	host, _ := os.Hostname()
-	// A pid no process has (above pid_max's largest value).
-	dead := host + "/4194305/1"
+	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A pid no process has (above pid_max's largest value), this boot.
+	dead := strings.TrimSpace(string(boot)) + "/4194305/1"
 	c, err := cli.ContainerCreate(ctx, &container.Config{Image: imported.ref, Cmd: []string{"true"}, Labels: map[string]string{docker.PoolLabel: dead}}, &container.HostConfig{NetworkMode: "none"}, nil, nil, "")
 	if err != nil {
 		t.Fatal(err)

@@ -3,12 +3,13 @@ package docker
 import (
 	"bufio"
 	"bytes"
-	"os"
+	"errors"
 	"os/exec"
-	"strconv"
-	"strings"
+	"syscall"
 	"testing"
+	"time"
 
+	"github.com/crucible-sandbox/crucible/internal/testenv"
 	"github.com/crucible-sandbox/crucible/sandbox"
 )
 
@@ -32,23 +33,47 @@ func TestLaunchArgs(t *testing.T) {
 	}
 }
 
-// TestLauncherScript runs launcherScript with bash on the host: it runs
-// the argv it reads and leaves what follows on stdin to the program.
+// TestLauncherScript runs launcherScript with bash on the host, as a uid
+// of its own (kill -1 as root would reach every process of the host): it
+// runs the argv it reads, leaves what follows on stdin to the program,
+// ends with the program even when the program left a process holding its
+// output (which it kills), and exits with the program's status.
 func TestLauncherScript(t *testing.T) {
-	args, err := launchArgs([]string{"/usr/bin/env", "-i", "X=a b", "/bin/sh", "-c", `echo "$X"; cat`})
-	if err != nil {
-		t.Fatal(err)
+	testenv.Root(t)
+	const uid = DefaultUIDBase + DefaultUIDCount + 700 // no live sandbox's
+	launch := func(stdin []byte) ([]byte, error) {
+		cmd := exec.Command("/bin/bash", "--noprofile", "--norc", "-c", launcherScript)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: uid}}
+		cmd.Dir = "/"
+		cmd.Stdin = bytes.NewReader(stdin)
+		return cmd.CombinedOutput()
 	}
-	cmd := exec.Command("/bin/bash", "--noprofile", "--norc", "-c", launcherScript)
-	cmd.Stdin = bytes.NewReader(append(args, "the stdin\x00\n"...))
-	out, err := cmd.CombinedOutput()
+	args := func(argv ...string) []byte {
+		b, err := launchArgs(argv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	out, err := launch(append(args("/usr/bin/env", "-i", "X=a b", "/bin/sh", "-c", `echo "$X"; cat`), "the stdin\x00\n"...))
 	if err != nil || string(out) != "a b\nthe stdin\x00\n" {
 		t.Fatalf("launcher: %v, output %q; want %q", err, out, "a b\nthe stdin\x00\n")
 	}
-	cmd = exec.Command("/bin/bash", "--noprofile", "--norc", "-c", launcherScript)
-	cmd.Stdin = strings.NewReader("")
-	if err := cmd.Run(); err == nil {
+	if _, err := launch(nil); err == nil {
 		t.Fatal("launcher with no argv: ran, want exit 126")
+	}
+	start := time.Now()
+	out, err = launch(args("/bin/sh", "-c", "sleep 30 & echo left; exit 3"))
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 3 || string(out) != "left\n" {
+		t.Errorf("a program that left a process and exited 3: %v, output %q; want exit 3 and \"left\"", err, out)
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("the launcher ended %v after its program: it waited for the process left behind", d)
+	}
+	_, err = launch(args("/bin/sh", "-c", "kill -TERM $$"))
+	if !errors.As(err, &ee) || ee.ExitCode() != 128+int(syscall.SIGTERM) {
+		t.Errorf("a program ended by SIGTERM: %v, want exit %d", err, 128+int(syscall.SIGTERM))
 	}
 }
 
@@ -72,36 +97,6 @@ func TestFixedLimits(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := fixedLimitsOf(tc.lim.WithDefaults()) == fixedLimitsOf(def); got != tc.match {
 				t.Fatalf("fits the pool's containers: %v, want %v", got, tc.match)
-			}
-		})
-	}
-}
-
-func TestOwnerGone(t *testing.T) {
-	host, _ := os.Hostname()
-	ended := exec.Command("/bin/true")
-	if err := ended.Run(); err != nil {
-		t.Fatal(err)
-	}
-	start, err := startTime(os.Getpid())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct {
-		name  string
-		owner string
-		gone  bool
-	}{
-		{"this process", poolOwner, false},
-		{"this pid, another start", host + "/" + strconv.Itoa(os.Getpid()) + "/" + start + "1", true},
-		{"a process that ended", host + "/" + strconv.Itoa(ended.Process.Pid) + "/1", true},
-		{"another host", "elsewhere/1/1", false},
-		{"malformed", host + "/x/1", false},
-		{"no owner", "", false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := ownerGone(tc.owner); got != tc.gone {
-				t.Fatalf("ownerGone(%q) = %v, want %v", tc.owner, got, tc.gone)
 			}
 		})
 	}

@@ -123,7 +123,17 @@ func (s *Session) start(ctx context.Context, files []sandbox.File) error {
 	defer cancel()
 	cfg := s.rt.containerConfig(false)
 	cfg.Labels[SessionLabel] = s.id
-	created, err := s.rt.cli.ContainerCreate(setup, cfg, s.rt.sessionHostConfig(s.lim), nil, nil, "")
+	hc := s.rt.sessionHostConfig(s.lim)
+	if s.rt.ociRuntime == RuncRuntime {
+		// The kernel's view as a run's (startContainer); gVisor makes up
+		// its own.
+		kv, err := s.rt.kernelViewMounts(setup, s.lim.MemoryBytes)
+		if err != nil {
+			return &sandbox.PlatformError{Op: "kernel view", Err: err}
+		}
+		hc.Mounts = append(hc.Mounts, kv...)
+	}
+	created, err := s.rt.cli.ContainerCreate(setup, cfg, hc, nil, nil, "")
 	if err != nil {
 		return &sandbox.PlatformError{Op: "create container", Err: err}
 	}
@@ -131,6 +141,14 @@ func (s *Session) start(ctx context.Context, files []sandbox.File) error {
 	s.watchEvents()
 	if err := s.rt.cli.ContainerStart(setup, s.cid, container.StartOptions{}); err != nil {
 		return &sandbox.PlatformError{Op: "start container", Err: err}
+	}
+	// Socket buffers within the session's memory, as a run's (sockmem.go).
+	cg, err := s.rt.localCgroups(setup, s.cid)
+	if err != nil {
+		return &sandbox.PlatformError{Op: "container cgroups", Err: err}
+	}
+	if err := limitSocketMemory(cg, s.lim.MemoryBytes); err != nil {
+		return &sandbox.PlatformError{Op: "socket memory limit", Err: err}
 	}
 	code, err := kernelArchive()
 	if err != nil {

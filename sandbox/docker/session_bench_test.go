@@ -1,5 +1,3 @@
-//go:build crucible_docker
-
 package docker_test
 
 import (

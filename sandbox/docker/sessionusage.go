@@ -66,14 +66,6 @@ func (cg *hostCgroup) read() (cpu, peak int64, err error) {
 	return cpu, peak, err
 }
 
-func readInt(name string) (int64, error) {
-	b, err := os.ReadFile(name)
-	if err != nil {
-		return 0, err
-	}
-	return strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
-}
-
 // usage returns the session's CPU time so far (ns) and peak memory use,
 // from the host's cgroup files when it can read them, else from the
 // daemon's statistics.
