@@ -15,8 +15,8 @@ import (
 func TestConformance(t *testing.T) {
 	for _, r := range runtimes {
 		t.Run(r.name, func(t *testing.T) {
-			sandboxtest.RunWith(t, func(t *testing.T) sandbox.Runtime { return newRuntime(t, r.oci) },
-				sandboxtest.Options{UIDBase: docker.DefaultUIDBase, UIDCount: docker.DefaultUIDCount, NotApplicable: notApplicable})
+			sandboxtest.RunWith(t, func(t *testing.T) sandbox.Runtime { return conformanceRuntime(t, r.oci) },
+				sandboxtest.Options{UIDBase: docker.DefaultUIDBase, UIDCount: docker.DefaultUIDCount, NotApplicable: notApplicableTo(r.oci)})
 		})
 	}
 }

@@ -224,6 +224,11 @@ func (s *suite) finalCheck(t *testing.T) {
 		for _, p := range findProcesses(tokens...) {
 			t.Errorf("after the suite: process of a run still alive: %v", p)
 		}
+		for _, tok := range tokens {
+			for _, p := range s.runProcesses(tok) {
+				t.Errorf("after the suite: a run's %s still exists", p)
+			}
+		}
 	}
 	if !closed {
 		for _, d := range s.settledLeftovers(tokens) {

@@ -1,0 +1,296 @@
+//go:build crucible_docker
+
+package docker_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"slices"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/client"
+
+	"github.com/crucible-sandbox/crucible/sandbox"
+	"github.com/crucible-sandbox/crucible/sandbox/docker"
+)
+
+// This file looks at the host for what a gvisor run leaves there. A
+// program under gVisor runs as tasks of the sandbox's own kernel, the
+// sentry: the host's /proc has no entry for any of its processes, so the
+// conformance suite's search for processes carrying a run's token finds
+// nothing, whether they survive or not. What the host does run for a
+// gvisor run is gVisor's machinery, named after the run's container: the
+// runsc sandbox (the sentry) and gofer processes, runsc's exec processes
+// and containerd's shim, the container's cgroups and mounts, and its
+// volumes. gvisorRuntime finds the run's container while it runs (the
+// exec whose command line holds the token), records all of that, and
+// reports what of it still exists: sandboxtest's RunProcessFinder.
+
+// hostTokenEnv is the variable in which the conformance suite passes a
+// run's token (sandboxtest's tokenEnv).
+const hostTokenEnv = "SANDBOXTEST_TOKEN"
+
+// gvisorRuntime is the gvisor runtime as the conformance suite sees it:
+// the runtime, plus the host-side record of each run's machinery.
+type gvisorRuntime struct {
+	*docker.Runtime
+	cli *client.Client
+	api *http.Client // to the daemon's socket, for what the SDK leaves out
+
+	mu   sync.Mutex
+	runs map[string]*gvisorRun // by token
+}
+
+// gvisorRun is what the host held for one run.
+type gvisorRun struct {
+	container string
+	procs     map[hostPID]string // host processes seen, with their command lines
+	volumes   []string
+}
+
+// hostPID names a host process across pid reuse: its pid and start time.
+type hostPID struct {
+	pid   int
+	start string
+}
+
+func newGVisorRuntime(rt *docker.Runtime, cli *client.Client) *gvisorRuntime {
+	api := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "unix", strings.TrimPrefix(cli.DaemonHost(), "unix://"))
+	}}}
+	return &gvisorRuntime{Runtime: rt, cli: cli, api: api, runs: map[string]*gvisorRun{}}
+}
+
+// Close closes the runtime and the client of the host checks.
+func (g *gvisorRuntime) Close() error {
+	err := g.Runtime.Close()
+	g.cli.Close()
+	return err
+}
+
+// Run runs req and, while it runs, records the host's side of it.
+func (g *gvisorRuntime) Run(ctx context.Context, req sandbox.Request) (sandbox.Result, error) {
+	token := req.Env[hostTokenEnv]
+	if token == "" {
+		return g.Runtime.Run(ctx, req)
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() { g.watch(token, done) })
+	res, err := g.Runtime.Run(ctx, req)
+	close(done)
+	wg.Wait()
+	return res, err
+}
+
+// watch finds the container of the run marked with token, then records
+// its host processes until done.
+func (g *gvisorRuntime) watch(token string, done <-chan struct{}) {
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		g.mu.Lock()
+		r := g.runs[token]
+		g.mu.Unlock()
+		if r == nil {
+			if id, vols := g.findContainer(token); id != "" {
+				r = &gvisorRun{container: id, procs: map[hostPID]string{}, volumes: vols}
+				g.mu.Lock()
+				g.runs[token] = r
+				g.mu.Unlock()
+			}
+		}
+		if r != nil {
+			for p, cmd := range containerProcesses(r.container) {
+				g.mu.Lock()
+				r.procs[p] = cmd
+				g.mu.Unlock()
+			}
+		}
+		select {
+		case <-done:
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// findContainer returns the id and the volumes of the gvisor container
+// one of whose execs has token in its command line, if one exists now.
+func (g *gvisorRuntime) findContainer(token string) (string, []string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	list, err := g.cli.ContainerList(ctx, container.ListOptions{Filters: filters.NewArgs(filters.Arg("label", "org.crucible.sandbox"))})
+	if err != nil {
+		return "", nil
+	}
+	for _, c := range list {
+		ins, err := g.cli.ContainerInspect(ctx, c.ID)
+		if err != nil || ins.HostConfig == nil || ins.HostConfig.Runtime != docker.GVisorRuntime {
+			continue
+		}
+		for _, ex := range ins.ExecIDs {
+			if g.execHas(ctx, ex, token) {
+				var vols []string
+				for _, m := range ins.Mounts {
+					if m.Name != "" {
+						vols = append(vols, m.Name)
+					}
+				}
+				return c.ID, vols
+			}
+		}
+	}
+	return "", nil
+}
+
+// execHas reports whether exec id's command line holds token. The Go
+// SDK's ExecInspect leaves the command line out; the API's answer has it.
+func (g *gvisorRuntime) execHas(ctx context.Context, id, token string) bool {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://docker/v"+g.cli.ClientVersion()+"/exec/"+id+"/json", nil)
+	if err != nil {
+		return false
+	}
+	resp, err := g.api.Do(req)
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	var ins struct {
+		ProcessConfig struct {
+			Arguments []string `json:"arguments"`
+		}
+	}
+	if json.NewDecoder(resp.Body).Decode(&ins) != nil {
+		return false
+	}
+	return slices.Contains(ins.ProcessConfig.Arguments, hostTokenEnv+"="+token)
+}
+
+// containerProcesses returns the host processes whose command line names
+// container id (runsc's sandbox, gofer and exec processes, the shim), and
+// those in the container's cgroups.
+func containerProcesses(id string) map[hostPID]string {
+	found := map[hostPID]string{}
+	add := func(pid int) {
+		dir := "/proc/" + strconv.Itoa(pid)
+		cmd, err := os.ReadFile(dir + "/cmdline")
+		if err != nil {
+			return
+		}
+		if start := procStart(pid); start != "" {
+			found[hostPID{pid, start}] = strings.TrimSpace(string(bytes.ReplaceAll(cmd, []byte{0}, []byte{' '})))
+		}
+	}
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmd, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if bytes.Contains(cmd, []byte(id)) {
+			add(pid)
+		}
+	}
+	for _, d := range containerCgroups(id) {
+		b, _ := os.ReadFile(filepath.Join(d, "cgroup.procs"))
+		for _, f := range strings.Fields(string(b)) {
+			if pid, err := strconv.Atoi(f); err == nil {
+				add(pid)
+			}
+		}
+	}
+	return found
+}
+
+// procStart returns the start time of pid (field 22 of its stat), or ""
+// when it is gone.
+func procStart(pid int) string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return ""
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return ""
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 20 {
+		return ""
+	}
+	return f[19]
+}
+
+// containerCgroups returns the cgroup directories named after container
+// id, in every hierarchy (cgroup v1: /sys/fs/cgroup/<controller>/docker/<id>;
+// v2: /sys/fs/cgroup/.../docker-<id>.scope or docker/<id>).
+func containerCgroups(id string) []string {
+	var dirs []string
+	for _, g := range []string{"/sys/fs/cgroup/*/docker/" + id + "*", "/sys/fs/cgroup/docker/" + id + "*", "/sys/fs/cgroup/*/*/docker-" + id + "*", "/sys/fs/cgroup/*/docker-" + id + "*"} {
+		m, _ := filepath.Glob(g)
+		dirs = append(dirs, m...)
+	}
+	return dirs
+}
+
+// RunProcesses returns what of the run marked with token exists on the
+// host now: its container, its volumes, the host processes recorded for it
+// that still live (same pid and start time), any other process naming its
+// container, its cgroups and its mounts.
+func (g *gvisorRuntime) RunProcesses(token string) []string {
+	g.mu.Lock()
+	r := g.runs[token]
+	var procs map[hostPID]string
+	if r != nil {
+		procs = make(map[hostPID]string, len(r.procs))
+		for p, c := range r.procs {
+			procs[p] = c
+		}
+	}
+	g.mu.Unlock()
+	if r == nil {
+		return nil
+	}
+	var left []string
+	for p, cmd := range containerProcesses(r.container) {
+		procs[p] = cmd
+	}
+	for p, cmd := range procs {
+		if procStart(p.pid) == p.start {
+			left = append(left, "host process "+strconv.Itoa(p.pid)+" ("+clip([]byte(cmd))+")")
+		}
+	}
+	for _, d := range containerCgroups(r.container) {
+		left = append(left, "cgroup "+d)
+	}
+	if mi, err := os.ReadFile("/proc/self/mountinfo"); err == nil {
+		for _, l := range strings.Split(string(mi), "\n") {
+			if strings.Contains(l, r.container) {
+				left = append(left, "mount "+l)
+			}
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := g.cli.ContainerInspect(ctx, r.container); !client.IsErrNotFound(err) {
+		left = append(left, "container "+r.container)
+	}
+	for _, v := range r.volumes {
+		if _, err := g.cli.VolumeInspect(ctx, v); !client.IsErrNotFound(err) {
+			left = append(left, "volume "+v)
+		}
+	}
+	return left
+}
