@@ -53,7 +53,7 @@ func (r *Runtime) containerConfig() *container.Config {
 		WorkingDir:      lang.WorkDir,
 		Env:             []string{},
 		NetworkDisabled: true,
-		Labels:          map[string]string{labelKey: "1"},
+		Labels:          runLabels(),
 	}
 }
 
@@ -85,8 +85,10 @@ func (r *Runtime) hostConfig(lim sandbox.Limits) *container.HostConfig {
 			Memory:     memory,
 			MemorySwap: memory,
 			// Socket buffers (cgroup v1 charges them to memory.kmem.tcp
-			// only when it has a limit): the same limit.
-			KernelMemoryTCP: memory,
+			// only when it has a limit): a quarter of the memory limit,
+			// as the native runtime's. runc 1.1 ignores it; the runtime
+			// writes the limit itself (sockmem.go).
+			KernelMemoryTCP: socketMemoryFor(memory),
 			PidsLimit:       new(r.pidsLimit(lim)),
 			NanoCPUs:        cpus * 1e9,
 			Ulimits: []*units.Ulimit{
@@ -97,7 +99,7 @@ func (r *Runtime) hostConfig(lim sandbox.Limits) *container.HostConfig {
 				{Name: "nofile", Soft: lim.OpenFiles, Hard: lim.OpenFiles},
 				// The uid is the container's own (uids.go), so this counts
 				// its processes only.
-				{Name: "nproc", Soft: lim.Processes + pidsReserve, Hard: lim.Processes + pidsReserve},
+				{Name: "nproc", Soft: r.nproc(lim), Hard: r.nproc(lim)},
 				{Name: "core", Soft: 0, Hard: 0},
 			},
 		},
@@ -107,6 +109,10 @@ func (r *Runtime) hostConfig(lim sandbox.Limits) *container.HostConfig {
 		Tmpfs: map[string]string{
 			"/tmp": fmt.Sprintf("rw,nosuid,nodev,size=%d,mode=1777", lim.DiskBytes),
 		},
+		// The native sandbox's TCP buffer maxima in the container's own
+		// network namespace (sandboxinit/netlimits.go): a second wall
+		// behind the memory cgroup's charge of socket buffers.
+		Sysctls: r.socketSysctls(),
 		// What /proc tells of the host: masked (an empty file, an empty
 		// read-only directory), as the native sandbox hides it. Docker's
 		// own defaults are kept in the list, which replaces them.
@@ -138,6 +144,7 @@ func tmpfsVolume(target, opts string) mount.Mount {
 		Type:   mount.TypeVolume,
 		Target: target,
 		VolumeOptions: &mount.VolumeOptions{
+			Labels: runLabels(),
 			DriverConfig: &mount.Driver{Name: "local", Options: map[string]string{
 				"type": "tmpfs", "device": "tmpfs", "o": opts,
 			}},
@@ -156,14 +163,44 @@ var maskedPaths = []string{
 	"/sys/firmware", "/sys/devices/virtual/powercap",
 	// The host's.
 	// Not /proc/meminfo and /proc/stat, which programs read (free, nproc,
-	// Node's os.cpus()): the native sandbox shows its own versions of
-	// them, which Docker cannot; they show the host's here.
-	"/proc/cmdline", "/proc/sys/kernel/random/boot_id",
+	// Node's os.cpus()): made-up versions are bound over them, as the
+	// native sandbox does (kernelview.go).
+	"/proc/cmdline", "/proc/sys/kernel/random/boot_id", "/proc/cgroups",
 	"/proc/key-users", "/proc/interrupts", "/proc/softirqs", "/proc/vmstat", "/proc/zoneinfo",
 	"/proc/buddyinfo", "/proc/pagetypeinfo", "/proc/diskstats", "/proc/partitions",
 	"/proc/pressure", "/proc/bus", "/proc/fs", "/proc/irq", "/proc/slabinfo", "/proc/swaps",
 	"/proc/modules", "/proc/kallsyms", "/proc/sysvipc", "/proc/locks", "/proc/vmallocinfo",
 	"/proc/mtrr", "/proc/iomem", "/proc/ioports", "/proc/dma", "/proc/devices", "/proc/misc",
+}
+
+// runLabels are the labels of a run's container and volumes: the mark of
+// this package, and the process that made them (sweep.go), so that what a
+// crashed process left can be removed by the next.
+func runLabels() map[string]string {
+	return map[string]string{labelKey: "1", ownerKey: selfOwner()}
+}
+
+// socketSysctls are the sysctls of a run's network namespace: the native
+// sandbox's TCP buffer maxima, under runc. gVisor's network stack is its
+// own, not the host kernel's, and takes no host sysctl.
+func (r *Runtime) socketSysctls() map[string]string {
+	if r.ociRuntime != RuncRuntime {
+		return nil
+	}
+	return map[string]string{
+		"net.ipv4.tcp_rmem": "4096 131072 2097152",
+		"net.ipv4.tcp_wmem": "4096 16384 2097152",
+	}
+}
+
+// nproc is the nproc rlimit of a run's processes: the program's, with
+// room for docker-init and the waiting process, and under gVisor for the
+// output relay (gvisor_relay.go).
+func (r *Runtime) nproc(lim sandbox.Limits) int64 {
+	if r.ociRuntime == GVisorRuntime {
+		return lim.Processes + pidsReserve + relayProcesses
+	}
+	return lim.Processes + pidsReserve
 }
 
 // pidsLimit is the container's pids limit for lim.

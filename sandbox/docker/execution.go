@@ -36,7 +36,8 @@ type execution struct {
 	lim sandbox.Limits
 	res *sandbox.Result
 
-	id string // the container's
+	id  string // the container's
+	uid int    // the program's
 	// lastCPU and lastPeak are the last sample of the container's CPU
 	// time (ns) and peak memory use (bytes); see watchCPU.
 	lastCPU, lastPeak atomic.Int64
@@ -66,10 +67,20 @@ func (x *execution) run(ctx context.Context) (err error) {
 		return &sandbox.PlatformError{Op: "allocate uid", Err: err}
 	}
 	defer x.rt.uids.put(uid) // after the container is removed: defers run last first
+	x.uid = uid
 
 	setup, cancelSetup := context.WithTimeout(ctx, setupTimeout)
 	defer cancelSetup()
-	created, err := x.rt.cli.ContainerCreate(setup, x.rt.containerConfig(), x.rt.hostConfig(x.lim), nil, nil, "")
+	hc := x.rt.hostConfig(x.lim)
+	if x.rt.ociRuntime == RuncRuntime {
+		// gVisor's own kernel makes up these files itself.
+		kv, err := x.rt.kernelViewMounts(setup, x.lim.MemoryBytes)
+		if err != nil {
+			return &sandbox.PlatformError{Op: "kernel view", Err: err}
+		}
+		hc.Mounts = append(hc.Mounts, kv...)
+	}
+	created, err := x.rt.cli.ContainerCreate(setup, x.rt.containerConfig(), hc, nil, nil, "")
 	if err != nil {
 		return &sandbox.PlatformError{Op: "create container", Err: err}
 	}
@@ -87,11 +98,17 @@ func (x *execution) run(ctx context.Context) (err error) {
 	if err := x.rt.cli.ContainerStart(setup, x.id, container.StartOptions{}); err != nil {
 		return &sandbox.PlatformError{Op: "start container", Err: err}
 	}
+	if err := x.rt.limitSocketMemory(setup, x.id, x.lim.MemoryBytes); err != nil {
+		return &sandbox.PlatformError{Op: "socket memory limit", Err: err}
+	}
 	if err := x.place(setup, spec, uid); err != nil {
 		return err
 	}
 	argv := append([]string{"/usr/bin/env", "-i"}, lang.Environ(x.req.Language, x.rt.env, x.req.Env)...)
 	argv = append(argv, spec.Argv()...)
+	if x.rt.ociRuntime == GVisorRuntime {
+		argv = gvisorRelay(argv) // gvisor_relay.go says why
+	}
 	ex, err := x.rt.cli.ContainerExecCreate(setup, x.id, container.ExecOptions{
 		User: strconv.Itoa(uid) + ":" + strconv.Itoa(uid), AttachStdin: true, AttachStdout: true, AttachStderr: true,
 		WorkingDir: lang.WorkDir, Cmd: argv,
@@ -219,7 +236,7 @@ func (x *execution) finish(spec lang.Spec, execID string) error {
 		// more, which a run of print(1) would wait for.
 		res.Metrics.CPUMS = float64(x.lastCPU.Load()) / 1e6
 		res.Metrics.PeakMemoryBytes = x.lastPeak.Load()
-		if err := x.collectArtifacts(ctx); err != nil {
+		if err := x.collectArtifacts(ctx, x.uid); err != nil {
 			return err
 		}
 		// Only a failed program can have been ended by the OOM killer, and
@@ -330,18 +347,28 @@ func (x *execution) cpuTime(ctx context.Context) (time.Duration, bool) {
 	return time.Duration(s.CPUStats.CPUUsage.TotalUsage), true
 }
 
-// collectArtifacts reads the files the program left in /work.
-func (x *execution) collectArtifacts(ctx context.Context) error {
+// collectArtifacts reads the files the program left in /work; uid is the
+// program's.
+func (x *execution) collectArtifacts(ctx context.Context, uid int) error {
 	rc, _, err := x.rt.cli.CopyFromContainer(ctx, x.id, lang.WorkDir+"/.")
 	if err != nil {
 		return &sandbox.PlatformError{Op: "collect artifacts", Err: err}
 	}
 	defer rc.Close()
-	arts, err := readArtifacts(ctx, rc, x.req.Files, artifactBudget{content: x.lim.ArtifactBytes, read: x.lim.ArtifactBytes + x.lim.DiskBytes})
+	seen := map[string]bool{}
+	arts, err := readArtifacts(ctx, rc, x.req.Files, artifactBudget{content: x.lim.ArtifactBytes, read: x.lim.ArtifactBytes + x.lim.DiskBytes}, seen)
 	x.res.Artifacts = arts
 	switch {
 	case errors.Is(err, errReadBudget):
-		x.res.Reason = "artifacts: " + err.Error() + "; the files after " + arts[len(arts)-1].Name + " are not listed"
+		// The archive cannot skip a file's bytes (a sparse file's holes
+		// come as zeros): the rest are listed by name and size alone.
+		rc.Close()
+		files, lerr := x.listWork(ctx, uid)
+		if lerr != nil {
+			x.res.Reason = "artifacts: " + err.Error() + "; the files after " + arts[len(arts)-1].Name + " are not listed (" + lerr.Error() + ")"
+			break
+		}
+		x.res.Artifacts = listRest(arts, seen, files)
 	case err != nil:
 		return &sandbox.PlatformError{Op: "collect artifacts", Err: err}
 	}

@@ -1,5 +1,3 @@
-//go:build crucible_docker
-
 package docker_test
 
 import (
@@ -56,6 +54,7 @@ type gvisorRun struct {
 	container string
 	procs     map[hostPID]string // host processes seen, with their command lines
 	volumes   []string
+	ended     bool // Run has returned
 }
 
 // hostPID names a host process across pid reuse: its pid and start time.
@@ -91,13 +90,18 @@ func (g *gvisorRuntime) Run(ctx context.Context, req sandbox.Request) (sandbox.R
 	res, err := g.Runtime.Run(ctx, req)
 	close(done)
 	wg.Wait()
+	g.mu.Lock()
+	if r := g.runs[token]; r != nil {
+		r.ended = true
+	}
+	g.mu.Unlock()
 	return res, err
 }
 
 // watch finds the container of the run marked with token, then records
 // its host processes until done.
 func (g *gvisorRuntime) watch(token string, done <-chan struct{}) {
-	tick := time.NewTicker(20 * time.Millisecond)
+	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for {
 		g.mu.Lock()
@@ -233,6 +237,20 @@ func procStart(pid int) string {
 	return f[19]
 }
 
+// procState returns the one-letter state of pid ("R", "S", "Z", ...), or
+// "" when it is gone.
+func procState(pid int) string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return ""
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || i+2 >= len(b) {
+		return ""
+	}
+	return string(b[i+2])
+}
+
 // containerCgroups returns the cgroup directories named after container
 // id, in every hierarchy (cgroup v1: /sys/fs/cgroup/<controller>/docker/<id>;
 // v2: /sys/fs/cgroup/.../docker-<id>.scope or docker/<id>).
@@ -245,11 +263,32 @@ func containerCgroups(id string) []string {
 	return dirs
 }
 
+// settle bounds how long the host may take, once Run has returned, to
+// finish ending a run's machinery: containerd's shim exits after the
+// container's removal, asynchronously (its task is deleted, then the shim
+// shuts down), a moment after the daemon answered the removal.
+const settle = 5 * time.Second
+
 // RunProcesses returns what of the run marked with token exists on the
-// host now: its container, its volumes, the host processes recorded for it
-// that still live (same pid and start time), any other process naming its
-// container, its cgroups and its mounts.
+// host: its container, its volumes, the host processes recorded for it
+// that still live (same pid and start time, not a zombie), any other
+// process naming its container, its cgroups and its mounts. While the run
+// is in progress that is the positive control; once it has ended, what
+// is still there after settle.
 func (g *gvisorRuntime) RunProcesses(token string) []string {
+	left := g.runLeft(token)
+	g.mu.Lock()
+	r := g.runs[token]
+	ended := r != nil && r.ended
+	g.mu.Unlock()
+	for deadline := time.Now().Add(settle); ended && len(left) > 0 && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		left = g.runLeft(token)
+	}
+	return left
+}
+
+// runLeft is RunProcesses without the settling.
+func (g *gvisorRuntime) runLeft(token string) []string {
 	g.mu.Lock()
 	r := g.runs[token]
 	var procs map[hostPID]string
@@ -268,7 +307,7 @@ func (g *gvisorRuntime) RunProcesses(token string) []string {
 		procs[p] = cmd
 	}
 	for p, cmd := range procs {
-		if procStart(p.pid) == p.start {
+		if procStart(p.pid) == p.start && procState(p.pid) != "Z" {
 			left = append(left, "host process "+strconv.Itoa(p.pid)+" ("+clip([]byte(cmd))+")")
 		}
 	}

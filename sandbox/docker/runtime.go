@@ -57,6 +57,12 @@ type Runtime struct {
 	env         []string
 	seccomp     string
 	uids        *uidPool
+	kv          kernelView
+	// cgroupV1 is set when the daemon's containers are in cgroup v1
+	// hierarchies (sockmem.go).
+	cgroupV1 bool
+	// ncpu is how many processors the daemon's host has.
+	ncpu int
 }
 
 var _ sandbox.Runtime = (*Runtime)(nil)
@@ -88,12 +94,13 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		return nil, err
 	}
 	r := &Runtime{cli: cli, image: opts.Image, imageDigest: opts.ImageDigest, ociRuntime: opts.OCIRuntime, env: opts.Env, uids: uids}
+	info, err := cli.Info(ctx)
+	if err != nil {
+		cli.Close()
+		return nil, fmt.Errorf("%w: docker info: %v", ErrUnavailable, err)
+	}
+	r.cgroupV1, r.ncpu = info.CgroupVersion == "1", max(info.NCPU, 1)
 	if opts.OCIRuntime != RuncRuntime {
-		info, err := cli.Info(ctx)
-		if err != nil {
-			cli.Close()
-			return nil, fmt.Errorf("%w: docker info: %v", ErrUnavailable, err)
-		}
 		if _, ok := info.Runtimes[opts.OCIRuntime]; !ok {
 			names := make([]string, 0, len(info.Runtimes))
 			for n := range info.Runtimes {
@@ -118,6 +125,10 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 	if err != nil {
 		cli.Close()
 		return nil, err
+	}
+	if err := sweep(ctx, cli); err != nil {
+		cli.Close()
+		return nil, fmt.Errorf("remove what ended processes' runs left: %w", err)
 	}
 	return r, nil
 }
