@@ -403,6 +403,9 @@ func (x *execution) exitStatus(code int, oom bool) (sandbox.Status, string) {
 }
 
 func (x *execution) memoryReason() string {
+	if x.rt.ociRuntime == GVisorRuntime {
+		return "memory limit of " + units.BytesSize(float64(x.lim.MemoryBytes)) + " reached; " + gvisorOOM
+	}
 	return "memory limit of " + units.BytesSize(float64(x.lim.MemoryBytes)) + " reached; the kernel's OOM killer ended the program"
 }
 
