@@ -27,4 +27,12 @@
 // download, which never follows links. The container and its volumes are
 // removed before Run returns. See container.go for the configuration and
 // why each setting is there.
+//
+// Under gVisor (the runsc that scripts/dockerd.sh builds and registers,
+// with --oci-seccomp) three things differ, each in a gvisor*.go file: the
+// seccomp profile is adapted to runsc's reading of it (gvisor_seccomp.go),
+// the program's output goes through a relay of sentry pipes because the
+// sentry's writes to the exec's host pipes can be short (gvisor_relay.go),
+// and a run that reaches its memory limit ends with the whole sandbox,
+// which the host's OOM killer ends (gvisor_memory.go).
 package docker
