@@ -79,6 +79,12 @@ func (x *execution) run(ctx context.Context) (err error) {
 			return &sandbox.PlatformError{Op: "kernel view", Err: err}
 		}
 		hc.Mounts = append(hc.Mounts, kv...)
+	} else {
+		masks, err := x.rt.gvisorMasks(setup) // gvisor_masks.go
+		if err != nil {
+			return &sandbox.PlatformError{Op: "kernel view", Err: err}
+		}
+		hc.Mounts = append(hc.Mounts, masks...)
 	}
 	created, err := x.rt.cli.ContainerCreate(setup, x.rt.containerConfig(), hc, nil, nil, "")
 	if err != nil {
@@ -389,6 +395,10 @@ func (x *execution) exitStatus(code int, oom bool) (sandbox.Status, string) {
 	}
 	switch {
 	case code != 0 && oom:
+		if x.rt.ociRuntime == GVisorRuntime {
+			// The sentry was SIGKILLed, the program with it (gvisor_memory.go).
+			res.ExitCode, res.Signal = -1, "SIGKILL"
+		}
 		return sandbox.StatusMemoryLimit, x.memoryReason()
 	case sig == syscall.SIGXCPU, sig == syscall.SIGKILL && res.Metrics.CPUMS >= float64(x.lim.CPUTimeMS):
 		return sandbox.StatusCPULimit, "CPU-time limit of " + x.lim.CPUTime().String() + " reached"

@@ -1,6 +1,8 @@
 package docker
 
 import (
+	"context"
+	"fmt"
 	"path"
 
 	"github.com/docker/docker/api/types/mount"
@@ -10,8 +12,8 @@ import (
 // HostConfig.MaskedPaths here): a gvisor program's /proc is the sentry's
 // own, made up, not the host's, so most of what runc masks does not exist
 // there or tells nothing of the host. What the sentry does show is bound
-// over with an empty file, as runc masks it, where its content could be
-// taken for the host's.
+// over with an empty file of kernelViewVolume, as runc masks it, where
+// its content could be taken for the host's.
 
 // gvisorEmpty is the empty file of kernelViewVolume bound over them.
 const gvisorEmpty = "empty"
@@ -22,12 +24,16 @@ const gvisorEmpty = "empty"
 // for word (the conformance suite's KernelView saw "cpuset 3 2 1" on both).
 var gvisorMasked = []string{"/proc/cgroups"}
 
-// gvisorMasks returns the read-only binds of the empty file in dir over
-// gvisorMasked.
-func gvisorMasks(dir string) []mount.Mount {
+// gvisorMasks returns the read-only binds of the empty file over
+// gvisorMasked, writing the file into the volume if it is not there.
+func (r *Runtime) gvisorMasks(ctx context.Context) ([]mount.Mount, error) {
+	dir, err := r.kv.ensure(ctx, r.cli, r.image, map[string]string{gvisorEmpty: ""})
+	if err != nil {
+		return nil, fmt.Errorf("the sandbox's masked /proc files: %w", err)
+	}
 	var m []mount.Mount
 	for _, p := range gvisorMasked {
 		m = append(m, mount.Mount{Type: mount.TypeBind, Source: path.Join(dir, gvisorEmpty), Target: p, ReadOnly: true})
 	}
-	return m
+	return m, nil
 }

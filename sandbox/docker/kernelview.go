@@ -59,21 +59,14 @@ func (r *Runtime) kernelViewMounts(ctx context.Context, memoryBytes int64) ([]mo
 		meminfo: syntheticMeminfo(memoryBytes),
 		stat:    syntheticStat(r.ncpu, btime),
 	}
-	if r.ociRuntime == GVisorRuntime {
-		files[gvisorEmpty] = ""
-	}
 	dir, err := r.kv.ensure(ctx, r.cli, r.image, files)
 	if err != nil {
 		return nil, fmt.Errorf("the sandbox's /proc/meminfo and /proc/stat: %w", err)
 	}
-	mounts := []mount.Mount{
+	return []mount.Mount{
 		{Type: mount.TypeBind, Source: path.Join(dir, meminfo), Target: "/proc/meminfo", ReadOnly: true},
 		{Type: mount.TypeBind, Source: path.Join(dir, stat), Target: "/proc/stat", ReadOnly: true},
-	}
-	if r.ociRuntime == GVisorRuntime {
-		mounts = append(mounts, gvisorMasks(dir)...)
-	}
-	return mounts, nil
+	}, nil
 }
 
 // ensure makes sure the volume holds files (name to content) and returns
