@@ -34,7 +34,10 @@ package docker
 //     a program a signal ended), the program's goes through the cat.
 //
 // The relay runs as the program's uid with no environment but the exec's
-// (the container has none: no BASH_ENV).
+// (the container has none: no BASH_ENV). It costs about 60 ms a run
+// (docker exec of print(1) in a running gvisor container, median of 6:
+// 134 ms direct, 203 ms through the relay): bash, mktemp, mkfifo, env and
+// the cats are each a process start under the sentry.
 
 // relayScript is the relay; "$@" is the program's argv.
 const relayScript = `trap '' HUP INT QUIT USR1 USR2 PIPE ALRM TERM CONT TSTP TTIN TTOU URG XCPU XFSZ VTALRM PROF WINCH IO PWR SYS
