@@ -10,7 +10,9 @@
 #      matplotlib, scipy, ... from Debian) unless it is up to date; set
 #      CRUCIBLE_SKIP_IMAGE=1 to skip it,
 #   5b. Docker and gVisor for the docker and gvisor runtimes: installs
-#      docker.io and runsc, registers runsc in /etc/docker/daemon.json, and
+#      docker.io, builds gVisor's runsc pinned by module version (once; the
+#      first build takes a minute or two), registers it in
+#      /etc/docker/daemon.json, and
 #      starts dockerd when no daemon answers (see scripts/dockerd.sh);
 #      set CRUCIBLE_SKIP_DOCKER=1 to skip it,
 #   6. finds the shared data sets (HumanEval, DABench) the tests read:
@@ -149,8 +151,9 @@ else
 	step "image: $(tail -n 1 "$log")"
 fi
 
-# 5b. Docker Engine and gVisor (scripts/dockerd.sh): the packages, runsc
-# registered in daemon.json, and a daemon answering on the socket.
+# 5b. Docker Engine and gVisor (scripts/dockerd.sh): docker.io, runsc built
+# at its pinned version and registered in daemon.json, and a daemon
+# answering on the socket.
 if [[ ${CRUCIBLE_SKIP_DOCKER:-} == 1 ]]; then
 	step "docker skipped (CRUCIBLE_SKIP_DOCKER=1)"
 else

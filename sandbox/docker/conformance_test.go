@@ -17,13 +17,17 @@ import (
 func TestConformance(t *testing.T) {
 	for _, r := range runtimes {
 		t.Run(r.name, func(t *testing.T) {
-			sandboxtest.RunWith(t, func(t *testing.T) sandbox.Runtime { return newRuntime(t, r.oci) },
+			sandboxtest.RunWith(t, func(t *testing.T) sandbox.Runtime { return conformanceRuntime(t, r.oci) },
 				sandboxtest.Options{
 					UIDBase: docker.DefaultUIDBase, UIDCount: docker.DefaultUIDCount,
 					NotApplicable: notApplicableFor(r.oci),
 					Leftovers:     func() []string { return owned(t) },
-					UnnamedCalls:  unnamedCalls,
-					WatchCreation: func() (func() []string, func()) { return watchCreated(t) },
+					UnnamedCalls:  unnamedCallsTo(r.oci),
+					// runsc answers EPERM for every SCMP_ACT_ERRNO rule
+					// (gvisor_seccomp.go).
+					FamilyRefusal:    gvisorOnly(r.oci, "EPERM"),
+					FamilyRefusalWhy: gvisorOnly(r.oci, gvisorFamilyRefusal),
+					WatchCreation:    func() (func() []string, func()) { return watchCreated(t) },
 				})
 		})
 	}

@@ -115,7 +115,7 @@ func (r *Runtime) hostConfig(lim sandbox.Limits) *container.HostConfig {
 				{Name: "nofile", Soft: lim.OpenFiles, Hard: lim.OpenFiles},
 				// The uid is the container's own (uids.go), so this counts
 				// its processes only.
-				{Name: "nproc", Soft: lim.Processes + pidsReserve, Hard: lim.Processes + pidsReserve},
+				{Name: "nproc", Soft: r.nproc(lim), Hard: r.nproc(lim)},
 				{Name: "core", Soft: 0, Hard: 0},
 			},
 		},
@@ -211,6 +211,16 @@ func (r *Runtime) socketSysctls() map[string]string {
 		"net.ipv4.tcp_rmem": "4096 131072 2097152",
 		"net.ipv4.tcp_wmem": "4096 16384 2097152",
 	}
+}
+
+// nproc is the nproc rlimit of a run's processes: the program's, with
+// room for docker-init and the waiting process, and under gVisor for the
+// output relay (gvisor_relay.go).
+func (r *Runtime) nproc(lim sandbox.Limits) int64 {
+	if r.ociRuntime == GVisorRuntime {
+		return lim.Processes + pidsReserve + relayProcesses
+	}
+	return lim.Processes + pidsReserve
 }
 
 // pidsLimit is the container's pids limit for lim.

@@ -63,4 +63,12 @@
 // running cell. A cell that runs the interpreter out of memory restarts it
 // in the same container under docker; under gVisor the whole sandbox dies
 // with it, and the session ends.
+//
+// Under gVisor (the runsc that scripts/dockerd.sh builds and registers,
+// with --oci-seccomp) three things differ, each in a gvisor*.go file: the
+// seccomp profile is adapted to runsc's reading of it (gvisor_seccomp.go),
+// the program's output goes through a relay of sentry pipes because the
+// sentry's writes to the exec's host pipes can be short (gvisor_relay.go),
+// and a run that reaches its memory limit ends with the whole sandbox,
+// which the host's OOM killer ends (gvisor_memory.go).
 package docker

@@ -93,6 +93,9 @@ func (x *execution) run(ctx context.Context) (err error) {
 		return err
 	}
 	x.cg = x.box.cg
+	if onContainer != nil {
+		onContainer(x.req.Env, x.id)
+	}
 	if !x.req.Network.IsZero() {
 		proxy, err := x.startEgress(setup)
 		if err != nil {
@@ -104,6 +107,9 @@ func (x *execution) run(ctx context.Context) (err error) {
 	}
 	argv := append([]string{"/usr/bin/env", "-i"}, lang.Environ(x.req.Language, x.rt.env, x.req.Env)...)
 	argv = append(argv, spec.Argv()...)
+	if x.rt.ociRuntime == GVisorRuntime {
+		argv = gvisorRelay(argv) // gvisor_relay.go says why
+	}
 	acquired := time.Now()
 	execID, conn, stdin, err := x.startProgram(setup, argv)
 	if err != nil {
@@ -462,6 +468,10 @@ func (x *execution) exitStatus(code int, oom bool) (sandbox.Status, string) {
 	}
 	switch {
 	case code != 0 && oom:
+		if x.rt.ociRuntime == GVisorRuntime {
+			// The sentry was SIGKILLed, the program with it (gvisor_memory.go).
+			res.ExitCode, res.Signal = -1, "SIGKILL"
+		}
 		return sandbox.StatusMemoryLimit, x.memoryReason()
 	case sig == syscall.SIGXCPU, sig == syscall.SIGKILL && res.Metrics.CPUMS >= float64(x.lim.CPUTimeMS):
 		return sandbox.StatusCPULimit, "CPU-time limit of " + x.lim.CPUTime().String() + " reached"
@@ -476,6 +486,9 @@ func (x *execution) exitStatus(code int, oom bool) (sandbox.Status, string) {
 }
 
 func (x *execution) memoryReason() string {
+	if x.rt.ociRuntime == GVisorRuntime {
+		return "memory limit of " + units.BytesSize(float64(x.lim.MemoryBytes)) + " reached; " + gvisorOOM
+	}
 	return "memory limit of " + units.BytesSize(float64(x.lim.MemoryBytes)) + " reached; the kernel's OOM killer ended the program"
 }
 
@@ -489,3 +502,9 @@ func readInt(file string) (int64, error) {
 	}
 	return strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
 }
+
+// onContainer, set by this package's tests alone (export_test.go), is told
+// which container serves a run whose environment is env: the gVisor host
+// checks follow that container's processes on the host, which the
+// program's own are not (they are the sentry's tasks).
+var onContainer func(env map[string]string, id string)

@@ -10,3 +10,7 @@ var PoolOwner = poolOwner
 
 // PoolReady is how many containers r's pool holds ready.
 func (r *Runtime) PoolReady() int { return len(r.pool.ready) }
+
+// OnContainer tells f which container serves each run from now on, with
+// the run's environment; nil stops it.
+func OnContainer(f func(env map[string]string, id string)) { onContainer = f }

@@ -22,6 +22,12 @@ func (r *Runtime) startContainer(ctx context.Context, lim sandbox.Limits, pooled
 			return "", cgroupDirs{}, &sandbox.PlatformError{Op: "kernel view", Err: err}
 		}
 		hc.Mounts = append(hc.Mounts, kv...)
+	} else {
+		masks, err := r.gvisorMasks(ctx) // gvisor_masks.go
+		if err != nil {
+			return "", cgroupDirs{}, &sandbox.PlatformError{Op: "kernel view", Err: err}
+		}
+		hc.Mounts = append(hc.Mounts, masks...)
 	}
 	created, err := r.cli.ContainerCreate(ctx, r.containerConfig(pooled), hc, nil, nil, "")
 	if err != nil {

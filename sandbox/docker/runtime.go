@@ -140,7 +140,10 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		}
 		return nil, fmt.Errorf("%w: inspect image %q: %v", ErrUnavailable, opts.Image, err)
 	}
-	if r.seccomp, err = seccompJSON(); err != nil {
+	if r.seccomp, err = seccompJSON(); err == nil && opts.OCIRuntime == GVisorRuntime {
+		r.seccomp, err = gvisorSeccomp(r.seccomp)
+	}
+	if err != nil {
 		cli.Close()
 		return nil, err
 	}

@@ -132,6 +132,12 @@ func (s *Session) start(ctx context.Context, files []sandbox.File) error {
 			return &sandbox.PlatformError{Op: "kernel view", Err: err}
 		}
 		hc.Mounts = append(hc.Mounts, kv...)
+	} else {
+		masks, err := s.rt.gvisorMasks(setup) // gvisor_masks.go
+		if err != nil {
+			return &sandbox.PlatformError{Op: "kernel view", Err: err}
+		}
+		hc.Mounts = append(hc.Mounts, masks...)
 	}
 	created, err := s.rt.cli.ContainerCreate(setup, cfg, hc, nil, nil, "")
 	if err != nil {

@@ -1,15 +1,13 @@
 package docker_test
 
 import (
-	"maps"
-
 	"github.com/crucible-sandbox/crucible/sandbox/docker"
 )
 
-// notApplicableFor is notApplicable with the cases that cannot apply to
+// notApplicableFor is notApplicableTo(oci) with the cases that cannot apply to
 // the OCI runtime oci alone, and why.
 func notApplicableFor(oci string) map[string]string {
-	m := maps.Clone(notApplicable)
+	m := notApplicableTo(oci)
 	if oci == docker.GVisorRuntime {
 		m["SessionMemoryRestart"] = "under gVisor the sandbox's own kernel (the sentry) holds every process's memory in the container's memory cgroup: " +
 			"at the limit the host's OOM killer ends the sentry, and with it every process of the session and its tmpfs /work " +

@@ -73,12 +73,13 @@ print("not cancelled")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	// Cancel once the program is surely running: 200ms after the start
-	// and once its sleep is visible on the host.
+	// and once its sleep is visible on the host (or, for a runtime whose
+	// programs the host cannot see, its run's exec: RunProcessFinder).
 	cancelled := make(chan time.Time, 1)
 	go func() {
 		start := time.Now()
 		time.Sleep(200 * time.Millisecond)
-		for time.Since(start) < 10*time.Second && len(findProcesses(tok)) == 0 {
+		for time.Since(start) < 10*time.Second && len(findProcesses(tok)) == 0 && len(s.runProcesses(tok)) == 0 {
 			time.Sleep(20 * time.Millisecond)
 		}
 		cancelled <- time.Now()

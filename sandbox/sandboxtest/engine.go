@@ -21,6 +21,10 @@ import (
 //   - a container's /dev/shm at /var/lib/docker/containers/<id>/mounts/shm;
 //   - a container's network namespace, an nsfs at /run/docker/netns/<id>;
 //   - containerd's own task roots at /run/containerd/io.containerd.runtime.v2.task/...
+//   - runc's read-only bind of its own binary, which runc 1.1 makes in
+//     its state directory (/run/docker/runtime-runc/moby/<id>/runc.XXXXXX)
+//     while it starts a container or an exec (its defence against
+//     CVE-2019-5736), whatever filesystem the binary is on.
 //
 // Why this cannot hide a leak of ours: no Crucible runtime mounts at any of
 // these paths (the native runtime's mounts live in each sandbox's own mount
@@ -44,6 +48,7 @@ var engineMounts = []struct {
 	{regexp.MustCompile(`^/var/lib/docker/containers/[0-9a-f]{64}/mounts/shm$`), "tmpfs"},
 	{regexp.MustCompile(`^(/var)?/run/docker/netns/[0-9a-f]{12}$`), "nsfs"},
 	{regexp.MustCompile(`^(/var)?/run/containerd/io\.containerd\.runtime\.v2\.task/[A-Za-z0-9_.-]+/[0-9a-f]{64}/rootfs$`), "overlay"},
+	{regexp.MustCompile(`^(/var)?/run/docker/runtime-runc/moby/[0-9a-f]{64}/runc\.[A-Za-z0-9]+$`), ""},
 }
 
 // EngineMount reports whether line, a line of /proc/self/mountinfo, is a

@@ -34,6 +34,8 @@ func TestEngineMount(t *testing.T) {
 		{"network namespace", "63 27 0:4 net:[4026532327] /run/docker/netns/94234b56636f rw - nsfs nsfs rw", true},
 		{"inside a container's root", "43 133 0:66 / /var/lib/docker/overlay2/" + hex64 + "/merged/work rw - tmpfs tmpfs rw", true},
 		{"containerd task root", "50 42 0:43 / /run/containerd/io.containerd.runtime.v2.task/moby/" + hex64 + "/rootfs rw - overlay overlay rw", true},
+		{"runc's bind of itself", "1925 27 254:0 /usr/sbin/runc /run/docker/runtime-runc/moby/" + hex64 + "/runc.xvQGJV rw,relatime - ext4 /dev/vda rw", true},
+		{"beside runc's state", "1925 27 254:0 /x /run/docker/runtime-runc/moby/" + hex64 + "/other rw - ext4 /dev/vda rw", false},
 		// Not the engine's: wrong type at an engine path, engine-like
 		// paths elsewhere, the native runtime's own mounts.
 		{"tmpfs at a root's path", "46 42 0:39 / /var/lib/docker/overlay2/" + hex64 + "/merged rw - tmpfs tmpfs rw", false},

@@ -306,6 +306,9 @@ func (s *suite) checkHost(t *testing.T, before hostState, w watch) {
 	for _, p := range findProcesses(w.token) {
 		t.Errorf("host check: process of the run survived it: %v", p)
 	}
+	for _, p := range s.runProcesses(w.token) {
+		t.Errorf("host check: the run's %s survived it", p)
+	}
 	added, removed := diffLines(mountTable(t), before.mounts)
 	for _, l := range added {
 		t.Errorf("host check: mount appeared in the host's mount namespace: %s", l)

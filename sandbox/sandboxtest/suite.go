@@ -97,11 +97,18 @@ type Options struct {
 	// instead of watching for cgroups, to prove a refused request created
 	// nothing.
 	WatchCreation func() (created func() []string, stop func())
+	// FamilyRefusal, when set, is the errno (such as "EPERM") with which
+	// the runtime's seccomp filter refuses the socket families and netlink
+	// protocols the policy refuses, where it cannot answer the policy's
+	// EAFNOSUPPORT or EPROTONOSUPPORT; FamilyRefusalWhy says why. The
+	// refusal is still checked, family by family: only its errno differs.
+	FamilyRefusal, FamilyRefusalWhy string
 }
 
 // RunWith is Run with options.
 func RunWith(t *testing.T, newRuntime func(t *testing.T) sandbox.Runtime, opts Options) {
-	s := &suite{owner: opts.CgroupOwnerPID, uidBase: opts.UIDBase, uidCount: opts.UIDCount, leftovers: opts.Leftovers, unnamed: opts.UnnamedCalls, watchCreation: opts.WatchCreation}
+	s := &suite{owner: opts.CgroupOwnerPID, uidBase: opts.UIDBase, uidCount: opts.UIDCount, leftovers: opts.Leftovers, unnamed: opts.UnnamedCalls,
+		watchCreation: opts.WatchCreation, familyRefusal: opts.FamilyRefusal, familyRefusalWhy: opts.FamilyRefusalWhy}
 	if s.owner == 0 {
 		s.owner = os.Getpid()
 	}
@@ -198,6 +205,9 @@ type suite struct {
 	unnamed map[string]string
 	// watchCreation is Options.WatchCreation, or nil.
 	watchCreation func() (func() []string, func())
+	// familyRefusal and familyRefusalWhy are Options.FamilyRefusal and
+	// FamilyRefusalWhy.
+	familyRefusal, familyRefusalWhy string
 
 	mu     sync.Mutex
 	tokens []string // every token a run was marked with
@@ -256,6 +266,11 @@ func (s *suite) finalCheck(t *testing.T) {
 	if len(tokens) > 0 {
 		for _, p := range findProcesses(tokens...) {
 			t.Errorf("after the suite: process of a run still alive: %v", p)
+		}
+		for _, tok := range tokens {
+			for _, p := range s.runProcesses(tok) {
+				t.Errorf("after the suite: a run's %s still exists", p)
+			}
 		}
 	}
 	for _, l := range s.runtimeLeftovers() {
