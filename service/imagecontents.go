@@ -57,12 +57,20 @@ func defaultSessionImage(images []Image) int {
 
 // sessionImageNamed returns the image of a session or analysis whose
 // request names name: the session default for "", else as for a run
-// (Service.image).
+// (Service.image). An image whose runtime has no sessions is refused
+// (Lacks.Sessions).
 func (s *Service) sessionImageNamed(name string) (*Image, error) {
-	if name == "" {
-		return &s.images[s.sessionImage], nil
+	img := &s.images[s.sessionImage]
+	if name != "" {
+		var err error
+		if img, err = s.image(name); err != nil {
+			return nil, err
+		}
 	}
-	return s.image(name)
+	if err := img.sessionsLacked(); err != nil {
+		return nil, err
+	}
+	return img, nil
 }
 
 // analysisImage returns the image an analysis whose request names name

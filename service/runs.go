@@ -156,6 +156,9 @@ func (s *Service) prepare(ctx context.Context, tenant string, req *sandbox.Reque
 	if err := s.checkNetwork(tenant, req.Network); err != nil {
 		return nil, nil, err
 	}
+	if err := img.networkLacked(req.Network); err != nil {
+		return nil, nil, err
+	}
 	pol, err := s.policyFor(tenant, req.Policy, opts.AgentRun != "")
 	if err != nil {
 		return nil, nil, err
