@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crucible-sandbox/crucible/image"
-	"github.com/crucible-sandbox/crucible/sandbox/linux"
 )
 
 func newImageCommand() *cobra.Command {
@@ -131,20 +130,31 @@ func newImageListCommand(store *string) *cobra.Command {
 	return cmd
 }
 
-// runtimeOptions resolves --rootfs and --image into runtime options.
+// imageRoot is the root filesystem --rootfs and --image resolve to.
+type imageRoot struct {
+	// RootFS is its directory, "" for the host's directories.
+	RootFS string
+	// Digest identifies a built image's content.
+	Digest string
+	// Env and TmpSeed are the built image's (image.Manifest).
+	Env     []string
+	TmpSeed string
+}
+
+// resolveRoot resolves --rootfs and --image into a root filesystem.
 // The image "host" (image.Host) is the host's directories, as no image.
-func runtimeOptions(rootfs, imageName, store string) (linux.Options, error) {
+func resolveRoot(rootfs, imageName, store string) (imageRoot, error) {
 	switch {
 	case imageName == "":
-		return linux.Options{RootFS: rootfs}, nil
+		return imageRoot{RootFS: rootfs}, nil
 	case rootfs != "":
-		return linux.Options{}, fmt.Errorf("give --rootfs or --image, not both")
+		return imageRoot{}, fmt.Errorf("give --rootfs or --image, not both")
 	case imageName == image.Host:
-		return linux.Options{}, nil
+		return imageRoot{}, nil
 	}
 	img, err := image.Open(store, imageName)
 	if err != nil {
-		return linux.Options{}, err
+		return imageRoot{}, err
 	}
-	return linux.Options{RootFS: img.RootFS, ImageDigest: img.Digest, Env: img.Manifest.Env, TmpSeed: img.Manifest.TmpSeed}, nil
+	return imageRoot{RootFS: img.RootFS, Digest: img.Digest, Env: img.Manifest.Env, TmpSeed: img.Manifest.TmpSeed}, nil
 }

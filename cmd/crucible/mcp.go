@@ -15,7 +15,6 @@ import (
 
 	"github.com/crucible-sandbox/crucible/image"
 	"github.com/crucible-sandbox/crucible/mcpserver"
-	"github.com/crucible-sandbox/crucible/sandbox/linux"
 	"github.com/crucible-sandbox/crucible/server"
 	"github.com/crucible-sandbox/crucible/service"
 	"github.com/crucible-sandbox/crucible/store"
@@ -70,17 +69,21 @@ the datascience image for sessions and analyses; a zygote slot per CPU.`,
 	fl.StringArrayVar(&f.images, "image", nil, "offer the built image `NAME`, or \"host\"; repeatable, the first is the default")
 	fl.StringVar(&f.store, "store", image.DefaultStore, "image store directory")
 	addWarmFlag(fl, &f.warm)
+	f.runtime.addFlags(fl)
 	return cmd
 }
 
 // serveMCP serves MCP over stdio until the client closes stdin or a
 // signal stops it.
 func serveMCP(ctx context.Context, f *serveFlags) error {
+	if err := f.runtime.check(); err != nil {
+		return err
+	}
 	conf, redactor, err := loadConfigAndRedactor(f.config, f.db, f.store)
 	if err != nil {
 		return err
 	}
-	names, err := imageNames(f.images, f.rootfs, f.store)
+	names, err := imageNames(f.images, f.rootfs, f.store, f.runtime)
 	if err != nil {
 		return usageError(err)
 	}
@@ -98,9 +101,8 @@ func serveMCP(ctx context.Context, f *serveFlags) error {
 		return platformError(err)
 	}
 	defer st.Close()
-	images, err := startImages(names, f, func(o *linux.Options) {
-		o.Warm, o.UIDBase, o.UIDCount, o.Logger = f.warmFor(o.RootFS, log), conf.UIDBase, conf.UIDCount, log
-	})
+	images, err := startImages(ctx, names, f, runtimeSettings{warm: func(root string) int { return f.warmFor(root, log) },
+		uidBase: conf.UIDBase, uidCount: conf.UIDCount, logger: log})
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/crucible-sandbox/crucible/image"
 	"github.com/crucible-sandbox/crucible/sandbox"
+	"github.com/crucible-sandbox/crucible/service"
 )
 
 // runFlags are the flags of `crucible run`.
@@ -40,9 +42,8 @@ type runFlags struct {
 	local    bool
 	codeSeen bool
 	policy   policyFlag
-	// runtime is --runtime; dockerImage --docker-image.
-	runtime     string
-	dockerImage string
+	// runtime is --runtime and --docker-image.
+	runtime runtimeChoice
 }
 
 func newRunCommand() *cobra.Command {
@@ -157,7 +158,7 @@ artifact --out could not save.`,
 	fl.StringVar(&f.store, "store", image.DefaultStore, "image store directory")
 	fl.StringVar(&f.out, "out", "", "save the files the program creates in `DIR` (default: none saved; the summary names them)")
 	fl.BoolVar(&f.jsonOut, "json", false, "print the Result as JSON and nothing else")
-	addRuntimeFlag(fl, &f.runtime, &f.dockerImage)
+	f.runtime.addFlags(fl)
 	fl.BoolVar(&f.local, "local", false, "build a sandbox here even when a local crucible serve could run the program (also: "+localEnv+"=1)")
 	addPolicyFlag(fl, &f.policy, "static code policy `MODE`: off, warn (run, and print what it finds) or block (run nothing of code with findings); the strict preset, see above")
 	addRawOutputFlag(fl)
@@ -165,8 +166,8 @@ artifact --out could not save.`,
 }
 
 func runCommand(ctx context.Context, f *runFlags, args []string, d *display) error {
-	if err := checkRuntimeName(f.runtime); err != nil {
-		return usageError(err)
+	if err := f.runtime.check(); err != nil {
+		return err
 	}
 	req, err := f.request(args)
 	if err != nil {
@@ -190,7 +191,8 @@ func runCommand(ctx context.Context, f *runFlags, args []string, d *display) err
 	if asExitCode(err, &reported) {
 		return err
 	}
-	if sandbox.IsInputError(err) {
+	var refused *service.Error // such as a network allowlist the runtime lacks
+	if sandbox.IsInputError(err) || errors.As(err, &refused) && refused.Kind == service.KindUnsuitableImage {
 		return usageError(err)
 	}
 	if err != nil && res.Status == "" {

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/spf13/pflag"
 
 	"github.com/crucible-sandbox/crucible/image"
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/sandbox/docker"
+	"github.com/crucible-sandbox/crucible/service"
 )
 
 // The runtimes --runtime names.
@@ -34,51 +36,100 @@ func checkRuntimeName(name string) error {
 	return fmt.Errorf("--runtime %q: want %s, %s or %s", name, runtimeNative, runtimeDocker, runtimeGVisor)
 }
 
-// startDockerRuntime returns the docker or gvisor runtime (name) on the
-// image the flags name: dockerImage, a local Docker image, or the built
-// Crucible image imageName in store, imported into Docker on first use
-// (the native runtime's --rootfs and the host's directories cannot be).
-// A host without the daemon, gVisor or the image gets an error naming what
-// is missing.
-func startDockerRuntime(ctx context.Context, name, imageName, dockerImage, store string) (*docker.Runtime, error) {
-	opts := docker.Options{Image: dockerImage}
-	if name == runtimeGVisor {
+// dockerLacksNetwork is why the docker and gvisor runtimes refuse a
+// network allowlist: their containers have no network interface at all.
+// When the docker runtime reaches the egress proxy (i26-degress), this
+// goes, and with it service.Lacks.Network for those runtimes.
+const dockerLacksNetwork = "the docker and gvisor runtimes' containers have no network yet; a network allowlist needs --runtime native"
+
+// dockerLacksSessions is why the docker and gvisor runtimes refuse a
+// session while *docker.Runtime has no NewSession (startDockerImage looks).
+const dockerLacksSessions = "the docker and gvisor runtimes have no sessions yet; sessions, analyses and agents need --runtime native"
+
+// startDockerImage starts the docker or gvisor runtime (c.name) on the
+// image the flags name: c.dockerImage, a local Docker image, or the built
+// Crucible image built in store (the data-science image when "" and it
+// is built), imported into Docker on first use (the native runtime's
+// --rootfs and the host's directories cannot be a container's root). The
+// runs' records carry the Crucible image's digest, or the Docker image's
+// id for --docker-image. A host without the daemon, gVisor or the image
+// gets an error naming what is missing.
+func startDockerImage(ctx context.Context, c runtimeChoice, built, store string, s runtimeSettings) (*imageRuntime, error) {
+	opts := docker.Options{Image: c.dockerImage}
+	if c.name == runtimeGVisor {
 		opts.OCIRuntime = docker.GVisorRuntime
 	}
-	if dockerImage == "" {
-		if imageName == "" || imageName == image.Host {
-			return nil, usageError(fmt.Errorf("--runtime %s: give --image NAME (a built image, imported into Docker the first time; list them with: crucible image ls) or --docker-image REF: the host's own directories cannot be a container's root", name))
+	setDockerPrestart(&opts, s.prestart, s.logger)
+	var hints service.Hinter
+	cli, err := docker.Connect(ctx, "")
+	if err != nil {
+		return nil, platformError(fmt.Errorf("--runtime %s is not available on this host: %w (crucible doctor --runtime %s says what is missing)", c.name, err, c.name))
+	}
+	defer cli.Close()
+	switch {
+	case c.dockerImage != "":
+		info, err := cli.ImageInspect(ctx, c.dockerImage)
+		if err != nil {
+			return nil, usageError(fmt.Errorf("--docker-image %s: %w (pull or build it first)", c.dockerImage, err))
 		}
-		img, err := image.Open(store, imageName)
+		opts.ImageDigest = info.ID
+	default:
+		if built == "" {
+			built = image.ForModels(store)
+		}
+		if built == image.Host {
+			return nil, usageError(fmt.Errorf("--runtime %s: give --image NAME (a built image, imported into Docker the first time; build one with: crucible image build) or --docker-image REF: the host's own directories cannot be a container's root", c.name))
+		}
+		img, err := image.Open(store, built)
 		if err != nil {
 			return nil, usageError(err)
 		}
-		cli, err := docker.Connect(ctx, "")
-		if err != nil {
-			return nil, platformError(fmt.Errorf("--runtime %s is not available on this host: %w", name, err))
-		}
 		opts.Image, err = docker.ImportImage(ctx, cli, img.Name, img.Digest, img.RootFS)
-		cli.Close()
 		if err != nil {
 			return nil, platformError(err)
 		}
 		opts.ImageDigest, opts.Env = img.Digest, img.Manifest.Env
+		hints = errorHints("", built, store)
 	}
 	rt, err := docker.New(ctx, opts)
 	if errors.Is(err, docker.ErrUnavailable) {
-		return nil, platformError(fmt.Errorf("--runtime %s is not available on this host: %w", name, err))
+		return nil, platformError(fmt.Errorf("--runtime %s is not available on this host: %w", c.name, err))
 	}
 	if err != nil {
 		return nil, platformError(err)
 	}
-	return rt, nil
+	ir := &imageRuntime{digest: opts.ImageDigest, hints: hints, close: rt.Close,
+		lacks: service.Lacks{Network: dockerLacksNetwork}}
+	if full, ok := any(rt).(service.Runtime); ok {
+		ir.Runtime = full
+	} else {
+		ir.Runtime, ir.lacks.Sessions = runsOnly{rt}, dockerLacksSessions
+	}
+	return ir, nil
 }
 
-// runsOnly is a runtime of runs alone (the docker and gvisor runtimes
-// have no sessions yet) as the service takes one: NewSession says so.
-type runsOnly struct{ *docker.Runtime }
+// setDockerPrestart is the one place where the containers the docker
+// runtime keeps created ahead of requests (crucible serve's --prestart)
+// reach its options. docker.Options has no pool until i26-dpool merges:
+// then this sets opts.Prestart = n; until then it logs that the runs
+// start cold.
+func setDockerPrestart(_ *docker.Options, n int, log *slog.Logger) {
+	if n > 0 && log != nil {
+		log.Info("the docker runtime keeps no containers ready yet: --prestart does not apply to it", "prestart", n)
+	}
+}
+
+// runsOnly is a docker runtime without sessions as the service takes one;
+// the service refuses sessions before they reach it (service.Lacks), and
+// NewSession says so to any other caller.
+type runsOnly struct{ runner }
+
+// runner is what runsOnly wraps: a runtime of runs.
+type runner interface {
+	Run(context.Context, sandbox.Request) (sandbox.Result, error)
+}
 
 // NewSession reports that the runtime has no sessions.
 func (runsOnly) NewSession(context.Context, sandbox.SessionRequest) (sandbox.Session, error) {
-	return nil, errors.New("sessions are not implemented by the docker and gvisor runtimes yet; use --runtime native for sessions")
+	return nil, errors.New(dockerLacksSessions)
 }

@@ -19,7 +19,6 @@ import (
 
 	"github.com/crucible-sandbox/crucible/image"
 	"github.com/crucible-sandbox/crucible/llm"
-	"github.com/crucible-sandbox/crucible/sandbox/linux"
 	"github.com/crucible-sandbox/crucible/server"
 	"github.com/crucible-sandbox/crucible/service"
 	"github.com/crucible-sandbox/crucible/store"
@@ -43,6 +42,8 @@ type serveFlags struct {
 	// socket is --socket: the local socket of crucible run.
 	socket string
 	policy policyFlag
+	// runtime is --runtime and --docker-image: the runtime of every image.
+	runtime runtimeChoice
 	// allowedHosts is --allowed-host: names the Host header may give
 	// beyond loopback and the listen address.
 	allowedHosts []string
@@ -210,6 +211,7 @@ get ` + shutdownGrace.String() + ` to finish, and agent runs are cancelled.`,
 	fl.StringArrayVar(&f.images, "image", nil, "offer the built image `NAME` (crucible image ls), or \"host\" for the host's directories; repeatable, the first is the default")
 	fl.StringVar(&f.store, "store", image.DefaultStore, "image store directory")
 	fl.StringArrayVar(&f.allowedHosts, "allowed-host", nil, "also answer requests whose Host header names `NAME` (a DNS name or IP address, any port; repeatable): by default only localhost, 127.0.0.0/8, [::1] and the address reached are, against DNS rebinding")
+	f.runtime.addFlags(fl)
 	fl.StringVar(&f.socket, "socket", socketPath(), "unix socket `PATH` where crucible run, by this user on this host, sends its runs (\"\" for none; $"+socketEnv+" sets the default)")
 	return cmd
 }
@@ -237,11 +239,14 @@ func serve(ctx context.Context, f *serveFlags) error {
 	if f.warm < 0 || f.prestart < 0 || f.warmSessions < 0 {
 		return usageError(errors.New("--warm, --warm-sessions and --prestart must not be negative"))
 	}
+	if err := f.runtime.check(); err != nil {
+		return err
+	}
 	conf, redactor, err := loadConfigAndRedactor(f.config, f.db, f.store)
 	if err != nil {
 		return err
 	}
-	names, err := imageNames(f.images, f.rootfs, f.store)
+	names, err := imageNames(f.images, f.rootfs, f.store, f.runtime)
 	if err != nil {
 		return usageError(err)
 	}
@@ -267,10 +272,8 @@ func serve(ctx context.Context, f *serveFlags) error {
 		return usageError(fmt.Errorf("--addr %q: no API key exists: create one with `crucible key create --tenant NAME`, or listen on 127.0.0.1/::1/localhost", f.addr))
 	}
 
-	images, err := startImages(names, f, func(o *linux.Options) {
-		o.Warm, o.WarmSessions, o.Prestart = f.warmFor(o.RootFS, log), f.warmSessions, f.prestart
-		o.UIDBase, o.UIDCount, o.Logger = conf.UIDBase, conf.UIDCount, log
-	})
+	images, err := startImages(ctx, names, f, runtimeSettings{warm: func(root string) int { return f.warmFor(root, log) },
+		warmSessions: f.warmSessions, prestart: f.prestart, uidBase: conf.UIDBase, uidCount: conf.UIDCount, logger: log})
 	if err != nil {
 		return err
 	}

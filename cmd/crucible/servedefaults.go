@@ -50,6 +50,9 @@ func (f *serveFlags) warmFor(root string, log *slog.Logger) int {
 // keeps ready for each of n images, naming the flags to lower when it
 // does not: every sandbox kept ready holds a uid, a zygote slot two.
 func checkUIDCount(conf *serveConfig, f *serveFlags, n int) error {
+	if f.runtime.onDocker() { // uid_base and uid_count are the native runtime's
+		return nil
+	}
 	uids := cmp.Or(conf.UIDCount, linux.DefaultUIDCount)
 	ready := (2*f.warm + f.warmSessions + f.prestart) * n
 	if uids > ready {
