@@ -115,7 +115,7 @@ func serveMCP(ctx context.Context, f *serveFlags) error {
 	if err != nil {
 		return usageError(err)
 	}
-	logImages(log, svc, f.warm)
+	logImages(log, svc, f.warmPerImage())
 	defer func() {
 		sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 		defer cancel()

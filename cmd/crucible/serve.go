@@ -288,7 +288,7 @@ func serve(ctx context.Context, f *serveFlags) error {
 	if err != nil {
 		return usageError(fmt.Errorf("--config: %w", err))
 	}
-	logImages(log, svc, f.warm)
+	logImages(log, svc, f.warmPerImage())
 	setMemoryLimit(log, svc.PayloadBudget())
 	srv, err := server.New(server.Config{Service: svc, Keys: st, RequireKeys: !loopback, AllowedHosts: f.allowedHosts, BodyTimeout: conf.bodyTimeout,
 		IdleTimeout: conf.idleTimeout, Logger: log})

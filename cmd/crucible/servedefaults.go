@@ -46,6 +46,15 @@ func (f *serveFlags) warmFor(root string, log *slog.Logger) int {
 	return f.warm
 }
 
+// warmPerImage is the zygote slots each image keeps, as logged: --warm,
+// or none on Docker, which has no zygote slots.
+func (f *serveFlags) warmPerImage() int {
+	if f.runtime.onDocker() {
+		return 0
+	}
+	return f.warm
+}
+
 // checkUIDCount checks that the uid range of conf holds the sandboxes f
 // keeps ready for each of n images, naming the flags to lower when it
 // does not: every sandbox kept ready holds a uid, a zygote slot two.

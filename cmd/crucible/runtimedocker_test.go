@@ -1,0 +1,162 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/crucible-sandbox/crucible/internal/testenv"
+	"github.com/crucible-sandbox/crucible/sandbox"
+)
+
+// TestRuntimeDockerCommands: `crucible run --runtime docker` and `gvisor`
+// run the datascience image imported into Docker and report its digest;
+// the commands that need what the docker runtime lacks (a session, a
+// network allowlist) are refused with exit 2 and a message naming the
+// flag and the reason, before anything runs.
+func TestRuntimeDockerCommands(t *testing.T) {
+	testenv.Docker(t)
+	img := testenv.Image(t, "datascience")
+	for _, rt := range []string{runtimeDocker, runtimeGVisor} {
+		out, stderr, code := runCrucible(t, "run", "--runtime", rt, "--image", "datascience", "--local", "--json",
+			"-c", "import platform; print(6*7, platform.release())")
+		var res sandbox.Result
+		if err := json.Unmarshal(out, &res); err != nil || code != 0 {
+			t.Fatalf("run --runtime %s: exit %d, %v\nstdout: %s\nstderr: %s", rt, code, err, out, stderr)
+		}
+		if !strings.HasPrefix(string(res.Stdout), "42 ") || res.ImageDigest != img.Digest {
+			t.Errorf("run --runtime %s: stdout %q, image digest %q; want 42 and %s", rt, res.Stdout, res.ImageDigest, img.Digest)
+		}
+		if gvisor := strings.TrimSpace(string(res.Stdout)) == "42 4.4.0"; gvisor != (rt == runtimeGVisor) {
+			t.Errorf("run --runtime %s printed %q: the kernel is gVisor's (4.4.0) only under gvisor", rt, res.Stdout)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"session", []string{"session", "--runtime", "docker", "--image", "datascience"}, "--runtime docker: the docker and gvisor runtimes have no sessions yet"},
+		{"network", []string{"run", "--runtime", "docker", "--image", "datascience", "--allow", "example.com", "-c", "print(1)"}, `network: must be "none"`},
+		{"docker image without docker", []string{"run", "--docker-image", "debian", "-c", "print(1)"}, "--docker-image: only with --runtime docker or gvisor"},
+		{"host directories", []string{"run", "--runtime", "docker", "--image", "host", "-c", "print(1)"}, "the host's own directories cannot be a container's root"},
+		{"rootfs", []string{"run", "--runtime", "gvisor", "--rootfs", "/", "-c", "print(1)"}, "--rootfs: only with --runtime native"},
+		{"unknown", []string{"run", "--runtime", "kvm", "-c", "print(1)"}, `--runtime "kvm": want native, docker or gvisor`},
+	} {
+		_, stderr, code := runCrucible(t, tc.args...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%s: exit %d, stderr %q; want %d and %q", tc.name, code, stderr, exitUsage, tc.want)
+		}
+	}
+}
+
+// TestServeRuntimeDocker: `crucible serve --runtime docker` runs through
+// the API in the datascience image imported into Docker, records the
+// image's digest, and refuses what the runtime lacks with 422
+// unsuitable_image naming the field: a session (image) and a network
+// allowlist (network) even for a tenant allowed network.
+func TestServeRuntimeDocker(t *testing.T) {
+	testenv.Docker(t)
+	img := testenv.Image(t, "datascience")
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "serve.json")
+	if err := os.WriteFile(conf, []byte(`{"tenant_defaults": {"allow_network": true}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	cmd := crucibleCommand("serve", "--runtime", "docker", "--image", "datascience", "--addr", addr, "--socket", "",
+		"--config", conf, "--db", filepath.Join(dir, "runs.db"))
+	logs := &syncBuffer{}
+	cmd.Stderr = logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("crucible serve's log:\n%s", logs.String())
+		}
+	})
+	base := "http://" + addr
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		if resp, err := http.Get(base + "/healthz"); err == nil {
+			resp.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("crucible serve --runtime docker did not answer within 2 minutes")
+		}
+	}
+	post := func(path, body string) (int, map[string]any) {
+		resp, err := http.Post(base+path, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var v map[string]any
+		b, _ := io.ReadAll(resp.Body)
+		if err := json.Unmarshal(b, &v); err != nil {
+			t.Fatalf("POST %s: %s: %v", path, b, err)
+		}
+		return resp.StatusCode, v
+	}
+	status, run := post("/v1/runs", `{"code": "import pandas; print(6*7)"}`)
+	if status != http.StatusOK || run["status"] != "ok" || run["stdout"] != "42\n" || run["image_digest"] != img.Digest {
+		t.Fatalf("POST /v1/runs: %d %v; want ok, 42 and the image digest %s", status, run, img.Digest)
+	}
+	resp, err := http.Get(fmt.Sprintf("%s/v1/runs/%s", base, run["id"]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&rec)
+	resp.Body.Close()
+	if rec["image_digest"] != img.Digest || rec["image"] != "datascience" {
+		t.Errorf("the run's record: image %v, digest %v; want datascience, %s", rec["image"], rec["image_digest"], img.Digest)
+	}
+	for _, tc := range []struct{ path, body, field string }{
+		{"/v1/sessions", `{}`, "image"},
+		{"/v1/runs", `{"code": "print(1)", "network": {"allow": ["example.com"]}}`, "network"},
+	} {
+		status, body := post(tc.path, tc.body)
+		e, _ := body["error"].(map[string]any)
+		if status != http.StatusUnprocessableEntity || e["code"] != "unsuitable_image" || e["field"] != tc.field || !strings.Contains(fmt.Sprint(e["message"]), "docker") {
+			t.Errorf("POST %s %s: %d %v; want 422 unsuitable_image naming %s and the docker runtime", tc.path, tc.body, status, body, tc.field)
+		}
+	}
+}
+
+// runCrucible runs the crucible command (this test binary) with args and
+// returns its stdout, stderr and exit code.
+func runCrucible(t *testing.T, args ...string) ([]byte, string, int) {
+	t.Helper()
+	cmd := crucibleCommand(args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return stdout.Bytes(), stderr.String(), 0
+	case errors.As(err, &ee):
+		return stdout.Bytes(), stderr.String(), ee.ExitCode()
+	}
+	t.Fatalf("crucible %s: %v", strings.Join(args, " "), err)
+	return nil, "", 0
+}
