@@ -3,8 +3,6 @@ package docker
 import (
 	"encoding/json"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/crucible-sandbox/crucible/sandbox/syscallpolicy"
 )
 
@@ -60,7 +58,8 @@ const afMax = 46
 // ABI (32-bit int 0x80 on x86-64) is refused by the runtime's bad-arch
 // action.
 func seccompJSON() (string, error) {
-	eperm, eafnosupport, eprotonosupport, enosys := uint(unix.EPERM), uint(unix.EAFNOSUPPORT), uint(unix.EPROTONOSUPPORT), uint(unix.ENOSYS)
+	// Linux's numbers whatever GOOS builds the profile: the daemon runs Linux.
+	eperm, eafnosupport, eprotonosupport, enosys := uint(syscallpolicy.EPERM), uint(syscallpolicy.EAFNOSUPPORT), uint(syscallpolicy.EPROTONOSUPPORT), uint(syscallpolicy.ENOSYS)
 	p := seccompProfile{
 		DefaultAction:   "SCMP_ACT_ERRNO",
 		DefaultErrnoRet: &enosys,
