@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -141,18 +140,6 @@ func withLogTail(err error, log string) error {
 		te.Tail = append(append(te.Tail, filepath.Base(log)+" ends:"), end...)
 	}
 	return err
-}
-
-// runPrivate runs a build command in a private mount namespace: the mounts
-// debootstrap and package scripts make (/proc, /sys in the target) vanish
-// with the command, even when it fails half-way, and never reach the host.
-func runPrivate(ctx context.Context, out io.Writer, argv []string) error {
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C.UTF-8", "DEBIAN_FRONTEND=noninteractive"}
-	cmd.Stdout, cmd.Stderr = out, out // the same writer: one goroutine writes to it
-	// Go makes the new mount namespace's propagation private.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS}
-	return cmd.Run()
 }
 
 // HostMirror returns the Debian archive this host's apt uses, from the

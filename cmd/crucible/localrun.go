@@ -6,7 +6,6 @@ import (
 	"errors"
 	"net"
 	"os"
-	"syscall"
 
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/server"
@@ -71,7 +70,7 @@ func dialServe(path string) *net.UnixConn {
 	if err != nil || fi.Mode().Type() != os.ModeSocket {
 		return nil
 	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); !ok || int(st.Uid) != os.Geteuid() {
+	if uid, ok := fileOwnerUID(fi); !ok || uid != os.Geteuid() {
 		return nil
 	}
 	conn, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: path, Net: "unix"})

@@ -6,12 +6,6 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
-
-	"github.com/crucible-sandbox/crucible/sandbox/linux/cloexec"
-
-	// The native runtime's init must take over the process before main
-	// runs when this binary is started as a sandbox's init.
-	_ "github.com/crucible-sandbox/crucible/sandbox/linux"
 )
 
 // newRootCommand is the crucible command with every subcommand.
@@ -27,17 +21,13 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newRunCommand(), newEvalCommand(), newImageCommand(), newSessionCommand(), newAgentCommand(), newAnalystCommand(), newServeCommand(), newMCPCommand(), newKeyCommand(), newBenchCommand())
+	root.AddCommand(newRunCommand(), newEvalCommand(), newImageCommand(), newSessionCommand(), newAgentCommand(), newAnalystCommand(), newServeCommand(), newMCPCommand(), newKeyCommand())
+	root.AddCommand(nativeCommands()...)
 	return root
 }
 
 func main() {
-	// Security: a descriptor crucible inherited without close-on-exec (a
-	// directory or file its shell opened) would be open in everything it
-	// starts, sandboxes' init among them; from here on only the
-	// descriptors crucible hands a child on purpose reach it. (Sandbox
-	// init closes whatever it inherits too: see package sandboxinit.)
-	if err := cloexec.From(3); err != nil {
+	if err := closeInherited(); err != nil {
 		errorLine(err)
 		os.Exit(exitInternal)
 	}

@@ -1,9 +1,41 @@
 package main
 
 import (
+	"github.com/spf13/cobra"
+
+	// The native runtime's init takes over the process before main runs
+	// when this binary is started as a sandbox's init (package linux's
+	// init function).
 	"github.com/crucible-sandbox/crucible/sandbox/linux"
+	"github.com/crucible-sandbox/crucible/sandbox/linux/cloexec"
 	"github.com/crucible-sandbox/crucible/service"
 )
+
+// nativeDefaultUIDCount is the native runtime's default uid range size.
+const nativeDefaultUIDCount = linux.DefaultUIDCount
+
+// checkNativeUIDRange checks --config's uid_base and uid_count (zero:
+// the defaults) as the native runtime's uid range.
+func checkNativeUIDRange(base, count int) error {
+	if base == 0 {
+		base = linux.DefaultUIDBase
+	}
+	if count == 0 {
+		count = linux.DefaultUIDCount
+	}
+	return linux.CheckUIDRange(base, count)
+}
+
+// closeInherited marks every descriptor crucible inherited
+// close-on-exec. Security: a descriptor crucible inherited without
+// close-on-exec (a directory or file its shell opened) would be open in
+// everything it starts, sandboxes' init among them; from here on only the
+// descriptors crucible hands a child on purpose reach it. (Sandbox init
+// closes whatever it inherits too: see package sandboxinit.)
+func closeInherited() error { return cloexec.From(3) }
+
+// nativeCommands are the commands of the native runtime alone: bench.
+func nativeCommands() []*cobra.Command { return []*cobra.Command{newBenchCommand()} }
 
 // nativeRuntimeAvailable says that this build has the native runtime
 // (Linux's namespaces, cgroups and seccomp); whether this host can run it

@@ -21,9 +21,27 @@ const (
 	runtimeGVisor = "gvisor"
 )
 
+// defaultRuntime is --runtime's default: native where this build has it
+// (Linux), docker elsewhere.
+func defaultRuntime() string {
+	if nativeRuntimeAvailable {
+		return runtimeNative
+	}
+	return runtimeDocker
+}
+
+// runtimesHelp says which runtimes --runtime names and which this build
+// has.
+func runtimesHelp() string {
+	if nativeRuntimeAvailable {
+		return "native (namespaces on this host's kernel, needs root), docker (a Docker container per run) or gvisor (a Docker container under gVisor's runsc, a second kernel)"
+	}
+	return "docker (a Docker container per run) or gvisor (a Docker container under gVisor's runsc, a second kernel); native, namespaces on the host's kernel, needs Linux"
+}
+
 // addRuntimeFlag adds --runtime and --docker-image to fl.
 func addRuntimeFlag(fl *pflag.FlagSet, name, dockerImage *string) {
-	fl.StringVar(name, "runtime", runtimeNative, "sandbox `RUNTIME`: native (namespaces on this host's kernel, needs root), docker (a Docker container per run) or gvisor (a Docker container under gVisor's runsc, a second kernel)")
+	fl.StringVar(name, "runtime", defaultRuntime(), "sandbox `RUNTIME`: "+runtimesHelp()+"; crucible doctor says which this host offers")
 	fl.StringVar(dockerImage, "docker-image", "", "with --runtime docker or gvisor: run in the local Docker image `REF` (it must have the interpreters) instead of --image imported into Docker")
 }
 

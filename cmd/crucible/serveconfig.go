@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,7 +12,6 @@ import (
 	"github.com/crucible-sandbox/crucible/policy"
 	"github.com/crucible-sandbox/crucible/policy/codecheck"
 	"github.com/crucible-sandbox/crucible/sandbox"
-	"github.com/crucible-sandbox/crucible/sandbox/linux"
 	"github.com/crucible-sandbox/crucible/service"
 )
 
@@ -113,7 +111,7 @@ func loadServeConfig(path string) (*serveConfig, error) {
 		return nil, fmt.Errorf("--config %s: max_payload_bytes must not be negative, got %d", path, c.MaxPayloadBytes)
 	}
 	if c.UIDBase != 0 || c.UIDCount != 0 {
-		if err := linux.CheckUIDRange(cmp.Or(c.UIDBase, linux.DefaultUIDBase), cmp.Or(c.UIDCount, linux.DefaultUIDCount)); err != nil {
+		if err := checkNativeUIDRange(c.UIDBase, c.UIDCount); err != nil {
 			return nil, fmt.Errorf("--config %s: uid_base and uid_count: %w", path, err)
 		}
 	}

@@ -11,8 +11,6 @@ import (
 	"strconv"
 
 	"github.com/spf13/pflag"
-
-	"github.com/crucible-sandbox/crucible/sandbox/linux"
 )
 
 // maxDefaultWarm caps the default of --warm: a slot of the data-science
@@ -62,7 +60,7 @@ func checkUIDCount(conf *serveConfig, f *serveFlags, n int) error {
 	if f.runtime.onDocker() { // uid_base and uid_count are the native runtime's
 		return nil
 	}
-	uids := cmp.Or(conf.UIDCount, linux.DefaultUIDCount)
+	uids := cmp.Or(conf.UIDCount, nativeDefaultUIDCount)
 	ready := (2*f.warm + f.warmSessions + f.prestart) * n
 	if uids > ready {
 		return nil

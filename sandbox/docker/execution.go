@@ -353,20 +353,20 @@ func (x *execution) collectArtifacts(ctx context.Context) error {
 func (x *execution) exitStatus(code int, oom bool) (sandbox.Status, string) {
 	res := x.res
 	res.ExitCode = code
-	var sig int // Linux's number (linuxsignal.go)
+	var sig int // Linux's number (sandbox.SignalName)
 	if code > 128 && code <= 128+64 {
 		sig = code - 128
-		res.ExitCode, res.Signal = -1, linuxSignalName(sig)
+		res.ExitCode, res.Signal = -1, sandbox.SignalName(sig)
 	}
 	switch {
 	case code != 0 && oom:
 		return sandbox.StatusMemoryLimit, x.memoryReason()
-	case sig == sigXCPU, sig == sigKILL && res.Metrics.CPUMS >= float64(x.lim.CPUTimeMS):
+	case sig == sandbox.SIGXCPU, sig == sandbox.SIGKILL && res.Metrics.CPUMS >= float64(x.lim.CPUTimeMS):
 		return sandbox.StatusCPULimit, "CPU-time limit of " + x.lim.CPUTime().String() + " reached"
-	case sig == sigXFSZ:
+	case sig == sandbox.SIGXFSZ:
 		return sandbox.StatusError, "file size limit of " + units.BytesSize(float64(x.lim.FileSizeBytes)) + " reached"
 	case sig != 0:
-		return sandbox.StatusKilled, "the program was ended by " + linuxSignalName(sig)
+		return sandbox.StatusKilled, "the program was ended by " + sandbox.SignalName(sig)
 	case code != 0:
 		return sandbox.StatusError, ""
 	}
