@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 
-
 	"github.com/crucible-sandbox/crucible/sandbox"
 )
 
