@@ -13,6 +13,9 @@ func newRootCommand() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "crucible",
 		Short: "Run LLM-generated code safely",
+		Long: `Run LLM-generated code safely, in sandboxes, and the agents that write it.
+
+Every command that runs code takes --runtime: ` + runtimesHelp() + ` (default ` + defaultRuntime() + `). crucible doctor says which this host offers and how to get the others.`,
 		Example: `  crucible run -c 'print(6*7)'
   crucible session --image datascience
   crucible agent "how many Sundays fell on the first of the month in the 20th century?"
@@ -21,7 +24,7 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newRunCommand(), newEvalCommand(), newImageCommand(), newSessionCommand(), newAgentCommand(), newAnalystCommand(), newServeCommand(), newMCPCommand(), newKeyCommand())
+	root.AddCommand(newRunCommand(), newEvalCommand(), newImageCommand(), newSessionCommand(), newAgentCommand(), newAnalystCommand(), newServeCommand(), newMCPCommand(), newKeyCommand(), newDoctorCommand())
 	root.AddCommand(nativeCommands()...)
 	return root
 }
