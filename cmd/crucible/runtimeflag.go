@@ -102,10 +102,11 @@ func startDockerImage(ctx context.Context, c runtimeChoice, built, store string,
 		if err != nil {
 			return nil, usageError(err)
 		}
-		opts.Image, err = docker.ImportImage(ctx, cli, img.Name, img.Digest, img.RootFS)
+		di, _, err := importImage(ctx, cli, img, store) // a store this user cannot write keeps no record: the import stands
 		if err != nil {
 			return nil, platformError(err)
 		}
+		opts.Image = di.Ref
 		opts.ImageDigest, opts.Env = img.Digest, img.Manifest.Env
 		hints = errorHints("", built, store)
 	}
