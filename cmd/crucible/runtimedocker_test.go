@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/crucible-sandbox/crucible/internal/testenv"
 	"github.com/crucible-sandbox/crucible/sandbox"
@@ -159,4 +162,38 @@ func runCrucible(t *testing.T, args ...string) ([]byte, string, int) {
 	}
 	t.Fatalf("crucible %s: %v", strings.Join(args, " "), err)
 	return nil, "", 0
+}
+
+// TestMCPRuntimeGVisor: `crucible mcp --runtime gvisor` runs run_code in
+// the datascience image under gVisor's kernel, and session_create, which
+// the runtime lacks, answers an error that says so.
+func TestMCPRuntimeGVisor(t *testing.T) {
+	testenv.Docker(t)
+	testenv.Image(t, "datascience")
+	cmd := exec.Command(os.Args[0], "mcp", "--runtime", "gvisor", "--image", "datascience", "--db", filepath.Join(t.TempDir(), "runs.db"))
+	cmd.Env = append(os.Environ(), "CRUCIBLE_TEST_MAIN=1")
+	ctx := context.Background()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_code", Arguments: map[string]any{"code": "import platform; print(platform.release())"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := res.Content[0].(*mcp.TextContent).Text; res.IsError || !strings.Contains(text, "4.4.0") {
+		t.Errorf("run_code under gvisor: %q (is error %v), want gVisor's kernel release 4.4.0", text, res.IsError)
+	}
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "session_create", Arguments: map[string]any{}})
+	var said string
+	switch {
+	case err != nil:
+		said = err.Error()
+	case res.IsError:
+		said = res.Content[0].(*mcp.TextContent).Text
+	}
+	if !strings.Contains(said, "have no sessions yet") {
+		t.Errorf("session_create under gvisor: %v, %+v; want an error saying the runtime has no sessions", err, res)
+	}
 }
