@@ -32,6 +32,19 @@ func (c runtimeChoice) check() error {
 	return nil
 }
 
+// withConfig returns c with --config's runtime and docker_image in place
+// of the flags not given (nameGiven, imageGiven: --runtime and
+// --docker-image were).
+func (c runtimeChoice) withConfig(conf *serveConfig, nameGiven, imageGiven bool) runtimeChoice {
+	if !nameGiven && conf.Runtime != "" {
+		c.name = conf.Runtime
+	}
+	if !imageGiven && conf.DockerImage != "" {
+		c.dockerImage = conf.DockerImage
+	}
+	return c
+}
+
 // onDocker reports whether the runtime runs containers on Docker.
 func (c runtimeChoice) onDocker() bool { return c.name == runtimeDocker || c.name == runtimeGVisor }
 

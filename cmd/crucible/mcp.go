@@ -59,6 +59,7 @@ the datascience image for sessions and analyses; a zygote slot per CPU.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.warmGiven = cmd.Flags().Changed("warm")
+			f.runtimeGiven, f.dockerImageGiven = cmd.Flags().Changed("runtime"), cmd.Flags().Changed("docker-image")
 			return serveMCP(cmd.Context(), &f)
 		},
 	}
@@ -76,11 +77,12 @@ the datascience image for sessions and analyses; a zygote slot per CPU.`,
 // serveMCP serves MCP over stdio until the client closes stdin or a
 // signal stops it.
 func serveMCP(ctx context.Context, f *serveFlags) error {
-	if err := f.runtime.check(); err != nil {
-		return err
-	}
 	conf, redactor, err := loadConfigAndRedactor(f.config, f.db, f.store)
 	if err != nil {
+		return err
+	}
+	f.runtime = f.runtime.withConfig(conf, f.runtimeGiven, f.dockerImageGiven)
+	if err := f.runtime.check(); err != nil {
 		return err
 	}
 	names, err := imageNames(f.images, f.rootfs, f.store, f.runtime)

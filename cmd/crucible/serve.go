@@ -42,8 +42,11 @@ type serveFlags struct {
 	// socket is --socket: the local socket of crucible run.
 	socket string
 	policy policyFlag
-	// runtime is --runtime and --docker-image: the runtime of every image.
-	runtime runtimeChoice
+	// runtime is --runtime and --docker-image (or --config's runtime and
+	// docker_image): the runtime of every image. runtimeGiven and
+	// dockerImageGiven say the flags were given: they win over --config.
+	runtime                        runtimeChoice
+	runtimeGiven, dockerImageGiven bool
 	// allowedHosts is --allowed-host: names the Host header may give
 	// beyond loopback and the listen address.
 	allowedHosts []string
@@ -87,6 +90,17 @@ notebook and analyst) and agent runs to the first image with pandas. An
 analysis in an image without pandas is refused (422 unsuitable_image).
 Each image has its own sandboxes: --warm, --warm-sessions and --prestart
 apply to each; --warm 0 turns the zygote slots off.
+
+Runtimes: --runtime (or "runtime" in --config) runs every image on one of
+RUNTIMES.
+With docker or gvisor each --image is imported into Docker on its first use (crucible image build imports it ahead), or
+--docker-image REF offers a local Docker image; without either, the
+datascience image alone (the host's directories cannot be a container's
+root). Until those runtimes have them, a session, analysis or agent run, and
+a run with a network allowlist, are refused before anything runs (422
+unsuitable_image, naming image or network); --warm and --warm-sessions,
+uid_base and uid_count are the native runtime's, and crucible run sends no
+runs to such a server. crucible doctor says which runtimes this host offers.
 
 --warm-sessions N keeps N sessions per image started ahead of requests,
 the Python kernel running with numpy, pandas and matplotlib.pyplot (those
@@ -195,10 +209,12 @@ get ` + shutdownGrace.String() + ` to finish, and agent runs are cancelled.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.warmGiven = cmd.Flags().Changed("warm")
+			f.runtimeGiven, f.dockerImageGiven = cmd.Flags().Changed("runtime"), cmd.Flags().Changed("docker-image")
 			return serve(cmd.Context(), &f)
 		},
 	}
 	cmd.Long = strings.Replace(cmd.Long, "SESSION_DEFAULTS", describeSessionDefaults(), 1)
+	cmd.Long = strings.Replace(cmd.Long, "RUNTIMES", runtimesHelp(), 1)
 	fl := cmd.Flags()
 	fl.StringVar(&f.addr, "addr", "127.0.0.1:8080", "listen address; beyond loopback only once an API key exists")
 	fl.StringVar(&f.config, "config", "", "JSON file of server, redaction and tenant limits (see above)")
@@ -239,11 +255,12 @@ func serve(ctx context.Context, f *serveFlags) error {
 	if f.warm < 0 || f.prestart < 0 || f.warmSessions < 0 {
 		return usageError(errors.New("--warm, --warm-sessions and --prestart must not be negative"))
 	}
-	if err := f.runtime.check(); err != nil {
-		return err
-	}
 	conf, redactor, err := loadConfigAndRedactor(f.config, f.db, f.store)
 	if err != nil {
+		return err
+	}
+	f.runtime = f.runtime.withConfig(conf, f.runtimeGiven, f.dockerImageGiven)
+	if err := f.runtime.check(); err != nil {
 		return err
 	}
 	names, err := imageNames(f.images, f.rootfs, f.store, f.runtime)

@@ -69,6 +69,11 @@ type serveConfig struct {
 	// {"mode": ..., "preset": ...} (default off; agents' code at least
 	// warn). Tenants tighten it with "policy" in their entry.
 	Policy *sandbox.Policy `json:"policy"`
+	// Runtime is the runtime of every image, as --runtime names it
+	// (native, docker or gvisor), and DockerImage a local Docker image to
+	// offer, as --docker-image; the flags, when given, win.
+	Runtime     string `json:"runtime"`
+	DockerImage string `json:"docker_image"`
 }
 
 // redactConfig is policy.RedactConfig in the file's snake_case.
@@ -109,6 +114,11 @@ func loadServeConfig(path string) (*serveConfig, error) {
 		return nil, fmt.Errorf("--config %s: max_body_bytes must not be negative, got %d", path, c.MaxBodyBytes)
 	case c.MaxPayloadBytes < 0:
 		return nil, fmt.Errorf("--config %s: max_payload_bytes must not be negative, got %d", path, c.MaxPayloadBytes)
+	}
+	if c.Runtime != "" {
+		if err := checkRuntimeName(c.Runtime); err != nil {
+			return nil, fmt.Errorf("--config %s: runtime: %w", path, err)
+		}
 	}
 	if c.UIDBase != 0 || c.UIDCount != 0 {
 		if err := checkNativeUIDRange(c.UIDBase, c.UIDCount); err != nil {
