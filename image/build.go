@@ -52,6 +52,9 @@ func Build(ctx context.Context, m *Manifest, opts BuildOptions) (*Image, bool, e
 	if old, err := Open(store, m.Name); err == nil && old.ManifestDigest == m.Digest() && !opts.Force {
 		return old, false, nil
 	}
+	if errBuildNeedsLinux != nil {
+		return nil, false, errBuildNeedsLinux
+	}
 	if _, err := exec.LookPath("debootstrap"); err != nil {
 		return nil, false, fmt.Errorf("debootstrap is not installed (apt-get install debootstrap)")
 	}

@@ -7,6 +7,9 @@ import (
 	"syscall"
 )
 
+// errBuildNeedsLinux is nil: this is Linux, where images are built.
+var errBuildNeedsLinux error
+
 // runPrivate runs a build command in a private mount namespace: the mounts
 // debootstrap and package scripts make (/proc, /sys in the target) vanish
 // with the command, even when it fails half-way, and never reach the host.
