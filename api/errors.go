@@ -44,10 +44,7 @@ const (
 	// CodeUnsuitableImage: the image the request names, or its default,
 	// lacks what the request needs, such as an analysis in an image
 	// without pandas (422); Field is image, and the message names an
-	// image that has it or how to build one. So is a request the image's
-	// runtime cannot serve yet (a session, or a network allowlist, in an
-	// image the docker runtime serves); Field names image or network and
-	// the message says why.
+	// image that has it or how to build one.
 	CodeUnsuitableImage = "unsuitable_image"
 	// CodeInternal: the server failed, never the caller (500).
 	CodeInternal = "internal"

@@ -24,6 +24,7 @@ import (
 
 	"github.com/crucible-sandbox/crucible/client"
 	"github.com/crucible-sandbox/crucible/internal/testenv"
+	"github.com/crucible-sandbox/crucible/sandbox/sandboxtest"
 )
 
 // binDir holds the crucible binary built for this test run; TestMain
@@ -527,7 +528,10 @@ func cgroupsOwnedBy(pid int) []string {
 }
 
 // mountinfo returns the lines of the host's /proc/self/mountinfo (this
-// test process is in the host's mount namespace).
+// test process is in the host's mount namespace), without the mounts a
+// container engine on the host makes for its containers
+// (sandboxtest.EngineMount says which, and why that hides nothing of
+// Crucible's).
 func mountinfo(t *testing.T) map[string]bool {
 	t.Helper()
 	f, err := os.Open("/proc/self/mountinfo")
@@ -539,7 +543,9 @@ func mountinfo(t *testing.T) map[string]bool {
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
-		lines[sc.Text()] = true
+		if !sandboxtest.EngineMount(sc.Text()) {
+			lines[sc.Text()] = true
+		}
 	}
 	if err := sc.Err(); err != nil {
 		t.Fatalf("read mountinfo: %v", err)

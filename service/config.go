@@ -52,9 +52,6 @@ type Config struct {
 	// refused up front in an image without it (imagecontents.go). Nil
 	// means unknown: the image is taken to have them.
 	Contents Contents
-	// Lacks says what the default image's runtime cannot do (each of
-	// Images has its own); the zero value lacks nothing.
-	Lacks Lacks
 	// MaxConcurrent is how many runs may execute at once (default: twice
 	// the number of CPUs, DefaultConcurrencyPerCPU: a run's sandbox spends
 	// part of its life setting up and tearing down, not on a CPU).

@@ -43,8 +43,7 @@ const (
 	// KindUnsuitableImage: the image the request names, or its default,
 	// lacks what the request needs, such as an analysis in an image
 	// without pandas; Field is "image" and the message names an image
-	// that has it or how to build one. Also a request the image's runtime
-	// cannot serve (Lacks); Field is "image" or "network".
+	// that has it or how to build one.
 	KindUnsuitableImage
 )
 

@@ -57,20 +57,12 @@ func defaultSessionImage(images []Image) int {
 
 // sessionImageNamed returns the image of a session or analysis whose
 // request names name: the session default for "", else as for a run
-// (Service.image). An image whose runtime has no sessions is refused
-// (Lacks.Sessions).
+// (Service.image).
 func (s *Service) sessionImageNamed(name string) (*Image, error) {
-	img := &s.images[s.sessionImage]
-	if name != "" {
-		var err error
-		if img, err = s.image(name); err != nil {
-			return nil, err
-		}
+	if name == "" {
+		return &s.images[s.sessionImage], nil
 	}
-	if err := img.sessionsLacked(); err != nil {
-		return nil, err
-	}
-	return img, nil
+	return s.image(name)
 }
 
 // analysisImage returns the image an analysis whose request names name

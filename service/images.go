@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/crucible-sandbox/crucible/api"
-	"github.com/crucible-sandbox/crucible/sandbox"
 )
 
 // Image is a root filesystem the service offers, with the runtime that
@@ -26,44 +25,6 @@ type Image struct {
 	// Contents, if set, says which modules the image holds (see
 	// Config.Contents).
 	Contents Contents
-	// Lacks says what Runtime cannot do (see Lacks).
-	Lacks Lacks
-}
-
-// Lacks says which parts of the contract an image's runtime cannot serve,
-// each with the reason, for a runtime that implements the interfaces but
-// not yet every feature (the docker runtime before its sessions or its
-// network allowlists): a request that needs one is refused before
-// anything runs, KindUnsuitableImage naming the field, instead of failing
-// in the runtime as a platform error. The zero value lacks nothing.
-type Lacks struct {
-	// Sessions, if set, is why the runtime opens no sessions: sessions,
-	// analyses and agent runs in the image are refused (Field "image").
-	Sessions string
-	// Network, if set, is why the runtime cannot run a program with a
-	// network allowlist: such a run is refused (Field "network").
-	Network string
-}
-
-// sessionsLacked refuses a session (or an analysis, or an agent run) in
-// img when its runtime has none.
-func (img *Image) sessionsLacked() error {
-	if img.Lacks.Sessions == "" {
-		return nil
-	}
-	rule := "must be an image whose runtime has sessions: " + img.Lacks.Sessions
-	return &Error{Kind: KindUnsuitableImage, Field: "image", Rule: rule,
-		Message: fmt.Sprintf("the %s image cannot hold a session: %s", img.Name, img.Lacks.Sessions)}
-}
-
-// networkLacked refuses a run with network n in img when its runtime
-// cannot give one.
-func (img *Image) networkLacked(n sandbox.Network) error {
-	if n.IsZero() || img.Lacks.Network == "" {
-		return nil
-	}
-	rule := fmt.Sprintf(`must be "none" in the %s image: %s`, img.Name, img.Lacks.Network)
-	return &Error{Kind: KindUnsuitableImage, Field: "network", Rule: rule, Message: "network: " + rule}
 }
 
 // DefaultImageName names Config.Runtime's image when Config.ImageName is
@@ -77,7 +38,7 @@ var imageNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
 // offeredImages returns c's images, the default (Runtime's) first, and
 // checks their names: valid and each once.
 func (c Config) offeredImages() ([]Image, error) {
-	all := append([]Image{{Name: c.ImageName, Digest: c.ImageDigest, Runtime: c.Runtime, Hints: c.Hints, Contents: c.Contents, Lacks: c.Lacks}}, c.Images...)
+	all := append([]Image{{Name: c.ImageName, Digest: c.ImageDigest, Runtime: c.Runtime, Hints: c.Hints, Contents: c.Contents}}, c.Images...)
 	if all[0].Name == "" {
 		all[0].Name = DefaultImageName
 	}

@@ -154,3 +154,60 @@ func metricValue(t *testing.T, reg *prometheus.Registry, name, label string) flo
 	}
 	return 0
 }
+
+// refusingNetRuntime is a runtime that can give no run an allowlist, as
+// the docker package's under gVisor (whose own test runs the real one:
+// sandbox/docker/egress_test.go).
+type refusingNetRuntime struct{ netRuntime }
+
+func (*refusingNetRuntime) CheckNetwork(n sandbox.Network) error {
+	if n.IsZero() {
+		return nil
+	}
+	return &sandbox.InputError{Field: "network", Rule: `must be "none" under this runtime`}
+}
+
+// TestNetworkCheckedByRuntime: a run with an allowlist the runtime cannot
+// give is refused as bad input naming the field before it is queued (the
+// API's 400), and never reaches the runtime; one without runs. A tenant
+// not allowed the network is refused as such first.
+func TestNetworkCheckedByRuntime(t *testing.T) {
+	yes, no := true, false
+	for _, tt := range []struct {
+		name    string
+		allowed *bool
+		network sandbox.Network
+		want    string // "" runs; "input" an InputError; "forbidden" the tenant's refusal
+	}{
+		{"no network runs", &yes, sandbox.Network{}, ""},
+		{"an allowlist is bad input", &yes, sandbox.Network{Allow: []string{"web.test"}}, "input"},
+		{"a tenant without network is forbidden first", &no, sandbox.Network{Allow: []string{"web.test"}}, "forbidden"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rt := &refusingNetRuntime{}
+			svc := newService(t, rt, func(c *service.Config) { c.TenantDefaults.AllowNetwork = tt.allowed })
+			req := py("x")
+			req.Network = tt.network
+			_, err := svc.Run(context.Background(), "acme", req, service.RunOptions{})
+			var ie *sandbox.InputError
+			switch tt.want {
+			case "":
+				if err != nil || rt.runs.Load() != 1 {
+					t.Fatalf("Run = %v after %d runs, want one run", err, rt.runs.Load())
+				}
+				return
+			case "input":
+				if !errors.As(err, &ie) || ie.Field != "network" {
+					t.Fatalf("Run = %v, want an InputError naming network", err)
+				}
+			case "forbidden":
+				if kindOf(err) != service.KindForbidden {
+					t.Fatalf("Run = %v, want KindForbidden", err)
+				}
+			}
+			if rt.runs.Load() != 0 {
+				t.Errorf("the run was refused, yet the runtime ran it")
+			}
+		})
+	}
+}

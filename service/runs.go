@@ -153,10 +153,7 @@ func (s *Service) prepare(ctx context.Context, tenant string, req *sandbox.Reque
 	if err := s.validLimits(&req.Limits); err != nil {
 		return nil, nil, err
 	}
-	if err := s.checkNetwork(tenant, req.Network); err != nil {
-		return nil, nil, err
-	}
-	if err := img.networkLacked(req.Network); err != nil {
+	if err := s.checkNetwork(tenant, img.Runtime, req.Network); err != nil {
 		return nil, nil, err
 	}
 	pol, err := s.policyFor(tenant, req.Policy, opts.AgentRun != "")

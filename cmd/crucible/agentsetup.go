@@ -118,10 +118,6 @@ func (s *agentSetup) start(ctx context.Context, d *display, who string, agents s
 	if err != nil {
 		return nil, err
 	}
-	if rt.lacks.Sessions != "" { // the agent runs its code in a session
-		_ = rt.close()
-		return nil, usageError(fmt.Errorf("--runtime %s: %s", s.runtime.name, rt.lacks.Sessions))
-	}
 	st, err := store.Open(ctx, s.db)
 	if err != nil {
 		_ = rt.close()
@@ -134,7 +130,7 @@ func (s *agentSetup) start(ctx context.Context, d *display, who string, agents s
 	case s.runtime.dockerImage != "":
 		imageName = dockerImageName(s.runtime.dockerImage)
 	}
-	svc, err := service.New(service.Config{Runtime: rt.Runtime, ImageName: imageName, ImageDigest: rt.digest, Lacks: rt.lacks, Store: st, Redactor: redactor, Agents: agents,
+	svc, err := service.New(service.Config{Runtime: rt.Runtime, ImageName: imageName, ImageDigest: rt.digest, Store: st, Redactor: redactor, Agents: agents,
 		Hints: rt.hints, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if err != nil {
 		_ = st.Close()

@@ -14,6 +14,6 @@ measures in-process, loads it, and compares it with a baseline measured in the
 same run, so that the numbers hold on this machine, today.`,
 		Args: cobra.NoArgs,
 	}
-	cmd.AddCommand(newBenchAPICommand())
+	cmd.AddCommand(newBenchAPICommand(), newBenchRuntimesCommand())
 	return cmd
 }

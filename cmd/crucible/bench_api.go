@@ -460,7 +460,7 @@ func apiCall(c *client.Client, req sandbox.Request, want *string) func(context.C
 
 // directCall returns a call that runs req on rt directly; the run must
 // print want, if set.
-func directCall(rt *linux.Runtime, req sandbox.Request, want *string) func(context.Context) outcome {
+func directCall(rt sandbox.Runtime, req sandbox.Request, want *string) func(context.Context) outcome {
 	return func(ctx context.Context) outcome {
 		ctx, cancel := context.WithTimeout(ctx, benchRequestTimeout)
 		defer cancel()

@@ -34,14 +34,20 @@ func bareCall(root string, req sandbox.Request, want *string) func(context.Conte
 			cmd.Dir = "/"
 			cmd.SysProcAttr = &syscall.SysProcAttr{Chroot: root}
 		}
-		out, err := cmd.Output()
-		var exitErr *exec.ExitError
-		switch {
-		case errors.As(err, &exitErr):
-			return outcome{err: fmt.Errorf("bare %s exited %d: %.200s", argv[0], exitErr.ExitCode(), exitErr.Stderr)}
-		case err != nil:
-			return outcome{err: fmt.Errorf("bare %s: %w", argv[0], err)}
-		}
-		return resultOutcome(sandbox.Result{Status: sandbox.StatusOK, Stdout: out}, want)
+		return execOutcome(cmd, "bare "+argv[0], want)
 	}
+}
+
+// execOutcome runs cmd, which must exit 0 and print want, if set; what
+// names it in errors.
+func execOutcome(cmd *exec.Cmd, what string, want *string) outcome {
+	out, err := cmd.Output()
+	var exitErr *exec.ExitError
+	switch {
+	case errors.As(err, &exitErr):
+		return outcome{err: fmt.Errorf("%s exited %d: %.200s", what, exitErr.ExitCode(), exitErr.Stderr)}
+	case err != nil:
+		return outcome{err: fmt.Errorf("%s: %w", what, err)}
+	}
+	return resultOutcome(sandbox.Result{Status: sandbox.StatusOK, Stdout: out}, want)
 }

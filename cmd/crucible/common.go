@@ -42,7 +42,7 @@ func localService(rt *imageRuntime) (*service.Service, error) {
 		return nil, platformError(err)
 	}
 	allowNetwork := true
-	svc, err := service.New(service.Config{Runtime: rt.Runtime, Redactor: noRedaction, Hints: rt.hints, Lacks: rt.lacks,
+	svc, err := service.New(service.Config{Runtime: rt.Runtime, Redactor: noRedaction, Hints: rt.hints,
 		TenantDefaults: service.TenantLimits{AllowNetwork: &allowNetwork},
 		Logger:         slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if err != nil {

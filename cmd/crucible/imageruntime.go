@@ -49,8 +49,8 @@ func (c runtimeChoice) withConfig(conf *serveConfig, nameGiven, imageGiven bool)
 func (c runtimeChoice) onDocker() bool { return c.name == runtimeDocker || c.name == runtimeGVisor }
 
 // runtimeSettings are the pools and uids a command asks of each image's
-// runtime; what a kind of runtime has not, it ignores (see
-// startDockerImage).
+// runtime; what a kind of runtime has not (zygote slots, warm sessions
+// and the uid range on Docker), it ignores (see startDockerImage).
 type runtimeSettings struct {
 	// warm returns the zygote slots to keep for the root filesystem
 	// (native); nil keeps none.
@@ -66,14 +66,13 @@ type runtimeSettings struct {
 }
 
 // imageRuntime is an image's runtime, whatever its kind, as the service
-// takes it: the one pipeline runs every image alike, and only what the
-// runtime lacks (service.Lacks) is refused up front.
+// takes it: the one pipeline runs every image alike (what a runtime
+// cannot give, such as a network allowlist under gVisor, it says to the
+// service: service.NetworkChecker).
 type imageRuntime struct {
 	service.Runtime
 	// digest identifies the image's content, recorded with every run.
 	digest string
-	// lacks is what the runtime cannot serve yet.
-	lacks service.Lacks
 	// hints writes the hints of the programs' errors; nil writes none.
 	hints service.Hinter
 	// pools reports the runtime's pools of ready sandboxes by kind
@@ -100,7 +99,7 @@ func (c runtimeChoice) start(ctx context.Context, rootfs, built, store string, s
 
 // image is the service.Image of rt named name.
 func (rt *imageRuntime) image(name string) service.Image {
-	img := service.Image{Name: name, Digest: rt.digest, Runtime: rt.Runtime, Hints: rt.hints, Lacks: rt.lacks}
+	img := service.Image{Name: name, Digest: rt.digest, Runtime: rt.Runtime, Hints: rt.hints}
 	if c, ok := rt.hints.(service.Contents); ok { // the modules it holds, as its hints find them
 		img.Contents = c
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -17,7 +16,6 @@ import (
 
 	"github.com/crucible-sandbox/crucible/image"
 	"github.com/crucible-sandbox/crucible/sandbox"
-	"github.com/crucible-sandbox/crucible/service"
 )
 
 // runFlags are the flags of `crucible run`.
@@ -191,8 +189,7 @@ func runCommand(ctx context.Context, f *runFlags, args []string, d *display) err
 	if asExitCode(err, &reported) {
 		return err
 	}
-	var refused *service.Error // such as a network allowlist the runtime lacks
-	if sandbox.IsInputError(err) || errors.As(err, &refused) && refused.Kind == service.KindUnsuitableImage {
+	if sandbox.IsInputError(err) {
 		return usageError(err)
 	}
 	if err != nil && res.Status == "" {

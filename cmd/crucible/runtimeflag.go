@@ -4,12 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 
 	"github.com/spf13/pflag"
 
 	"github.com/crucible-sandbox/crucible/image"
-	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/sandbox/docker"
 	"github.com/crucible-sandbox/crucible/service"
 )
@@ -54,16 +52,6 @@ func checkRuntimeName(name string) error {
 	return fmt.Errorf("--runtime %q: want %s, %s or %s", name, runtimeNative, runtimeDocker, runtimeGVisor)
 }
 
-// dockerLacksNetwork is why the docker and gvisor runtimes refuse a
-// network allowlist: their containers have no network interface at all.
-// When the docker runtime reaches the egress proxy (i26-degress), this
-// goes, and with it service.Lacks.Network for those runtimes.
-const dockerLacksNetwork = "the docker and gvisor runtimes' containers have no network yet; a network allowlist needs --runtime native"
-
-// dockerLacksSessions is why the docker and gvisor runtimes refuse a
-// session while *docker.Runtime has no NewSession (startDockerImage looks).
-const dockerLacksSessions = "the docker and gvisor runtimes have no sessions yet; sessions, analyses and agents need --runtime native"
-
 // startDockerImage starts the docker or gvisor runtime (c.name) on the
 // image the flags name: c.dockerImage, a local Docker image, or the built
 // Crucible image built in store (the data-science image when "" and it
@@ -77,7 +65,7 @@ func startDockerImage(ctx context.Context, c runtimeChoice, built, store string,
 	if c.name == runtimeGVisor {
 		opts.OCIRuntime = docker.GVisorRuntime
 	}
-	setDockerPrestart(&opts, s.prestart, s.logger)
+	setDockerPrestart(&opts, s.prestart)
 	var hints service.Hinter
 	cli, err := docker.Connect(ctx, "")
 	if err != nil {
@@ -117,38 +105,10 @@ func startDockerImage(ctx context.Context, c runtimeChoice, built, store string,
 	if err != nil {
 		return nil, platformError(err)
 	}
-	ir := &imageRuntime{digest: opts.ImageDigest, hints: hints, close: rt.Close,
-		lacks: service.Lacks{Network: dockerLacksNetwork}}
-	if full, ok := any(rt).(service.Runtime); ok {
-		ir.Runtime = full
-	} else {
-		ir.Runtime, ir.lacks.Sessions = runsOnly{rt}, dockerLacksSessions
-	}
-	return ir, nil
+	return &imageRuntime{Runtime: rt, digest: opts.ImageDigest, hints: hints, close: rt.Close}, nil
 }
 
-// setDockerPrestart is the one place where the containers the docker
-// runtime keeps created ahead of requests (crucible serve's --prestart)
-// reach its options. docker.Options has no pool until i26-dpool merges:
-// then this sets opts.Prestart = n; until then it logs that the runs
-// start cold.
-func setDockerPrestart(_ *docker.Options, n int, log *slog.Logger) {
-	if n > 0 && log != nil {
-		log.Info("the docker runtime keeps no containers ready yet: --prestart does not apply to it", "prestart", n)
-	}
-}
-
-// runsOnly is a docker runtime without sessions as the service takes one;
-// the service refuses sessions before they reach it (service.Lacks), and
-// NewSession says so to any other caller.
-type runsOnly struct{ runner }
-
-// runner is what runsOnly wraps: a runtime of runs.
-type runner interface {
-	Run(context.Context, sandbox.Request) (sandbox.Result, error)
-}
-
-// NewSession reports that the runtime has no sessions.
-func (runsOnly) NewSession(context.Context, sandbox.SessionRequest) (sandbox.Session, error) {
-	return nil, errors.New(dockerLacksSessions)
-}
+// setDockerPrestart is where the containers the docker runtime keeps
+// created ahead of requests (crucible serve's --prestart, crucible eval's
+// --concurrency) reach its options.
+func setDockerPrestart(opts *docker.Options, n int) { opts.Prestart = n }

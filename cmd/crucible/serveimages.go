@@ -149,7 +149,7 @@ func poolsOf(images []servedImage) func() map[string]service.PoolStats {
 // serve` and `crucible mcp` share.
 func serviceConfig(images []servedImage, st store.Store, redactor *policy.Redactor, log *slog.Logger, conf *serveConfig) (service.Config, error) {
 	cfg := service.Config{Runtime: images[0].Runtime, ImageName: images[0].Name, ImageDigest: images[0].Digest,
-		Store: st, Redactor: redactor, Logger: log, Hints: images[0].Hints, Contents: images[0].Contents, Lacks: images[0].Lacks}
+		Store: st, Redactor: redactor, Logger: log, Hints: images[0].Hints, Contents: images[0].Contents}
 	for _, img := range images[1:] {
 		cfg.Images = append(cfg.Images, img.Image)
 	}

@@ -133,9 +133,6 @@ func runSession(ctx context.Context, f *sessionFlags, d *display) error {
 		return err
 	}
 	defer rt.close()
-	if rt.lacks.Sessions != "" {
-		return usageError(fmt.Errorf("--runtime %s: %s", f.runtime.name, rt.lacks.Sessions))
-	}
 	svc, err := localService(rt)
 	if err != nil {
 		return err

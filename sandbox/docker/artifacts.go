@@ -8,13 +8,18 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/docker/docker/api/types/container"
+
 	"github.com/crucible-sandbox/crucible/sandbox"
+	"github.com/crucible-sandbox/crucible/sandbox/lang"
 )
 
 // maxArtifacts bounds how many artifacts one run returns, as in the native
@@ -41,8 +46,10 @@ type artifactBudget struct {
 var errReadBudget = errors.New("the artifact read budget (artifact bytes plus disk size) is spent")
 
 // readArtifacts reads the archive of the working directory (the download
-// of /work/.) into artifacts, in the archive's order sorted by name.
-func readArtifacts(ctx context.Context, r io.Reader, inputs []sandbox.File, budget artifactBudget) ([]sandbox.Artifact, error) {
+// of /work/.) into artifacts, in the archive's order sorted by name. seen,
+// if not nil, gets the name of every regular file read, an unchanged input
+// file's too.
+func readArtifacts(ctx context.Context, r io.Reader, inputs []sandbox.File, budget artifactBudget, seen map[string]bool) ([]sandbox.Artifact, error) {
 	original := make(map[string][32]byte, len(inputs))
 	for _, f := range inputs {
 		original[f.Name] = sha256.Sum256(f.Content)
@@ -82,6 +89,9 @@ func readArtifacts(ctx context.Context, r io.Reader, inputs []sandbox.File, budg
 		if err != nil {
 			return found, err
 		}
+		if seen != nil {
+			seen[name] = true
+		}
 		var digest [32]byte
 		copy(digest[:], sum.Sum(nil))
 		if orig, ok := original[name]; ok && orig == digest {
@@ -110,4 +120,69 @@ func mimeType(name string, head []byte) string {
 		return "application/octet-stream"
 	}
 	return http.DetectContentType(head)
+}
+
+// maxListing bounds the listing of /work the host reads (listWork): room
+// for maxArtifacts entries of long names.
+const maxListing = 4 << 20
+
+// listWork lists the regular files under /work as name and size, by an
+// exec of find in the container as the program's uid (no link is followed:
+// find -P), for the files the archive download could not reach once the
+// read budget was spent. The listing stops at maxListing bytes.
+func (x *execution) listWork(ctx context.Context, uid int) (map[string]int64, error) {
+	ex, err := x.rt.cli.ContainerExecCreate(ctx, x.id, container.ExecOptions{
+		User: strconv.Itoa(uid) + ":" + strconv.Itoa(uid), AttachStdout: true, AttachStderr: true,
+		WorkingDir: lang.WorkDir,
+		Cmd:        []string{"/usr/bin/env", "-i", "find", "-P", lang.WorkDir, "-xdev", "-mindepth", "1", "-type", "f", "-printf", `%s %P\0`},
+	})
+	if err != nil {
+		return nil, err
+	}
+	conn, err := x.rt.cli.ContainerExecAttach(ctx, ex.ID, container.ExecAttachOptions{})
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	var out captured
+	if err := readOutput(conn.Reader, maxListing, nil, func() { conn.Close() }, &out); err != nil && !out.outTrunc {
+		return nil, err
+	}
+	files := map[string]int64{}
+	recs := bytes.Split(out.out.Bytes(), []byte{0})
+	if len(recs) > 0 {
+		recs = recs[:len(recs)-1] // the last is incomplete, or empty
+	}
+	for _, r := range recs {
+		size, name, ok := strings.Cut(string(r), " ")
+		n, err := strconv.ParseInt(size, 10, 64)
+		if !ok || err != nil || sandbox.CheckFileName(name) != "" {
+			continue
+		}
+		files[name] = n
+	}
+	return files, nil
+}
+
+// listRest adds to found the regular files of /work that neither it nor
+// seen (the files the archive download read) holds, up to maxArtifacts,
+// each with its size alone (neither read nor digested, as the native
+// runtime lists a file it may not read). An input file is among them: its
+// content was not read, so nothing says it is as given.
+func listRest(found []sandbox.Artifact, seen map[string]bool, files map[string]int64) []sandbox.Artifact {
+	have := maps.Clone(seen)
+	for _, a := range found {
+		have[a.Name] = true
+	}
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		if len(found) >= maxArtifacts {
+			break
+		}
+		if have[name] {
+			continue
+		}
+		found = append(found, sandbox.Artifact{Name: name, Size: files[name], ContentOmitted: true, MIME: mimeType(name, nil)})
+	}
+	slices.SortFunc(found, func(a, b sandbox.Artifact) int { return strings.Compare(a.Name, b.Name) })
+	return found
 }

@@ -20,9 +20,10 @@ const (
 	labelKey = "org.crucible.sandbox"
 	// codeBytes is the size of /code's tmpfs: the program file alone.
 	codeBytes = sandbox.MaxCodeBytes + 64<<10
-	// pidsReserve is the pids limit's room for docker-init and the
-	// waiting process, which are not the program's.
-	pidsReserve = 2
+	// pidsReserve is the pids limit's room for docker-init, the waiting
+	// process and the program's launcher (launcher.go), which are not the
+	// program's.
+	pidsReserve = 3
 	// gvisorThreads is the pids limit's room, under gVisor, for the host
 	// threads of the sandbox's own kernel (the sentry) and file proxy (the
 	// gofer), which the container's cgroup holds: the program's processes
@@ -40,11 +41,25 @@ const (
 var waitCmd = []string{"sleep", "infinity"}
 
 // containerConfig returns the configuration of a run's container: the
-// image, the waiting process and no environment of its own.
-func (r *Runtime) containerConfig() *container.Config {
+// image, the waiting process and no environment of its own. A pooled
+// container is labelled with its owner too (poolowner.go).
+func (r *Runtime) containerConfig(pooled bool) *container.Config {
+	// A run's container carries its owner process (sweep.go); a pooled
+	// one its pool's owner instead (poolowner.go): the pool sweeps its
+	// own, and an idle pooled container is not a run's leftover.
+	labels, cmd := runLabels(), waitCmd
+	if pooled {
+		labels, cmd = map[string]string{labelKey: "1", poolLabel: poolOwner}, agentCmd
+	}
 	return &container.Config{
 		Image: r.image,
-		Cmd:   waitCmd,
+		Cmd:   cmd,
+		// A pooled container's waiting process talks to the host over
+		// its stdin and stdout (agent.go).
+		OpenStdin:    pooled,
+		AttachStdin:  pooled,
+		AttachStdout: pooled,
+		AttachStderr: pooled,
 		// docker-init and the waiting process run as root, without any
 		// capability: the program, which runs as uid, cannot signal them
 		// (killing PID 1 would end the container) nor touch their files.
@@ -53,7 +68,7 @@ func (r *Runtime) containerConfig() *container.Config {
 		WorkingDir:      lang.WorkDir,
 		Env:             []string{},
 		NetworkDisabled: true,
-		Labels:          map[string]string{labelKey: "1"},
+		Labels:          labels,
 	}
 }
 
@@ -61,9 +76,10 @@ func (r *Runtime) containerConfig() *container.Config {
 // Each setting is a wall the native runtime has too:
 func (r *Runtime) hostConfig(lim sandbox.Limits) *container.HostConfig {
 	memory := lim.MemoryBytes
-	cpuSeconds := (lim.CPUTimeMS + 999) / 1000
+	cpuSeconds := cpuSeconds(lim)
 	return &container.HostConfig{
-		// No network at all: only a loopback interface.
+		// No network at all: only a loopback interface (where a run with
+		// an allowlist finds the egress proxy: egress.go).
 		NetworkMode: "none",
 		// The image cannot be changed; the only writable places are the
 		// size-capped tmpfs below.
@@ -85,8 +101,10 @@ func (r *Runtime) hostConfig(lim sandbox.Limits) *container.HostConfig {
 			Memory:     memory,
 			MemorySwap: memory,
 			// Socket buffers (cgroup v1 charges them to memory.kmem.tcp
-			// only when it has a limit): the same limit.
-			KernelMemoryTCP: memory,
+			// only when it has a limit): a quarter of the memory limit,
+			// as the native runtime's. runc 1.1 ignores it; the runtime
+			// writes the limit itself (sockmem.go).
+			KernelMemoryTCP: socketMemoryFor(memory),
 			PidsLimit:       new(r.pidsLimit(lim)),
 			NanoCPUs:        cpus * 1e9,
 			Ulimits: []*units.Ulimit{
@@ -107,6 +125,10 @@ func (r *Runtime) hostConfig(lim sandbox.Limits) *container.HostConfig {
 		Tmpfs: map[string]string{
 			"/tmp": fmt.Sprintf("rw,nosuid,nodev,size=%d,mode=1777", lim.DiskBytes),
 		},
+		// The native sandbox's TCP buffer maxima in the container's own
+		// network namespace (sandboxinit/netlimits.go): a second wall
+		// behind the memory cgroup's charge of socket buffers.
+		Sysctls: r.socketSysctls(),
 		// What /proc tells of the host: masked (an empty file, an empty
 		// read-only directory), as the native sandbox hides it. Docker's
 		// own defaults are kept in the list, which replaces them.
@@ -138,6 +160,7 @@ func tmpfsVolume(target, opts string) mount.Mount {
 		Type:   mount.TypeVolume,
 		Target: target,
 		VolumeOptions: &mount.VolumeOptions{
+			Labels: runLabels(),
 			DriverConfig: &mount.Driver{Name: "local", Options: map[string]string{
 				"type": "tmpfs", "device": "tmpfs", "o": opts,
 			}},
@@ -156,14 +179,38 @@ var maskedPaths = []string{
 	"/sys/firmware", "/sys/devices/virtual/powercap",
 	// The host's.
 	// Not /proc/meminfo and /proc/stat, which programs read (free, nproc,
-	// Node's os.cpus()): the native sandbox shows its own versions of
-	// them, which Docker cannot; they show the host's here.
-	"/proc/cmdline", "/proc/sys/kernel/random/boot_id",
+	// Node's os.cpus()): made-up versions are bound over them, as the
+	// native sandbox does (kernelview.go).
+	"/proc/cmdline", "/proc/sys/kernel/random/boot_id", "/proc/cgroups",
 	"/proc/key-users", "/proc/interrupts", "/proc/softirqs", "/proc/vmstat", "/proc/zoneinfo",
 	"/proc/buddyinfo", "/proc/pagetypeinfo", "/proc/diskstats", "/proc/partitions",
 	"/proc/pressure", "/proc/bus", "/proc/fs", "/proc/irq", "/proc/slabinfo", "/proc/swaps",
 	"/proc/modules", "/proc/kallsyms", "/proc/sysvipc", "/proc/locks", "/proc/vmallocinfo",
 	"/proc/mtrr", "/proc/iomem", "/proc/ioports", "/proc/dma", "/proc/devices", "/proc/misc",
+}
+
+// cpuSeconds is lim's CPU time in whole seconds, rounded up: the
+// RLIMIT_CPU of each process.
+func cpuSeconds(lim sandbox.Limits) int64 { return (lim.CPUTimeMS + 999) / 1000 }
+
+// runLabels are the labels of a run's container and volumes: the mark of
+// this package, and the process that made them (sweep.go), so that what a
+// crashed process left can be removed by the next.
+func runLabels() map[string]string {
+	return map[string]string{labelKey: "1", ownerKey: selfOwner()}
+}
+
+// socketSysctls are the sysctls of a run's network namespace: the native
+// sandbox's TCP buffer maxima, under runc. gVisor's network stack is its
+// own, not the host kernel's, and takes no host sysctl.
+func (r *Runtime) socketSysctls() map[string]string {
+	if r.ociRuntime != RuncRuntime {
+		return nil
+	}
+	return map[string]string{
+		"net.ipv4.tcp_rmem": "4096 131072 2097152",
+		"net.ipv4.tcp_wmem": "4096 16384 2097152",
+	}
 }
 
 // pidsLimit is the container's pids limit for lim.

@@ -5,12 +5,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"path"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/docker/docker/api/types"
 	"github.com/docker/docker/api/types/container"
 	units "github.com/docker/go-units"
 
@@ -34,7 +38,15 @@ type execution struct {
 	lim sandbox.Limits
 	res *sandbox.Result
 
-	id string // the container's
+	box *box   // the run's container and uid
+	id  string // the container's
+	// leftovers is set when a pooled container's agent saw processes left
+	// after the program's end (agent.go).
+	leftovers bool
+	// cg are the container's cgroup v1 directories when this host has
+	// them (sockmem.go): the CPU watch reads them instead of asking the
+	// daemon.
+	cg cgroupDirs
 	// lastCPU and lastPeak are the last sample of the container's CPU
 	// time (ns) and peak memory use (bytes); see watchCPU.
 	lastCPU, lastPeak atomic.Int64
@@ -59,50 +71,41 @@ func (x *execution) stopWith(status sandbox.Status, reason string) {
 func (x *execution) run(ctx context.Context) (err error) {
 	t0 := time.Now()
 	spec := lang.For(x.req.Language)
-	uid, err := x.rt.uids.take()
-	if err != nil {
-		return &sandbox.PlatformError{Op: "allocate uid", Err: err}
-	}
-	defer x.rt.uids.put(uid) // after the container is removed: defers run last first
-
 	setup, cancelSetup := context.WithTimeout(ctx, setupTimeout)
 	defer cancelSetup()
-	created, err := x.rt.cli.ContainerCreate(setup, x.rt.containerConfig(), x.rt.hostConfig(x.lim), nil, nil, "")
-	if err != nil {
-		return &sandbox.PlatformError{Op: "create container", Err: err}
+	if x.box, err = x.rt.acquire(setup, x.lim); err != nil {
+		return err
 	}
-	x.id = created.ID
 	defer func() {
 		// Removed whatever happened, with its volumes, even when ctx is
-		// done: nothing of the run may remain.
-		rctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
-		defer cancel()
-		rerr := x.rt.cli.ContainerRemove(rctx, x.id, container.RemoveOptions{Force: true, RemoveVolumes: true})
-		if rerr != nil && err == nil {
-			err = &sandbox.PlatformError{Op: "remove container", Err: rerr}
+		// done: nothing of the run may remain. The uid is free again once
+		// its container is gone.
+		if x.box == nil {
+			return // a pooled container was dropped and none replaced it
+		}
+		if rerr := x.rt.release(x.box); rerr != nil && err == nil {
+			err = rerr
 		}
 	}()
-	if err := x.rt.cli.ContainerStart(setup, x.id, container.StartOptions{}); err != nil {
-		return &sandbox.PlatformError{Op: "start container", Err: err}
-	}
-	if err := x.place(setup, spec, uid); err != nil {
+	if err := x.prepare(setup, spec); err != nil {
 		return err
+	}
+	x.cg = x.box.cg
+	if !x.req.Network.IsZero() {
+		proxy, err := x.startEgress(setup)
+		if err != nil {
+			return &sandbox.PlatformError{Op: "start network proxy", Err: err}
+		}
+		// Before the container is removed: the program has ended, its
+		// connections and the listener go with it.
+		defer func() { x.res.Network = proxy.Close() }()
 	}
 	argv := append([]string{"/usr/bin/env", "-i"}, lang.Environ(x.req.Language, x.rt.env, x.req.Env)...)
 	argv = append(argv, spec.Argv()...)
-	ex, err := x.rt.cli.ContainerExecCreate(setup, x.id, container.ExecOptions{
-		User: strconv.Itoa(uid) + ":" + strconv.Itoa(uid), AttachStdin: true, AttachStdout: true, AttachStderr: true,
-		WorkingDir: lang.WorkDir, Cmd: argv,
-	})
-	if err != nil {
-		return &sandbox.PlatformError{Op: "create exec", Err: err}
-	}
 	acquired := time.Now()
-	// The attach is not bound to ctx: a cancelled run is stopped by
-	// killing the container, which ends the stream.
-	conn, err := x.rt.cli.ContainerExecAttach(context.WithoutCancel(setup), ex.ID, container.ExecAttachOptions{})
+	execID, conn, stdin, err := x.startProgram(setup, argv)
 	if err != nil {
-		return &sandbox.PlatformError{Op: "start exec", Err: err}
+		return err
 	}
 	defer conn.Close()
 	started := time.Now()
@@ -110,7 +113,9 @@ func (x *execution) run(ctx context.Context) (err error) {
 
 	var workers sync.WaitGroup
 	workers.Go(func() {
-		_, _ = conn.Conn.Write(x.req.Stdin)
+		if _, err := conn.Conn.Write(stdin); err == nil {
+			_, _ = conn.Conn.Write(x.req.Stdin)
+		}
 		_ = conn.CloseWrite()
 	})
 	var out captured
@@ -129,18 +134,54 @@ func (x *execution) run(ctx context.Context) (err error) {
 	x.res.Metrics.WallMS = ms(ended.Sub(started))
 	x.res.Stdout, x.res.StdoutTruncated = out.out.Bytes(), out.outTrunc
 	x.res.Stderr, x.res.StderrTruncated = out.err.Bytes(), out.errTrunc
-	return x.finish(spec, ex.ID)
+	return x.finish(spec, execID)
+}
+
+// startProgram starts the program, argv, as the run's uid in /work,
+// through a launcher (launcher.go): a pooled container's, already started,
+// or one started now in an exec. The launcher's stdin must first receive
+// the returned bytes, the encoded argv. It returns the exec's id and its
+// attached stream.
+func (x *execution) startProgram(ctx context.Context, argv []string) (string, types.HijackedResponse, []byte, error) {
+	args, err := launchArgs(argv)
+	if err != nil {
+		return "", types.HijackedResponse{}, nil, &sandbox.PlatformError{Op: "start program", Err: err}
+	}
+	l := x.box.launch
+	if l == nil {
+		if l, err = x.rt.startLauncher(ctx, x.id, x.box.uid); err != nil {
+			return "", types.HijackedResponse{}, nil, &sandbox.PlatformError{Op: "start program", Err: err}
+		}
+	}
+	return l.id, l.conn, args, nil
+}
+
+// prepare places the program's file and the input files in the run's
+// container. A pooled container that does not take them (it died while it
+// waited: the daemon restarted, ...) is dropped, and the run makes a
+// container of its own.
+func (x *execution) prepare(ctx context.Context, spec lang.Spec) error {
+	x.id = x.box.id
+	err := x.place(ctx, spec, x.box.uid)
+	if err == nil || x.box.agent == nil {
+		return err
+	}
+	x.rt.pool.log.Warn("docker pool: a ready container failed; the run takes the cold path", "runtime", x.rt.name(), "id", x.id, "err", err)
+	stale := x.box
+	x.box = nil
+	_ = x.rt.release(stale)
+	if x.box, err = x.rt.acquireCold(ctx, x.lim); err != nil {
+		return err
+	}
+	x.id = x.box.id
+	return x.place(ctx, spec, x.box.uid)
 }
 
 // place copies the program's file into /code and the input files into
 // /work through the archive upload.
 func (x *execution) place(ctx context.Context, spec lang.Spec, uid int) error {
-	code, err := codeArchive(path.Base(spec.MainPath()), x.req.Code)
-	if err != nil {
-		return &sandbox.PlatformError{Op: "program file", Err: err}
-	}
-	if err := x.rt.cli.CopyToContainer(ctx, x.id, lang.CodeDir, bytes.NewReader(code), container.CopyToContainerOptions{}); err != nil {
-		return &sandbox.PlatformError{Op: "copy program file", Err: err}
+	if err := x.placeCode(ctx, spec); err != nil {
+		return err
 	}
 	if len(x.req.Files) == 0 {
 		return nil
@@ -151,6 +192,25 @@ func (x *execution) place(ctx context.Context, spec lang.Spec, uid int) error {
 	}
 	if err := x.rt.cli.CopyToContainer(ctx, x.id, lang.WorkDir, bytes.NewReader(files), container.CopyToContainerOptions{}); err != nil {
 		return &sandbox.PlatformError{Op: "copy input files", Err: err}
+	}
+	return nil
+}
+
+// placeCode copies the program's file into /code: through a pooled
+// container's agent, else through the archive upload.
+func (x *execution) placeCode(ctx context.Context, spec lang.Spec) error {
+	if a := x.box.agent; a != nil {
+		if err := a.placeCode(path.Base(spec.MainPath()), x.req.Code); err != nil {
+			return &sandbox.PlatformError{Op: "copy program file", Err: err}
+		}
+		return nil
+	}
+	code, err := codeArchive(path.Base(spec.MainPath()), x.req.Code)
+	if err != nil {
+		return &sandbox.PlatformError{Op: "program file", Err: err}
+	}
+	if err := x.rt.cli.CopyToContainer(ctx, x.id, lang.CodeDir, bytes.NewReader(code), container.CopyToContainerOptions{}); err != nil {
+		return &sandbox.PlatformError{Op: "copy program file", Err: err}
 	}
 	return nil
 }
@@ -227,6 +287,14 @@ func (x *execution) finish(spec lang.Spec, execID string) error {
 		// program that succeeded skips this: removing the container kills
 		// what is left.
 		oom := false
+		if x.leftovers && code == 0 {
+			// What the program left running ends before Run returns (a
+			// pooled container is removed after it, in the background).
+			_ = x.rt.cli.ContainerKill(ctx, x.id, "KILL")
+			if _, err := x.oomKilled(ctx); err != nil {
+				return &sandbox.PlatformError{Op: "stop container", Err: err}
+			}
+		}
 		if code != 0 {
 			_ = x.rt.cli.ContainerKill(ctx, x.id, "KILL")
 			if oom, err = x.oomKilled(ctx); err != nil {
@@ -314,6 +382,19 @@ func (x *execution) watchCPU(ctx context.Context, over, quit chan struct{}) {
 // cpuTime returns the CPU time of all the container's processes so far,
 // and keeps it and the peak of memory use as the run's metrics.
 func (x *execution) cpuTime(ctx context.Context) (time.Duration, bool) {
+	if x.cg.cpuacct != "" {
+		// From the cgroup itself: microseconds, where the daemon's
+		// statistics take up to a second to answer on a busy host.
+		cpu, err := readInt(filepath.Join(x.cg.cpuacct, "cpuacct.usage"))
+		if err != nil {
+			return 0, false
+		}
+		if peak, err := readInt(filepath.Join(x.cg.memory, "memory.max_usage_in_bytes")); err == nil {
+			x.lastPeak.Store(peak)
+		}
+		x.lastCPU.Store(cpu)
+		return time.Duration(cpu), true
+	}
 	st, err := x.rt.cli.ContainerStatsOneShot(ctx, x.id)
 	if err != nil {
 		return 0, false
@@ -330,16 +411,35 @@ func (x *execution) cpuTime(ctx context.Context) (time.Duration, bool) {
 
 // collectArtifacts reads the files the program left in /work.
 func (x *execution) collectArtifacts(ctx context.Context) error {
+	if a := x.box.agent; a != nil {
+		// A pooled container's agent tells whether there is anything to
+		// download and whether processes are left; if it cannot, the
+		// download decides and the container is killed.
+		empty, others, err := a.afterRun()
+		x.leftovers = others
+		if err == nil && empty {
+			return nil
+		}
+	}
 	rc, _, err := x.rt.cli.CopyFromContainer(ctx, x.id, lang.WorkDir+"/.")
 	if err != nil {
 		return &sandbox.PlatformError{Op: "collect artifacts", Err: err}
 	}
 	defer rc.Close()
-	arts, err := readArtifacts(ctx, rc, x.req.Files, artifactBudget{content: x.lim.ArtifactBytes, read: x.lim.ArtifactBytes + x.lim.DiskBytes})
+	seen := map[string]bool{}
+	arts, err := readArtifacts(ctx, rc, x.req.Files, artifactBudget{content: x.lim.ArtifactBytes, read: x.lim.ArtifactBytes + x.lim.DiskBytes}, seen)
 	x.res.Artifacts = arts
 	switch {
 	case errors.Is(err, errReadBudget):
-		x.res.Reason = "artifacts: " + err.Error() + "; the files after " + arts[len(arts)-1].Name + " are not listed"
+		// The archive cannot skip a file's bytes (a sparse file's holes
+		// come as zeros): the rest are listed by name and size alone.
+		rc.Close()
+		files, lerr := x.listWork(ctx, x.box.uid)
+		if lerr != nil {
+			x.res.Reason = "artifacts: " + err.Error() + "; the files after " + arts[len(arts)-1].Name + " are not listed (" + lerr.Error() + ")"
+			break
+		}
+		x.res.Artifacts = listRest(arts, seen, files)
 	case err != nil:
 		return &sandbox.PlatformError{Op: "collect artifacts", Err: err}
 	}
@@ -378,3 +478,12 @@ func (x *execution) memoryReason() string {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// readInt reads a cgroup file holding one integer.
+func readInt(file string) (int64, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+}

@@ -10,16 +10,20 @@ import (
 	"github.com/crucible-sandbox/crucible/sandbox"
 )
 
-// codeArchive is the tar of the program's file, owned by root and
-// read-only, as the archive upload puts it in /code.
-func codeArchive(name, code string) ([]byte, error) {
+// codeArchive is the tar of /code's files (name, then content, in pairs):
+// the program's file, owned by root and read-only, as the archive upload
+// puts it in /code.
+func codeArchive(pairs ...string) ([]byte, error) {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
-	if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o444, Size: int64(len(code)), Typeflag: tar.TypeReg, ModTime: time.Now()}); err != nil {
-		return nil, err
-	}
-	if _, err := tw.Write([]byte(code)); err != nil {
-		return nil, err
+	for i := 0; i+1 < len(pairs); i += 2 {
+		name, content := pairs[i], pairs[i+1]
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o444, Size: int64(len(content)), Typeflag: tar.TypeReg, ModTime: time.Now()}); err != nil {
+			return nil, err
+		}
+		if _, err := tw.Write([]byte(content)); err != nil {
+			return nil, err
+		}
 	}
 	return buf.Bytes(), tw.Close()
 }

@@ -5,12 +5,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/docker/docker/client"
 
+	"github.com/crucible-sandbox/crucible/internal/uidrange"
+	"github.com/crucible-sandbox/crucible/policy/egress"
 	"github.com/crucible-sandbox/crucible/sandbox"
 )
 
@@ -42,9 +45,22 @@ type Options struct {
 	// UIDBase and UIDCount reserve the host uids containers run as; zero
 	// means DefaultUIDBase and DefaultUIDCount.
 	UIDBase, UIDCount int
+	// Egress configures the proxy through which a run with a network
+	// allowlist reaches what it allows (egress.go); the zero value
+	// resolves names with the host's resolver.
+	Egress egress.Config
 	// Host is the daemon's address, such as unix:///var/run/docker.sock;
 	// empty takes DOCKER_HOST, else the default socket.
 	Host string
+	// Prestart is how many containers to keep created and started ahead
+	// of time, waiting for a request with the default limits; each serves
+	// one run, is removed after it and replaced in the background (pool.go).
+	// 0 makes each container when its run starts. A server wants a few; a
+	// one-shot command wants none. Close removes them.
+	Prestart int
+	// Logger receives what fails in the background, where no caller sees
+	// it: a pool's builds and removals. Nil means slog.Default().
+	Logger *slog.Logger
 }
 
 // Runtime runs each request in a fresh container. It is safe for
@@ -56,7 +72,15 @@ type Runtime struct {
 	ociRuntime  string
 	env         []string
 	seccomp     string
-	uids        *uidPool
+	uids        *uidrange.Allocator
+	pool        *pool // nil without Options.Prestart
+	egress      egress.Config
+	kv          kernelView
+	// cgroupV1 is set when the daemon's containers are in cgroup v1
+	// hierarchies (sockmem.go).
+	cgroupV1 bool
+	// ncpu is how many processors the daemon's host has.
+	ncpu int
 }
 
 var _ sandbox.Runtime = (*Runtime)(nil)
@@ -76,10 +100,13 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 	if opts.Image == "" {
 		return nil, errors.New("docker.Options: Image is required")
 	}
+	if opts.Prestart < 0 {
+		return nil, fmt.Errorf("docker.Options: Prestart must not be negative, got %d", opts.Prestart)
+	}
 	if opts.OCIRuntime != RuncRuntime && opts.OCIRuntime != GVisorRuntime {
 		return nil, fmt.Errorf("docker.Options: OCIRuntime must be %q (Docker's default) or %q (gVisor), got %q", RuncRuntime, GVisorRuntime, opts.OCIRuntime)
 	}
-	uids, err := newUIDPool(cmp.Or(opts.UIDBase, DefaultUIDBase), cmp.Or(opts.UIDCount, DefaultUIDCount))
+	uids, err := newUIDs(cmp.Or(opts.UIDBase, DefaultUIDBase), cmp.Or(opts.UIDCount, DefaultUIDCount))
 	if err != nil {
 		return nil, err
 	}
@@ -87,13 +114,14 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Runtime{cli: cli, image: opts.Image, imageDigest: opts.ImageDigest, ociRuntime: opts.OCIRuntime, env: opts.Env, uids: uids}
+	r := &Runtime{cli: cli, image: opts.Image, imageDigest: opts.ImageDigest, ociRuntime: opts.OCIRuntime, env: opts.Env, uids: uids, egress: opts.Egress}
+	info, err := cli.Info(ctx)
+	if err != nil {
+		cli.Close()
+		return nil, fmt.Errorf("%w: docker info: %v", ErrUnavailable, err)
+	}
+	r.cgroupV1, r.ncpu = info.CgroupVersion == "1", max(info.NCPU, 1)
 	if opts.OCIRuntime != RuncRuntime {
-		info, err := cli.Info(ctx)
-		if err != nil {
-			cli.Close()
-			return nil, fmt.Errorf("%w: docker info: %v", ErrUnavailable, err)
-		}
 		if _, ok := info.Runtimes[opts.OCIRuntime]; !ok {
 			names := make([]string, 0, len(info.Runtimes))
 			for n := range info.Runtimes {
@@ -115,6 +143,17 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 	if r.seccomp, err = seccompJSON(); err != nil {
 		cli.Close()
 		return nil, err
+	}
+	if err := sweep(ctx, cli); err != nil {
+		cli.Close()
+		return nil, fmt.Errorf("remove what ended processes' runs left: %w", err)
+	}
+	if opts.Prestart > 0 {
+		if _, err := SweepPools(ctx, cli); err != nil {
+			cli.Close()
+			return nil, err
+		}
+		r.pool = newPool(r, opts.Prestart, cmp.Or(opts.Logger, slog.Default()))
 	}
 	return r, nil
 }
@@ -141,12 +180,31 @@ func Connect(ctx context.Context, host string) (*client.Client, error) {
 	return cli, nil
 }
 
-// Close releases the client. Runs in progress are not affected.
-func (r *Runtime) Close() error { return r.cli.Close() }
+// Close removes the pool's containers (Options.Prestart), waiting for
+// those of runs that ended to be removed, and releases the client. It must
+// not be called while runs are in progress.
+func (r *Runtime) Close() error {
+	var err error
+	if r.pool != nil {
+		err = r.pool.close()
+	}
+	return errors.Join(err, r.cli.Close())
+}
+
+// name is the runtime's name as --runtime says it, for logs.
+func (r *Runtime) name() string {
+	if r.ociRuntime == GVisorRuntime {
+		return "gvisor"
+	}
+	return "docker"
+}
 
 // Run runs req in a fresh container; see sandbox.Runtime.
 func (r *Runtime) Run(ctx context.Context, req sandbox.Request) (sandbox.Result, error) {
 	if err := req.Validate(); err != nil {
+		return sandbox.Result{}, err
+	}
+	if err := r.CheckNetwork(req.Network); err != nil {
 		return sandbox.Result{}, err
 	}
 	lim := req.Limits.WithDefaults()
@@ -162,10 +220,6 @@ func (r *Runtime) Run(ctx context.Context, req sandbox.Request) (sandbox.Result,
 	if ctx.Err() != nil {
 		res.Status, res.Reason = sandbox.StatusKilled, "cancelled before the run started"
 		return res, nil
-	}
-	if !req.Network.IsZero() {
-		res.Status, res.Reason = sandbox.StatusInternal, "a network allowlist is not supported by the docker runtime yet: its containers have no network"
-		return res, &sandbox.PlatformError{Op: "network", Err: errors.New(res.Reason)}
 	}
 	x := &execution{rt: r, req: &req, lim: lim, res: &res}
 	if err := x.run(ctx); err != nil {

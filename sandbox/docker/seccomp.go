@@ -2,6 +2,10 @@ package docker
 
 import (
 	"encoding/json"
+	"maps"
+	"slices"
+
+	"github.com/elastic/go-seccomp-bpf/arch"
 
 	"github.com/crucible-sandbox/crucible/sandbox/syscallpolicy"
 )
@@ -9,10 +13,9 @@ import (
 // seccompProfile is Docker's JSON seccomp profile format (the one `docker
 // run --security-opt seccomp=FILE` reads), the part of it used here.
 type seccompProfile struct {
-	DefaultAction   string        `json:"defaultAction"`
-	DefaultErrnoRet *uint         `json:"defaultErrnoRet,omitempty"`
-	Architectures   []string      `json:"architectures"`
-	Syscalls        []seccompRule `json:"syscalls"`
+	DefaultAction string        `json:"defaultAction"`
+	Architectures []string      `json:"architectures"`
+	Syscalls      []seccompRule `json:"syscalls"`
 }
 
 // seccompRule is one rule of a profile: the calls it names, with every
@@ -39,9 +42,15 @@ const afMax = 46
 // package syscallpolicy, the policy the native runtime compiles into its
 // own filter, so that both refuse the same calls:
 //
-//   - the allowed calls are allowed; every other call fails with ENOSYS
-//     (defaultErrnoRet), as in the native filter; clone3 is listed with
-//     ENOSYS explicitly;
+//   - the allowed calls are allowed; every other call fails with ENOSYS,
+//     as in the native filter: each call of the architecture's table that
+//     no other rule names is listed with errnoRet ENOSYS, because Docker
+//     20.10 ignores the profile's defaultErrnoRet (its default action
+//     answers EPERM); clone3 is among them. A call the daemon's libseccomp
+//     cannot name is skipped by runc, which refuses every number past the
+//     highest it knows with ENOSYS: such a call (open_tree_attr with
+//     libseccomp 2.5) is refused before the kernel, with ENOSYS where the
+//     native filter says EPERM if the policy denies it;
 //   - the denied calls fail with EPERM;
 //   - clone is allowed only without a namespace flag, and fails with EPERM
 //     with any of them;
@@ -49,10 +58,10 @@ const afMax = 46
 //     NETLINK_ROUTE alone) and fails with EAFNOSUPPORT in every other
 //     family the kernel knows (EPROTONOSUPPORT for another netlink
 //     protocol); socketpair likewise;
-//   - personality is allowed with the values PersonalityValues lists.
-//     Docker's format cannot say "any other value", so another value fails
-//     with ENOSYS (the default) where the native filter says EPERM: refused
-//     either way.
+//   - personality is allowed with the values PersonalityValues lists;
+//     any other value gets the default action, EPERM, as in the native
+//     filter (the profile sets no defaultErrnoRet, so every Docker
+//     version answers the same).
 //
 // Only the native architecture is listed: a call made through another
 // ABI (32-bit int 0x80 on x86-64) is refused by the runtime's bad-arch
@@ -60,17 +69,20 @@ const afMax = 46
 func seccompJSON() (string, error) {
 	// Linux's numbers whatever GOOS builds the profile: the daemon runs Linux.
 	eperm, eafnosupport, eprotonosupport, enosys := uint(syscallpolicy.EPERM), uint(syscallpolicy.EAFNOSUPPORT), uint(syscallpolicy.EPROTONOSUPPORT), uint(syscallpolicy.ENOSYS)
+	unlisted, err := unlistedCalls()
+	if err != nil {
+		return "", err
+	}
 	p := seccompProfile{
-		DefaultAction:   "SCMP_ACT_ERRNO",
-		DefaultErrnoRet: &enosys,
-		Architectures:   []string{nativeArch},
+		DefaultAction: "SCMP_ACT_ERRNO",
+		Architectures: []string{nativeArch},
 		Syscalls: []seccompRule{
 			{Names: syscallpolicy.Allowed(), Action: "SCMP_ACT_ALLOW"},
 			{Names: syscallpolicy.Denied(), Action: "SCMP_ACT_ERRNO", ErrnoRet: &eperm},
-			// clone3 explicitly, as in the native filter: its flags live in
-			// memory a filter cannot read, and ENOSYS (not a runtime's
+			// clone3 among them, as in the native filter: its flags live
+			// in memory a filter cannot read, and ENOSYS (not a runtime's
 			// default EPERM) makes C libraries fall back to clone.
-			{Names: []string{"clone3"}, Action: "SCMP_ACT_ERRNO", ErrnoRet: &enosys},
+			{Names: unlisted, Action: "SCMP_ACT_ERRNO", ErrnoRet: &enosys},
 			{Names: []string{"clone"}, Action: "SCMP_ACT_ALLOW", Args: []seccompArg{
 				{Index: 0, Value: syscallpolicy.NamespaceCloneFlags, ValueTwo: 0, Op: "SCMP_CMP_MASKED_EQ"}}},
 		},
@@ -124,4 +136,27 @@ func seccompJSON() (string, error) {
 	}
 	b, err := json.Marshal(p)
 	return string(b), err
+}
+
+// unlistedCalls are the calls of the native architecture's table that the
+// policy neither allows, denies nor checks by argument: the ones that fail
+// with ENOSYS.
+func unlistedCalls() ([]string, error) {
+	info, err := arch.GetInfo("")
+	if err != nil {
+		return nil, err
+	}
+	listed := map[string]bool{}
+	for _, l := range [][]string{syscallpolicy.Allowed(), syscallpolicy.Denied(), syscallpolicy.ArgumentChecked()} {
+		for _, n := range l {
+			listed[n] = true
+		}
+	}
+	var out []string
+	for _, n := range slices.Sorted(maps.Values(info.SyscallNumbers)) {
+		if !listed[n] {
+			out = append(out, n)
+		}
+	}
+	return slices.Compact(out), nil
 }

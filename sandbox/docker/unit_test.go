@@ -9,9 +9,11 @@ import (
 	"errors"
 	"io"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/crucible-sandbox/crucible/sandbox"
+	"github.com/crucible-sandbox/crucible/sandbox/linux/sandboxinit"
 	"github.com/crucible-sandbox/crucible/sandbox/syscallpolicy"
 )
 
@@ -101,8 +103,15 @@ func TestSeccompProfile(t *testing.T) {
 			t.Errorf("%s is allowed without condition", n)
 		}
 	}
-	if errno["clone3"] != 38 || p.DefaultAction != "SCMP_ACT_ERRNO" || p.DefaultErrnoRet == nil || *p.DefaultErrnoRet != 38 {
-		t.Errorf("clone3 errno %d, default %s: want ENOSYS for both", errno["clone3"], p.DefaultAction)
+	// Every call no list names is refused with ENOSYS by a rule of its
+	// own (Docker 20.10 ignores defaultErrnoRet); the default is EPERM.
+	for _, n := range []string{"clone3", "modify_ldt", "io_setup", "mbind", "set_thread_area"} {
+		if action[n] != "SCMP_ACT_ERRNO" || errno[n] != 38 {
+			t.Errorf("%s: %q errno %d, want ENOSYS", n, action[n], errno[n])
+		}
+	}
+	if p.DefaultAction != "SCMP_ACT_ERRNO" {
+		t.Errorf("default action %s, want SCMP_ACT_ERRNO (EPERM)", p.DefaultAction)
 	}
 }
 
@@ -159,7 +168,7 @@ func TestReadArtifacts(t *testing.T) {
 	add(&tar.Header{Name: "./a.txt", Typeflag: tar.TypeReg}, "a")
 	tw.Close()
 	arts, err := readArtifacts(context.Background(), &buf, []sandbox.File{{Name: "in.csv", Content: sandbox.Data("given")}},
-		artifactBudget{content: 5, read: 100})
+		artifactBudget{content: 5, read: 100}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,8 +187,46 @@ func TestReadArtifacts(t *testing.T) {
 	tw = tar.NewWriter(&buf)
 	add(&tar.Header{Name: "./huge", Typeflag: tar.TypeReg}, "0123456789")
 	tw.Close()
-	arts, err = readArtifacts(context.Background(), &buf, nil, artifactBudget{content: 5, read: 5})
+	arts, err = readArtifacts(context.Background(), &buf, nil, artifactBudget{content: 5, read: 5}, nil)
 	if !errors.Is(err, errReadBudget) || len(arts) != 1 || arts[0].SHA256 != "" {
 		t.Errorf("over the read budget: %+v, %v; want huge listed unread and errReadBudget", arts, err)
+	}
+}
+
+// TestKernelViewFiles: the made-up /proc/meminfo is the native sandbox's,
+// and /proc/stat has a line per CPU and no host counter.
+func TestKernelViewFiles(t *testing.T) {
+	for _, m := range []int64{64 << 20, 512 << 20, 3 << 30} {
+		if got, want := syntheticMeminfo(m), sandboxinit.SyntheticMeminfo(m); got != want {
+			t.Errorf("meminfo for %d bytes:\n%s\nwant the native sandbox's\n%s", m, got, want)
+		}
+	}
+	st := syntheticStat(2, "1700000000")
+	for _, want := range []string{"cpu  0 0", "\ncpu0 0", "\ncpu1 0", "\nbtime 1700000000\n", "\nprocesses 0\n"} {
+		if !strings.Contains(st, want) {
+			t.Errorf("stat lacks %q:\n%s", want, st)
+		}
+	}
+	if strings.Contains(st, "cpu2") {
+		t.Errorf("stat lists a third CPU:\n%s", st)
+	}
+}
+
+// TestListRest: the files the archive did not reach are added by name and
+// size, unread; those it read (an unchanged input included) are not.
+func TestListRest(t *testing.T) {
+	found := []sandbox.Artifact{{Name: "b.bin", Size: 9, ContentOmitted: true}}
+	seen := map[string]bool{"in.csv": true}
+	files := map[string]int64{"a.txt": 1, "b.bin": 9, "in.csv": 5, "d/c.bin": 7}
+	got := listRest(found, seen, files)
+	var names []string
+	for _, a := range got {
+		names = append(names, a.Name)
+		if a.Name != "b.bin" && (!a.ContentOmitted || a.SHA256 != "" || a.Size != files[a.Name]) {
+			t.Errorf("%+v, want size %d, omitted, no digest", a, files[a.Name])
+		}
+	}
+	if !slices.Equal(names, []string{"a.txt", "b.bin", "d/c.bin"}) {
+		t.Errorf("artifacts %v, want a.txt, b.bin, d/c.bin", names)
 	}
 }

@@ -2,9 +2,7 @@ package linux
 
 import (
 	"fmt"
-	"maps"
 	"net"
-	"strconv"
 
 	"github.com/crucible-sandbox/crucible/policy/egress"
 )
@@ -20,7 +18,7 @@ import (
 // process accepts from (egress.ListenIn). A veth pair would give the
 // sandbox a route off the host's side, and its safety would rest on
 // nftables rules and on the host's forwarding settings. The program sees
-// an ordinary proxy at 127.0.0.1:PORT in its environment (proxyEnv).
+// an ordinary proxy at 127.0.0.1:PORT in its environment (egress.ProxyEnv).
 //
 // The listener is opened when the run takes its sandbox, warm or cold:
 // a warm sandbox is built with no network, like every sandbox, and only
@@ -37,22 +35,5 @@ func (x *execution) startEgress() (*egress.Proxy, map[string]string, error) {
 		return nil, nil, err
 	}
 	proxy := egress.Serve(ln, x.rt.egress, x.req.Network)
-	return proxy, proxyEnv(x.req.Env, ln.Addr().(*net.TCPAddr).Port), nil
-}
-
-// proxyEnv returns a copy of env with the variables that send HTTP
-// clients (Python's urllib and requests, curl, pip) to the proxy on port;
-// they replace any the request set, which could lead nowhere else. Node
-// reads none of them: a JavaScript program must use the proxy itself.
-func proxyEnv(env map[string]string, port int) map[string]string {
-	out := maps.Clone(env)
-	if out == nil {
-		out = map[string]string{}
-	}
-	url := "http://127.0.0.1:" + strconv.Itoa(port)
-	for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"} {
-		out[k] = url
-	}
-	out["NO_PROXY"], out["no_proxy"] = "", ""
-	return out
+	return proxy, egress.ProxyEnv(x.req.Env, ln.Addr().(*net.TCPAddr).Port), nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/crucible-sandbox/crucible/internal/testenv"
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/sandbox/linux"
+	"github.com/crucible-sandbox/crucible/sandbox/sandboxtest"
 )
 
 // heldFDs are host descriptors the test process holds open without
@@ -98,48 +99,10 @@ func identify(t *testing.T, path string) fileID {
 	return fileID{Dev: st.Dev, Ino: st.Ino}
 }
 
-// fdProbe is a hostile program: it looks at every descriptor it has from
-// 3 to 1023 (and any other /proc/self/fd lists), and attacks each that is
-// one of TARGETS (device and inode pairs: the test's own directory and
-// file; any other descriptor found fails the test all the same, and is
-// not the test's to change): a directory is listed, left through "..",
-// and a file is created in it; a regular file is written to. It prints a
-// JSON object per descriptor found: what it is and what the attacks did.
-const fdProbe = `import json, os, stat
-fds = set(range(3, 1024))
-try:
-    fds |= {int(n) for n in os.listdir("/proc/self/fd")}
-except OSError:
-    pass
-found = {}
-for fd in sorted(fds):
-    if fd < 3:
-        continue
-    try:
-        st = os.fstat(fd)
-    except OSError:
-        continue
-    r = {"dev": st.st_dev, "ino": st.st_ino, "mode": stat.filemode(st.st_mode)}
-    found[fd] = r
-    if [st.st_dev, st.st_ino] not in TARGETS:
-        continue
-    if stat.S_ISDIR(st.st_mode):
-        try:
-            r["entries"] = os.listdir(fd)
-            up = os.open("..", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
-            r["parent"] = os.listdir(up)
-            os.close(up)
-            os.close(os.open(TOKEN, os.O_CREAT | os.O_WRONLY, 0o666, dir_fd=fd))
-            r["created"] = True
-        except OSError as e:
-            r["error"] = str(e)
-    elif stat.S_ISREG(st.st_mode):
-        try:
-            r["wrote"] = os.write(fd, TOKEN.encode())
-        except OSError as e:
-            r["error"] = str(e)
-print(json.dumps(found))
-`
+// fdProbe is the conformance suite's hostile program (sandboxtest.FDProbe,
+// whose InheritedDescriptors case runs it against every runtime): it
+// attacks the descriptors TARGETS names and reports every one it has.
+const fdProbe = sandboxtest.FDProbe
 
 // probeResult is what fdProbe printed: each descriptor's report.
 type probeResult map[string]struct {

@@ -1,15 +1,11 @@
 package linux
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
-
-	units "github.com/docker/go-units"
 
 	"github.com/crucible-sandbox/crucible/kernel"
 	"github.com/crucible-sandbox/crucible/sandbox"
@@ -173,49 +169,17 @@ func awaitGreeting(ctx context.Context, p *sandboxProc, deadline *time.Timer) (*
 	return &k, nil
 }
 
-// maxReplyBytes bounds one kernel reply: four times the largest artifact
-// budget a default session has, in base64, and then some.
-const maxReplyBytes = 64 << 20
+// maxReplyBytes bounds one kernel reply (kernel.MaxReplyBytes).
+const maxReplyBytes = kernel.MaxReplyBytes
 
 // read decodes the kernel's messages: the greeting, then replies, until
-// the channel breaks.
-//
-// Security: the program shares the kernel's process and can write to the
-// channel. A line longer than maxReplyBytes, or one that is not a reply,
-// breaks the channel for good (the session reading it kills the sandbox):
-// skipping such a line would let the program keep the host reading, and
-// guessing where the next reply starts is guessing what the program wants.
+// the channel breaks (see kernel.ReadChannel, which every runtime's
+// sessions share).
 func (rc *replyChannel) read(p *sandboxProc, ready chan<- kernel.Ready, replies chan<- kernel.Reply) {
 	defer close(replies)
-	sc := newReplyLines(p.fromKernel, maxReplyBytes)
-	if !sc.scan() {
-		close(ready)
-		return
-	}
-	var hello kernel.Ready
-	if err := json.Unmarshal(sc.bytes(), &hello); err != nil || !hello.Ready {
-		close(ready)
-		return
-	}
-	ready <- hello
-	for sc.scan() {
-		var reply kernel.Reply
-		if err := json.Unmarshal(sc.bytes(), &reply); err != nil {
-			rc.err = fmt.Errorf("a line that is not a reply (%v)", err)
-			return
-		}
-		replies <- reply
-	}
-	switch err := sc.err; {
-	case errors.Is(err, bufio.ErrTooLong):
-		rc.err = fmt.Errorf("a line longer than %s, the most a reply may be", units.BytesSize(maxReplyBytes))
-	case err != nil:
-		rc.err = err
-	default:
-		rc.err = errRepliesClosed
-	}
+	rc.err = kernel.ReadChannel(p.fromKernel, ready, replies)
 }
 
 // errRepliesClosed is why a reply channel breaks at end-of-file: the
 // kernel closed it, most often by exiting.
-var errRepliesClosed = errors.New("the kernel closed it")
+var errRepliesClosed = kernel.ErrChannelClosed

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/crucible-sandbox/crucible/internal/uidrange"
 	"github.com/crucible-sandbox/crucible/policy/egress"
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/sandbox/lang"
@@ -97,7 +98,7 @@ type Runtime struct {
 	initPath string
 	// base is what every sandbox shares; each gets a copy with its uid.
 	base                sandboxinit.BaseConfig
-	uids                *uidAllocator
+	uids                *uidrange.Allocator
 	imageDigest         string
 	env                 []string
 	egress              egress.Config
@@ -149,7 +150,7 @@ func New(opts Options) (*Runtime, error) {
 	if uidCount <= kept {
 		return nil, fmt.Errorf("linux.Options: UIDCount (%d) must exceed Prestart+Warm+WarmSessions (%d, a zygote slot of Warm counting twice): every sandbox kept ready holds a uid", uidCount, kept)
 	}
-	uids, err := newUIDAllocator(uidBase, uidCount, uidLockPath)
+	uids, err := uidrange.New(uidBase, uidCount, uidrange.HostLockPath, "linux.Options.UIDCount, uid_count in crucible serve's --config")
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/crucible-sandbox/crucible/internal/uidrange"
 	"github.com/crucible-sandbox/crucible/sandbox/linux/sandboxinit"
 )
 
@@ -52,7 +53,7 @@ type sandboxProc struct {
 	// uid is the sandbox's own user and group id, held from launch until
 	// release has seen every process of the sandbox gone (see uids.go).
 	uid  int
-	uids *uidAllocator
+	uids *uidrange.Allocator
 	// pool is the pool it was taken from, if any: retire puts it back.
 	pool sandboxPool[*sandboxProc]
 }
@@ -68,14 +69,14 @@ func (r *Runtime) launch(lim cgroupLimits) (*sandboxProc, error) {
 // kernel's requests a socket (of SOCK_SEQPACKET), as a zygote needs to be
 // passed each run's file descriptors, not a pipe.
 func (r *Runtime) launchWith(lim cgroupLimits, requestSocket bool) (*sandboxProc, error) {
-	uid, err := r.uids.take()
+	uid, err := r.uids.Take()
 	if err != nil {
 		return nil, err
 	}
 	name := fmt.Sprintf("%d.%d", os.Getpid(), sandboxSeq.Add(1))
 	cg, err := newRunCgroup(name, lim)
 	if err != nil {
-		r.uids.give(uid)
+		r.uids.Give(uid)
 		return nil, fmt.Errorf("create cgroup: %w", err)
 	}
 	p, err := r.startInit(cg, uid, requestSocket)
@@ -158,7 +159,7 @@ func (r *Runtime) discard(cg runCgroup, uid int) error {
 	if err := cg.remove(); err != nil {
 		return fmt.Errorf("remove cgroup: %w", err)
 	}
-	r.uids.give(uid)
+	r.uids.Give(uid)
 	return nil
 }
 
@@ -258,9 +259,9 @@ func (p *sandboxProc) release() error {
 		return err
 	}
 	if p.uids != nil { // once: a second release must not give back a uid taken again since
-		p.uids.give(p.uid)
+		p.uids.Give(p.uid)
 		if p.zygote != nil {
-			p.uids.give(p.zygote.uid)
+			p.uids.Give(p.zygote.uid)
 		}
 		p.uids = nil
 	}

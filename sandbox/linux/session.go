@@ -2,9 +2,6 @@ package linux
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -600,19 +597,8 @@ func (s *Session) finishCell(ctx context.Context, res sandbox.Result, reply kern
 	s.billed = usage
 	res.Metrics.CPUMS = ms(usage.CPU - usage0.CPU)
 	res.Metrics.PeakMemoryBytes = usage.PeakBytes
-	res.Value, res.ValueHTML = reply.Value, reply.HTML
-	res.Status, res.ExitCode = sandbox.StatusOK, 0
-	res.Findings = sandbox.BoundFindings(reply.Findings)
-	switch {
-	case reply.Status == "blocked":
-		res.Status, res.ExitCode = sandbox.StatusBlocked, -1
-		res.Reason = "the code policy blocked the cell; nothing of it ran"
-	case reply.Status != "ok":
-		res.Status, res.ExitCode = sandbox.StatusError, 1
-		if e := reply.Error; e != nil {
-			res.Error = &sandbox.ExecError{Type: e.Type, Message: e.Message, Line: e.Line, Column: e.Column, Traceback: e.Traceback}
-		}
-	}
+	budget := budgetFor(s.lim)
+	budget.content -= kernel.ApplyReply(&res, reply, budget.content)
 	if stop.status != "" {
 		res.Status, res.Reason = stop.status, stop.reason
 	} else if reason := survivedOOM(usage.OOMKills > usage0.OOMKills, res.Error, s.lim.MemoryBytes); reason != "" {
@@ -625,26 +611,6 @@ func (s *Session) finishCell(ctx context.Context, res sandbox.Result, reply kern
 	if stop.status == "" && (res.StdoutTruncated || res.StderrTruncated) {
 		res.Status = sandbox.StatusOutputLimit
 		res.Reason = "output limit of " + units.BytesSize(float64(s.lim.OutputBytes)) + " reached"
-	}
-	budget := budgetFor(s.lim)
-	// Displays come first, in the cell's order, and take their share of
-	// the artifact budget; figures and files the rest.
-	var used int64
-	res.Displays, used = kernel.ResultDisplays(reply.Displays, budget.content)
-	budget.content -= used
-	for i, b64 := range reply.Figures {
-		png, err := base64.StdEncoding.DecodeString(b64)
-		if err != nil {
-			continue
-		}
-		sum := sha256.Sum256(png)
-		a := sandbox.Artifact{Name: fmt.Sprintf("figure-%d.png", i+1), MIME: "image/png", Size: int64(len(png)), SHA256: hex.EncodeToString(sum[:])}
-		if int64(len(png)) <= budget.content {
-			a.Content, budget.content = png, budget.content-int64(len(png))
-		} else {
-			a.ContentOmitted = true
-		}
-		res.Artifacts = append(res.Artifacts, a)
 	}
 	unchanged := func(e entry) bool {
 		old, ok := before[e.name]

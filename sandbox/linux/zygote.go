@@ -128,13 +128,13 @@ func (z *zygoteState) close() error {
 // launchZygote builds a zygote slot: a sandbox, then a zygote in it that
 // imports preload.
 func (r *Runtime) launchZygote(preload []string) (*sandboxProc, error) {
-	zuid, err := r.uids.take()
+	zuid, err := r.uids.Take()
 	if err != nil {
 		return nil, err
 	}
 	p, err := r.launchWith(r.defaultCgroupLimits, true)
 	if err != nil {
-		r.uids.give(zuid)
+		r.uids.Give(zuid)
 		return nil, err
 	}
 	p.zygote = &zygoteState{uid: zuid, born: time.Now()}

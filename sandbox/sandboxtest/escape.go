@@ -349,7 +349,12 @@ print(json.dumps(out))
 		t.Errorf("report has %d calls, want 16", len(rep))
 	}
 	for _, call := range slices.Sorted(maps.Keys(rep)) {
-		if got := rep[call]; got != "EPERM" {
+		got := rep[call]
+		if why, ok := s.unnamed[strings.SplitN(call, "(", 2)[0]]; ok && got == "ENOSYS" {
+			t.Logf("%s: ENOSYS, not EPERM: %s", call, why)
+			continue
+		}
+		if got != "EPERM" {
 			t.Errorf("%s: %s, want -1 with EPERM", call, got)
 		}
 	}
@@ -569,8 +574,13 @@ print(json.dumps(out))
 		t.Errorf("the program runs as uid %d, outside the sandbox range [%d, %d)", uid, s.uidBase, s.uidBase+s.uidCount)
 	}
 	const noCaps = "0000000000000000"
+	// No supplementary group, or the program's own gid alone (Docker's
+	// exec lists the primary group there too): a supplementary group equal
+	// to the gid grants no access the gid does not.
+	if g, gid := rep.Self["Groups"], strings.Fields(rep.Self["Gid"]); g != "" && (len(gid) == 0 || g != gid[0]) {
+		t.Errorf("the program's /proc/self/status Groups = %q, want none or its own gid %v alone", g, gid)
+	}
 	want := map[string]string{
-		"Groups": "",
 		"CapInh": noCaps, "CapPrm": noCaps, "CapEff": noCaps, "CapBnd": noCaps, "CapAmb": noCaps,
 		"NoNewPrivs": "1", "Seccomp": "2",
 	}

@@ -85,14 +85,21 @@ func procState(pid int) string {
 }
 
 // mountTable returns the lines of the test process's mountinfo: the host's
-// mount namespace. A sandbox must never add or remove a mount there.
+// mount namespace. A sandbox must never add or remove a mount there. The
+// mounts a container engine makes for its containers are left out
+// (EngineMount, engine.go says why that hides nothing of ours).
 func mountTable(t *testing.T) []string {
 	t.Helper()
 	b, err := os.ReadFile("/proc/self/mountinfo")
 	if err != nil {
 		t.Fatalf("read host mount table: %v", err)
 	}
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if !EngineMount(l) {
+			lines = append(lines, l)
+		}
+	}
 	sort.Strings(lines)
 	return lines
 }
@@ -307,6 +314,9 @@ func (s *suite) checkHost(t *testing.T, before hostState, w watch) {
 		t.Errorf("host check: mount disappeared from the host's mount namespace: %s", l)
 	}
 	s.checkCgroups(t, []string{w.token})
+	for _, l := range s.runtimeLeftovers() {
+		t.Errorf("host check: %s", l)
+	}
 	for _, p := range w.paths {
 		if _, err := os.Lstat(p); err == nil {
 			t.Errorf("host check: the sandbox created host path %s", p)
@@ -348,4 +358,12 @@ func (s *suite) settledLeftovers(tokens []string) []string {
 		bad = s.leftoverCgroups(tokens)
 	}
 	return bad
+}
+
+// runtimeLeftovers returns what Options.Leftovers finds, if it is set.
+func (s *suite) runtimeLeftovers() []string {
+	if s.leftovers == nil {
+		return nil
+	}
+	return s.leftovers()
 }

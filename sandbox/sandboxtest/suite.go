@@ -74,11 +74,34 @@ type Options struct {
 	// reason: the suite skips them saying so. A case a runtime merely
 	// fails is not one of them.
 	NotApplicable map[string]string
+	// Leftovers, if set, lists what of the runtime's runs exists outside
+	// the processes, mounts and cgroups the host checks look at: for a
+	// container runtime, the containers and volumes its runs created
+	// (whose mounts the checks leave out, engine.go). Every host check
+	// calls it once the run is over; each entry it returns is a leftover
+	// and fails the test.
+	Leftovers func() []string
+	// UnnamedCalls are system calls the policy denies (EPERM) that the
+	// runtime's seccomp filter cannot name, its seccomp library being
+	// older than the calls, each with the reason. Such a call must still
+	// be refused before it reaches the kernel; the suite then also takes
+	// ENOSYS, what a filter answers for a number past the highest it
+	// knows, for the refusal (a call that reached the kernel returns or
+	// fails otherwise).
+	UnnamedCalls map[string]string
+	// WatchCreation, if set, starts watching for the sandboxes the
+	// runtime creates and returns a function listing those created since
+	// (each a description), and one ending the watch: for a runtime whose
+	// sandboxes are not cgroups named as the native runtime's (a
+	// container runtime's are the engine's). InputRejected then uses it,
+	// instead of watching for cgroups, to prove a refused request created
+	// nothing.
+	WatchCreation func() (created func() []string, stop func())
 }
 
 // RunWith is Run with options.
 func RunWith(t *testing.T, newRuntime func(t *testing.T) sandbox.Runtime, opts Options) {
-	s := &suite{owner: opts.CgroupOwnerPID, uidBase: opts.UIDBase, uidCount: opts.UIDCount}
+	s := &suite{owner: opts.CgroupOwnerPID, uidBase: opts.UIDBase, uidCount: opts.UIDCount, leftovers: opts.Leftovers, unnamed: opts.UnnamedCalls, watchCreation: opts.WatchCreation}
 	if s.owner == 0 {
 		s.owner = os.Getpid()
 	}
@@ -110,6 +133,10 @@ func RunWith(t *testing.T, newRuntime func(t *testing.T) sandbox.Runtime, opts O
 		{"KillHostProcess", testKillHostProcess},
 		{"BackgroundSurvivors", testBackgroundSurvivors},
 		{"SetuidBinaries", testSetuidBinaries},
+		// Host descriptors the caller holds open (heldfds.go).
+		{"InheritedDescriptors", testInheritedDescriptors},
+		// Nothing of a run reaches the next (persist.go).
+		{"NothingPersists", testNothingPersists},
 		// What the kernel tells of the host (kernelview.go).
 		{"KernelView", testKernelView},
 		{"KernelViewPrograms", testKernelViewPrograms},
@@ -165,6 +192,12 @@ type suite struct {
 	// pooled is set when the runtime keeps sandboxes (and their cgroups)
 	// alive between runs; the cgroup check then allows idle ones.
 	pooled bool
+	// leftovers is Options.Leftovers, or nil.
+	leftovers func() []string
+	// unnamed is Options.UnnamedCalls.
+	unnamed map[string]string
+	// watchCreation is Options.WatchCreation, or nil.
+	watchCreation func() (func() []string, func())
 
 	mu     sync.Mutex
 	tokens []string // every token a run was marked with
@@ -224,6 +257,9 @@ func (s *suite) finalCheck(t *testing.T) {
 		for _, p := range findProcesses(tokens...) {
 			t.Errorf("after the suite: process of a run still alive: %v", p)
 		}
+	}
+	for _, l := range s.runtimeLeftovers() {
+		t.Errorf("after the suite: %s", l)
 	}
 	if !closed {
 		for _, d := range s.settledLeftovers(tokens) {
