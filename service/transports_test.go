@@ -39,7 +39,8 @@ type transportRule struct {
 //     and marks the descriptors it inherited close-on-exec as it starts
 //     (sandbox/linux/cloexec, in runtime_native_linux.go, Linux's alone), and `crucible bench api`
 //     times the bare interpreter a sandbox runs, by its path
-//     (sandbox/lang, in bench_bare.go),
+//     (sandbox/lang, in bench_bare.go, and bench runtimes in
+//     bench_runtimes_rows.go),
 //     or talks to a remote server (client). It does not reach into agent
 //     or analyst types to handle a request: `crucible analyst` goes
 //     through service like every transport. Not yet: `crucible agent`
@@ -50,7 +51,7 @@ var transportRules = []transportRule{
 	{dir: "mcpserver"},
 	{dir: "webui"},
 	{dir: "cmd/crucible", may: []string{"sandbox/linux", "sandbox/docker", "image", "store", "llm", "policy", "policy/codecheck", "hint", "internal/nearest", "client", "server", "mcpserver"},
-		inFiles: map[string][]string{"agent": {"agent.go", "agentsetup.go"}, "eval": {"eval.go"}, "sandbox/linux/cloexec": {"runtime_native_linux.go"}, "sandbox/lang": {"bench_bare.go"}}},
+		inFiles: map[string][]string{"agent": {"agent.go", "agentsetup.go"}, "eval": {"eval.go"}, "sandbox/linux/cloexec": {"runtime_native_linux.go"}, "sandbox/lang": {"bench_bare.go", "bench_runtimes_rows.go"}}},
 }
 
 // TestTransportsSpeakToServiceOnly fails when a transport's code (not its
