@@ -96,11 +96,11 @@ RUNTIMES.
 With docker or gvisor each --image is imported into Docker on its first use (crucible image build imports it ahead), or
 --docker-image REF offers a local Docker image; without either, the
 datascience image alone (the host's directories cannot be a container's
-root). Until those runtimes have them, a session, analysis or agent run, and
-a run with a network allowlist, are refused before anything runs (422
-unsuitable_image, naming image or network); --warm and --warm-sessions,
-uid_base and uid_count are the native runtime's, and crucible run sends no
-runs to such a server. crucible doctor says which runtimes this host offers.
+root). --prestart keeps that many containers started per image; --warm
+and --warm-sessions, uid_base and uid_count are the native runtime's. A
+network allowlist is refused under gvisor (400, naming network). crucible
+run sends no runs to such a server. crucible doctor says which runtimes this
+host offers.
 
 --warm-sessions N keeps N sessions per image started ahead of requests,
 the Python kernel running with numpy, pandas and matplotlib.pyplot (those
