@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -52,6 +51,9 @@ func Build(ctx context.Context, m *Manifest, opts BuildOptions) (*Image, bool, e
 	}
 	if old, err := Open(store, m.Name); err == nil && old.ManifestDigest == m.Digest() && !opts.Force {
 		return old, false, nil
+	}
+	if errBuildNeedsLinux != nil {
+		return nil, false, errBuildNeedsLinux
 	}
 	if _, err := exec.LookPath("debootstrap"); err != nil {
 		return nil, false, fmt.Errorf("debootstrap is not installed (apt-get install debootstrap)")
@@ -141,18 +143,6 @@ func withLogTail(err error, log string) error {
 		te.Tail = append(append(te.Tail, filepath.Base(log)+" ends:"), end...)
 	}
 	return err
-}
-
-// runPrivate runs a build command in a private mount namespace: the mounts
-// debootstrap and package scripts make (/proc, /sys in the target) vanish
-// with the command, even when it fails half-way, and never reach the host.
-func runPrivate(ctx context.Context, out io.Writer, argv []string) error {
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C.UTF-8", "DEBIAN_FRONTEND=noninteractive"}
-	cmd.Stdout, cmd.Stderr = out, out // the same writer: one goroutine writes to it
-	// Go makes the new mount namespace's propagation private.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS}
-	return cmd.Run()
 }
 
 // HostMirror returns the Debian archive this host's apt uses, from the

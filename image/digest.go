@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 )
 
 // digestProgressEvery is how many entries treeDigest hashes between two
@@ -39,10 +38,7 @@ func treeDigest(root string, progress func(files int)) (treeSum, error) {
 		if err != nil {
 			return err
 		}
-		var uid, gid uint32
-		if st, ok := info.Sys().(*syscall.Stat_t); ok {
-			uid, gid = st.Uid, st.Gid
-		}
+		uid, gid := fileOwner(info)
 		fmt.Fprintf(h, "%s\x00%v\x00%d\x00%d\x00", rel, info.Mode(), uid, gid)
 		sum.files++
 		if sum.files%digestProgressEvery == 0 {

@@ -1,6 +1,7 @@
 package image
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -139,5 +140,32 @@ func TestForModels(t *testing.T) {
 	}
 	if got := ForModels(store); got != m.Name {
 		t.Errorf("ForModels(store with %s built) = %q", m.Name, got)
+	}
+}
+
+// TestRecordDocker: RecordDocker adds the Docker image to an image's
+// metadata, which Open and List then return, the rest unchanged.
+func TestRecordDocker(t *testing.T) {
+	store := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(store, "img"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	meta := `{"name": "img", "rootfs": "/x/rootfs", "digest": "sha256:ab", "files": 3}`
+	if err := os.WriteFile(filepath.Join(store, "img", metadataFile), []byte(meta), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d := DockerImage{Ref: "crucible/img:ab", ID: "sha256:cd"}
+	if err := RecordDocker(store, "img", d); err != nil {
+		t.Fatal(err)
+	}
+	img, err := Open(store, "img")
+	if err != nil || img.Docker == nil || *img.Docker != d || img.Digest != "sha256:ab" || img.Files != 3 || img.RootFS != "/x/rootfs" {
+		t.Fatalf("Open after RecordDocker = %+v, %v", img, err)
+	}
+	if list, err := List(store); err != nil || len(list) != 1 || list[0].Docker == nil || *list[0].Docker != d {
+		t.Errorf("List after RecordDocker = %+v, %v", list, err)
+	}
+	if err := RecordDocker(store, "none", d); !errors.Is(err, ErrNotFound) {
+		t.Errorf("RecordDocker of an image not built: %v, want ErrNotFound", err)
 	}
 }

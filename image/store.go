@@ -35,6 +35,39 @@ type Image struct {
 	Files int `json:"files"`
 	// BuiltAt is when the build finished.
 	BuiltAt time.Time `json:"built_at"`
+	// Docker, when set, is the Docker image the tree was imported as
+	// (RecordDocker), which the docker and gvisor runtimes run.
+	Docker *DockerImage `json:"docker,omitempty"`
+}
+
+// DockerImage is a Docker image made of an image's tree.
+type DockerImage struct {
+	// Ref is its reference, crucible/NAME:HEX (HEX the tree's digest's).
+	Ref string `json:"ref"`
+	// ID is the Docker image's id, sha256:..., its configuration's digest.
+	ID string `json:"id"`
+}
+
+// RecordDocker records in the metadata of the image name in store that
+// its tree was imported into Docker as d, replacing the metadata file
+// whole (written beside it, then renamed), so that a reader sees the old
+// or the new one. A rebuilt image has a new tree and records anew.
+func RecordDocker(store, name string, d DockerImage) error {
+	img, err := Open(store, name)
+	if err != nil {
+		return err
+	}
+	img.Docker = &d
+	meta, err := json.MarshalIndent(img, "", "  ")
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(store, name, metadataFile)
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(meta, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
 }
 
 // ErrNotFound reports an image that is not in the store.

@@ -89,6 +89,11 @@ step() {
 step "go vet" go vet -tags crucible_initexe ./...
 step "staticcheck" "$(go env GOPATH)/bin/staticcheck" -tags crucible_initexe ./...
 step "go vet (no crucible-init)" go vet ./sandbox/linux/... ./cmd/...
+# The binary for macOS and Windows: the docker and gvisor runtimes and the
+# clients, without the native runtime (Linux-only files). Built, not run.
+for target in darwin/amd64 darwin/arm64 windows/amd64; do
+	step "go build $target" env GOOS="${target%/*}" GOARCH="${target#*/}" go build -o /dev/null ./cmd/crucible
+done
 # The web UI's headless Chromium fails a page's loads with
 # net::ERR_NETWORK_CHANGED when an address changes in its network namespace,
 # as the sandbox and egress tests of other packages do while they run beside

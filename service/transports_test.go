@@ -28,16 +28,19 @@ type transportRule struct {
 //     and authenticates API keys with the key store the command line
 //     hands it (store, in auth.go and server.go only);
 //   - cmd/crucible is also the composition root: it constructs the
-//     native runtime (sandbox/linux), images (image), the run and key
+//     native runtime (sandbox/linux) and the docker and gvisor runtimes
+//     (sandbox/docker, which also imports images into Docker and answers
+//     crucible doctor), images (image), the run and key
 //     stores (store), model providers (llm), the redactor and the code
 //     policy presets of a config (policy, policy/codecheck), error hints
 //     (hint), suggests the files nearest a misspelt one (internal/nearest,
 //     a leaf that imports nothing of Crucible's), and serves the HTTP and
 //     MCP transports (server, mcpserver),
 //     and marks the descriptors it inherited close-on-exec as it starts
-//     (sandbox/linux/cloexec, in main.go), and `crucible bench api`
+//     (sandbox/linux/cloexec, in runtime_native_linux.go, Linux's alone), and `crucible bench api`
 //     times the bare interpreter a sandbox runs, by its path
-//     (sandbox/lang, in bench_bare.go),
+//     (sandbox/lang, in bench_bare.go, and bench runtimes in
+//     bench_runtimes_rows.go),
 //     or talks to a remote server (client). It does not reach into agent
 //     or analyst types to handle a request: `crucible analyst` goes
 //     through service like every transport. Not yet: `crucible agent`
@@ -47,8 +50,8 @@ var transportRules = []transportRule{
 	{dir: "server", may: []string{"mcpserver", "webui"}, inFiles: map[string][]string{"store": {"auth.go", "server.go"}}},
 	{dir: "mcpserver"},
 	{dir: "webui"},
-	{dir: "cmd/crucible", may: []string{"sandbox/linux", "image", "store", "llm", "policy", "policy/codecheck", "hint", "internal/nearest", "client", "server", "mcpserver"},
-		inFiles: map[string][]string{"agent": {"agent.go", "agentsetup.go"}, "eval": {"eval.go"}, "sandbox/linux/cloexec": {"main.go"}, "sandbox/lang": {"bench_bare.go"}}},
+	{dir: "cmd/crucible", may: []string{"sandbox/linux", "sandbox/docker", "image", "store", "llm", "policy", "policy/codecheck", "hint", "internal/nearest", "client", "server", "mcpserver"},
+		inFiles: map[string][]string{"agent": {"agent.go", "agentsetup.go"}, "eval": {"eval.go"}, "sandbox/linux/cloexec": {"runtime_native_linux.go"}, "sandbox/lang": {"bench_bare.go", "bench_runtimes_rows.go"}}},
 }
 
 // TestTransportsSpeakToServiceOnly fails when a transport's code (not its

@@ -13,7 +13,6 @@ import (
 	"github.com/crucible-sandbox/crucible/agent"
 	"github.com/crucible-sandbox/crucible/image"
 	"github.com/crucible-sandbox/crucible/llm"
-	"github.com/crucible-sandbox/crucible/sandbox/linux"
 	"github.com/crucible-sandbox/crucible/service"
 	"github.com/crucible-sandbox/crucible/store"
 )
@@ -33,6 +32,7 @@ type agentSetup struct {
 	store      string
 	db         string
 	config     string
+	runtime    runtimeChoice
 }
 
 // addFlags adds the shared flags to fl; memory is --memory's default.
@@ -52,6 +52,7 @@ func (s *agentSetup) addFlags(fl *pflag.FlagSet, memory int64) {
 	fl.StringVar(&s.store, "store", image.DefaultStore, "image store directory")
 	fl.StringVar(&s.db, "db", "", "run store for the executions' records: SQLite file path or postgres:// URL (default "+store.DefaultSQLitePath+")")
 	fl.StringVar(&s.config, "config", "", "JSON file as for crucible serve; its \"redact\" settings apply")
+	s.runtime.addFlags(fl)
 }
 
 // model checks the model flags and returns the provider; a bad flag is a
@@ -88,11 +89,12 @@ func (s *agentSetup) approver(in io.Reader) func(context.Context, string) (bool,
 	return approveOn(in, os.Stderr)
 }
 
-// agentPlatform is where an agent's code runs: the native runtime, and
-// the pipeline of the HTTP API in front of it, which redacts the output
-// before a model sees it and records every execution in the run store.
+// agentPlatform is where an agent's code runs: the runtime --runtime
+// chooses, and the pipeline of the HTTP API in front of it, which redacts
+// the output before a model sees it and records every execution in the
+// run store.
 type agentPlatform struct {
-	rt  *linux.Runtime
+	rt  *imageRuntime
 	st  store.Store
 	svc *service.Service
 }
@@ -101,33 +103,38 @@ type agentPlatform struct {
 // who prefixes its message on d (the image chosen when --image is not
 // given). The error is the command's exit.
 func (s *agentSetup) start(ctx context.Context, d *display, who string, agents service.AgentConfig) (*agentPlatform, error) {
+	if err := s.runtime.check(); err != nil {
+		return nil, err
+	}
 	_, redactor, err := loadConfigAndRedactor(s.config, s.db, s.store)
 	if err != nil {
 		return nil, err
 	}
-	if s.image == "" && s.rootfs == "" {
+	if s.image == "" && s.rootfs == "" && s.runtime.dockerImage == "" {
 		s.image = image.ForModels(s.store)
 		d.say("%s: the code runs in the image %s (--image chooses another; %s is the host's directories)", who, s.image, image.Host)
 	}
-	var imageDigest string
-	rt, err := startRuntime(s.rootfs, s.image, s.store, func(o *linux.Options) { imageDigest = o.ImageDigest })
+	rt, err := s.runtime.start(ctx, s.rootfs, s.image, s.store, runtimeSettings{})
 	if err != nil {
 		return nil, err
 	}
 	st, err := store.Open(ctx, s.db)
 	if err != nil {
-		_ = rt.Close()
+		_ = rt.close()
 		return nil, platformError(err)
 	}
 	imageName := s.image // what the records name: as crucible serve names it
-	if s.rootfs != "" {
+	switch {
+	case s.rootfs != "":
 		imageName = rootfsImage
+	case s.runtime.dockerImage != "":
+		imageName = dockerImageName(s.runtime.dockerImage)
 	}
-	svc, err := service.New(service.Config{Runtime: rt, ImageName: imageName, ImageDigest: imageDigest, Store: st, Redactor: redactor, Agents: agents,
-		Hints: errorHints(s.rootfs, s.image, s.store), Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	svc, err := service.New(service.Config{Runtime: rt.Runtime, ImageName: imageName, ImageDigest: rt.digest, Store: st, Redactor: redactor, Agents: agents,
+		Hints: rt.hints, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if err != nil {
 		_ = st.Close()
-		_ = rt.Close()
+		_ = rt.close()
 		return nil, platformError(err)
 	}
 	return &agentPlatform{rt: rt, st: st, svc: svc}, nil
@@ -137,5 +144,5 @@ func (s *agentSetup) start(ctx context.Context, d *display, who string, agents s
 func (p *agentPlatform) close() {
 	p.svc.Shutdown(context.Background())
 	_ = p.st.Close()
-	_ = p.rt.Close()
+	_ = p.rt.close()
 }

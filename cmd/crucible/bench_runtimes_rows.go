@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 import (
@@ -93,10 +95,11 @@ func openBare(_ context.Context, e *benchEnv) (*benchSubject, error) {
 
 // nativeRuntime starts a native runtime on the image, adjusted.
 func nativeRuntime(e *benchEnv, adjust func(*linux.Options)) (*linux.Runtime, error) {
-	opts, err := runtimeOptions("", e.img.Name, e.store)
+	root, err := resolveRoot("", e.img.Name, e.store)
 	if err != nil {
 		return nil, err
 	}
+	opts := linux.Options{RootFS: root.RootFS, ImageDigest: root.Digest, Env: root.Env, TmpSeed: root.TmpSeed}
 	if adjust != nil {
 		adjust(&opts)
 	}

@@ -9,8 +9,6 @@ import (
 	"github.com/crucible-sandbox/crucible/policy"
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/service"
-
-	"github.com/crucible-sandbox/crucible/sandbox/linux"
 )
 
 // readFileFlags reads --file NAME=PATH flags into input files, keeping
@@ -32,38 +30,19 @@ func readFileFlags(specs []string) ([]sandbox.File, error) {
 	return files, nil
 }
 
-// startRuntime builds the native runtime from --rootfs, --image and
-// --store; adjust, if set, completes its options. The error is the
-// command's exit: a usage error for bad flags, a platform error when the
-// host cannot run sandboxes.
-func startRuntime(rootfs, imageName, store string, adjust func(*linux.Options)) (*linux.Runtime, error) {
-	opts, err := runtimeOptions(rootfs, imageName, store)
-	if err != nil {
-		return nil, usageError(err)
-	}
-	if adjust != nil {
-		adjust(&opts)
-	}
-	rt, err := linux.New(opts)
-	if err != nil {
-		return nil, platformError(err)
-	}
-	return rt, nil
-}
-
 // localService is the pipeline a one-shot command (run, session) sends
 // its code through, as the API does: validation, this host's maxima,
 // admission, the errors' hints (errorHints). It keeps no record, and the
 // output, shown to the person who ran the command, is not redacted. Its
 // one tenant may ask for network: the person at the command asks for it
 // by name (crucible run --allow).
-func localService(rt service.Runtime, hints service.Hinter) (*service.Service, error) {
+func localService(rt *imageRuntime) (*service.Service, error) {
 	noRedaction, err := policy.NewRedactor(policy.RedactConfig{})
 	if err != nil {
 		return nil, platformError(err)
 	}
 	allowNetwork := true
-	svc, err := service.New(service.Config{Runtime: rt, Redactor: noRedaction, Hints: hints,
+	svc, err := service.New(service.Config{Runtime: rt.Runtime, Redactor: noRedaction, Hints: rt.hints,
 		TenantDefaults: service.TenantLimits{AllowNetwork: &allowNetwork},
 		Logger:         slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if err != nil {

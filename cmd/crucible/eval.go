@@ -21,7 +21,6 @@ import (
 	"github.com/crucible-sandbox/crucible/eval"
 	"github.com/crucible-sandbox/crucible/image"
 	"github.com/crucible-sandbox/crucible/sandbox"
-	"github.com/crucible-sandbox/crucible/sandbox/linux"
 )
 
 // evalFlags are the flags of `crucible eval`.
@@ -37,6 +36,7 @@ type evalFlags struct {
 	image       string
 	store       string
 	jsonOut     bool
+	runtime     runtimeChoice
 }
 
 // evalReport is what --json prints.
@@ -85,6 +85,7 @@ on some sample, 130 when interrupted.`,
 	fl.StringVar(&f.image, "image", "", "run in the built image `NAME` (list them with: crucible image ls)")
 	fl.StringVar(&f.store, "store", image.DefaultStore, "image store directory")
 	fl.BoolVar(&f.jsonOut, "json", false, "print the summary as JSON and nothing else on stdout")
+	f.runtime.addFlags(fl)
 	_ = cmd.MarkFlagRequired("problems")
 	_ = cmd.MarkFlagRequired("samples")
 	return cmd
@@ -97,6 +98,9 @@ func runEval(ctx context.Context, f *evalFlags) error {
 	}
 	if f.concurrency < 1 {
 		return usageError(fmt.Errorf("--concurrency must be at least 1, got %d", f.concurrency))
+	}
+	if err := f.runtime.check(); err != nil {
+		return err
 	}
 	mem := f.memory
 	limits := sandbox.Limits{WallTimeMS: f.timeout.Milliseconds(), CPUTimeMS: f.timeout.Milliseconds(), MemoryBytes: mem}
@@ -125,11 +129,11 @@ func runEval(ctx context.Context, f *evalFlags) error {
 	}
 	// Twice as many zygote slots as samples at once: a slot resets after
 	// each run, and the next sample takes another meanwhile.
-	rt, err := startRuntime(f.rootfs, f.image, f.store, func(o *linux.Options) { o.Warm, o.Prestart = 2*f.concurrency, f.concurrency })
+	rt, err := f.runtime.start(ctx, f.rootfs, f.image, f.store, runtimeSettings{warm: func(string) int { return 2 * f.concurrency }, prestart: f.concurrency})
 	if err != nil {
 		return err
 	}
-	defer rt.Close()
+	defer rt.close()
 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -137,7 +141,7 @@ func runEval(ctx context.Context, f *evalFlags) error {
 	passed := 0
 	var writeErr error
 	runner := &eval.Runner{
-		Runtime:     rt,
+		Runtime:     rt.Runtime,
 		Concurrency: f.concurrency,
 		Limits:      limits,
 		OnResult: func(r eval.SampleResult) {

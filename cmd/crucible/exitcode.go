@@ -3,9 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"syscall"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/crucible-sandbox/crucible/sandbox"
 )
@@ -58,10 +55,8 @@ func exitCodeFor(res sandbox.Result) int {
 // signalExitCode returns 128+N for the signal named name (SIGKILL if the
 // name is unknown), as shells report a process killed by a signal.
 func signalExitCode(name string) int {
-	for sig := syscall.Signal(1); sig < 65; sig++ {
-		if unix.SignalName(sig) == name {
-			return exitSignalOffset + int(sig)
-		}
+	if n, ok := sandbox.SignalNumber(name); ok { // Linux's: the sandbox's
+		return exitSignalOffset + n
 	}
-	return exitSignalOffset + int(syscall.SIGKILL)
+	return exitSignalOffset + sandbox.SIGKILL
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crucible-sandbox/crucible/image"
-	"github.com/crucible-sandbox/crucible/sandbox/linux"
 )
 
 func newImageCommand() *cobra.Command {
@@ -29,7 +28,7 @@ func newImageCommand() *cobra.Command {
 
 func newImageBuildCommand(store *string) *cobra.Command {
 	var manifest, mirror string
-	var force, verbose bool
+	var force, verbose, toDocker bool
 	cmd := &cobra.Command{
 		Use: "build [--manifest FILE]",
 		Example: `  # The curated data-science image (python3, pandas, matplotlib, node, bash)
@@ -53,6 +52,12 @@ log), one plain line per step and stage. --verbose shows the tools' full output
 instead (shown inert on a terminal unless --raw-output). A failed build shows
 the failing tool's last lines. A build that succeeds prints on stdout "built
 NAME in DURATION (DIGEST, SIZE, FILES, ROOTFS)".
+
+When a Docker daemon answers (or, with --docker, necessarily), the image's
+tree is then imported into Docker as crucible/NAME:HEX (HEX its digest's), for
+--runtime docker and gvisor to run the same bytes, and the Docker image's id
+is recorded with the image (crucible image ls shows it): "imported NAME into
+Docker as REF (ID)". An image Docker has already is not imported again.
 
 Without --manifest, the curated data-science image kept in the repository is
 built: python3 with numpy, pandas, matplotlib, scipy, scikit-learn,
@@ -88,13 +93,14 @@ coreutils.`,
 			} else {
 				fmt.Printf("%s is up to date %s\n", img.Name, about)
 			}
-			return nil
+			return importBuilt(cmd.Context(), d, img, *store, toDocker)
 		},
 	}
 	addRawOutputFlag(cmd.Flags())
 	cmd.Flags().StringVar(&manifest, "manifest", "", "manifest file (default: the built-in data-science manifest)")
 	cmd.Flags().StringVar(&mirror, "mirror", "", "Debian mirror URL (default: the one apt uses on this host)")
 	cmd.Flags().BoolVar(&force, "force", false, "rebuild even if the manifest did not change")
+	cmd.Flags().BoolVar(&toDocker, "docker", false, "import the image into Docker, failing when no daemon answers (by default it is imported when one does)")
 	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "show the build tools' full output (debootstrap, prepare commands) in place of the progress line")
 	return cmd
 }
@@ -120,9 +126,13 @@ func newImageListCommand(store *string) *cobra.Command {
 				return json.NewEncoder(os.Stdout).Encode(images)
 			}
 			w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "NAME\tSIZE\tFILES\tDIGEST\tBUILT")
+			fmt.Fprintln(w, "NAME\tSIZE\tFILES\tDIGEST\tBUILT\tDOCKER")
 			for _, img := range images {
-				fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\n", img.Name, units.BytesSize(float64(img.SizeBytes)), img.Files, img.Digest, img.BuiltAt.Format("2006-01-02 15:04"))
+				inDocker := "-" // not imported (crucible image build, or a first --runtime docker, does)
+				if img.Docker != nil {
+					inDocker = img.Docker.Ref + " " + img.Docker.ID
+				}
+				fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\t%s\n", img.Name, units.BytesSize(float64(img.SizeBytes)), img.Files, img.Digest, img.BuiltAt.Format("2006-01-02 15:04"), inDocker)
 			}
 			return w.Flush()
 		},
@@ -131,20 +141,31 @@ func newImageListCommand(store *string) *cobra.Command {
 	return cmd
 }
 
-// runtimeOptions resolves --rootfs and --image into runtime options.
+// imageRoot is the root filesystem --rootfs and --image resolve to.
+type imageRoot struct {
+	// RootFS is its directory, "" for the host's directories.
+	RootFS string
+	// Digest identifies a built image's content.
+	Digest string
+	// Env and TmpSeed are the built image's (image.Manifest).
+	Env     []string
+	TmpSeed string
+}
+
+// resolveRoot resolves --rootfs and --image into a root filesystem.
 // The image "host" (image.Host) is the host's directories, as no image.
-func runtimeOptions(rootfs, imageName, store string) (linux.Options, error) {
+func resolveRoot(rootfs, imageName, store string) (imageRoot, error) {
 	switch {
 	case imageName == "":
-		return linux.Options{RootFS: rootfs}, nil
+		return imageRoot{RootFS: rootfs}, nil
 	case rootfs != "":
-		return linux.Options{}, fmt.Errorf("give --rootfs or --image, not both")
+		return imageRoot{}, fmt.Errorf("give --rootfs or --image, not both")
 	case imageName == image.Host:
-		return linux.Options{}, nil
+		return imageRoot{}, nil
 	}
 	img, err := image.Open(store, imageName)
 	if err != nil {
-		return linux.Options{}, err
+		return imageRoot{}, err
 	}
-	return linux.Options{RootFS: img.RootFS, ImageDigest: img.Digest, Env: img.Manifest.Env, TmpSeed: img.Manifest.TmpSeed}, nil
+	return imageRoot{RootFS: img.RootFS, Digest: img.Digest, Env: img.Manifest.Env, TmpSeed: img.Manifest.TmpSeed}, nil
 }

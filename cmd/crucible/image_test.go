@@ -27,10 +27,18 @@ func imageCLI(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	return out.String(), errOut.String(), cmd.ProcessState.ExitCode()
 }
 
+// noDocker points the crucible commands t starts at a Docker daemon
+// that does not answer: the builds of its test images stay out of Docker
+// (TestImportImageRecorded tests the import) and say nothing of it.
+func noDocker(t *testing.T) {
+	t.Setenv("DOCKER_HOST", "unix://"+filepath.Join(t.TempDir(), "no-docker.sock"))
+}
+
 // TestImageBuildUpToDate: an image built from the same manifest is not
 // built again, and the command says so in one line, without promising "a
 // few minutes" of work.
 func TestImageBuildUpToDate(t *testing.T) {
+	noDocker(t)
 	store := t.TempDir()
 	manifest := filepath.Join(t.TempDir(), "tiny.json")
 	src := []byte(`{"name":"tiny","suite":"bookworm","packages":["bash"]}`)
@@ -62,6 +70,11 @@ func TestImageBuildUpToDate(t *testing.T) {
 	want := "tiny is up to date (" + img.Digest + ", 2KiB, 3 files, " + img.RootFS + ")\n"
 	if stdout != want {
 		t.Errorf("stdout %q, want %q", stdout, want)
+	}
+	// --docker asks for the import, which no daemon answers.
+	_, stderr, code = imageCLI(t, "image", "build", "--store", store, "--manifest", manifest, "--docker")
+	if code != exitInternal || !strings.Contains(stderr, "--docker: runtime unavailable: no Docker daemon answers") {
+		t.Errorf("image build --docker without a daemon: exit %d, stderr %q; want %d naming --docker and the daemon", code, stderr, exitInternal)
 	}
 }
 
@@ -108,6 +121,7 @@ var elapsed = regexp.MustCompile(`\[\d+:\d\d\] `)
 // CI log) prints one plain line per stage, from debootstrap's own output,
 // and no redraws; stdout says what was built.
 func TestImageBuildProgressInLog(t *testing.T) {
+	noDocker(t)
 	testenv.Root(t) // the build tools run in a mount namespace of their own
 	store := t.TempDir()
 	cmd := exec.Command(os.Args[0], "image", "build", "--store", store, "--manifest", tinyManifest(t), "--mirror", "http://mirror.invalid/debian")
@@ -143,6 +157,7 @@ store
 // line redrawn in place with the stage, debootstrap's package counts and
 // the elapsed time, and clears it before the summary.
 func TestImageBuildProgressOnTerminal(t *testing.T) {
+	noDocker(t)
 	testenv.Root(t)
 	t.Setenv("PATH", fakeDebootstrap(t, "debootstrap-minbase.txt", 0)) // ttyRun passes the environment on
 	screen, code := ttyRun(t, "", "image", "build", "--store", t.TempDir(), "--manifest", tinyManifest(t), "--mirror", "http://mirror.invalid/debian")
@@ -168,6 +183,7 @@ func elapsedZero(s string) string { return elapsed.ReplaceAllString(s, "[0:00] "
 // TestImageBuildFailureSaysWhat: a failed build shows the last lines the
 // failing tool printed, not just its exit status.
 func TestImageBuildFailureSaysWhat(t *testing.T) {
+	noDocker(t)
 	testenv.Root(t)
 	cmd := exec.Command(os.Args[0], "image", "build", "--store", t.TempDir(), "--manifest", tinyManifest(t), "--mirror", "http://mirror.invalid/debian")
 	cmd.Env = append(os.Environ(), "CRUCIBLE_TEST_MAIN=1", "PATH="+fakeDebootstrap(t, "debootstrap-nosuchpkg.txt", 1))
@@ -189,6 +205,7 @@ func TestImageBuildFailureSaysWhat(t *testing.T) {
 // package scripts and prepare commands write, is inert on a terminal, both
 // with --verbose and in the last lines a failed build shows.
 func TestImageBuildToolOutputOnTerminal(t *testing.T) {
+	noDocker(t)
 	testenv.Root(t)
 	hostile := filepath.Join(t.TempDir(), "hostile.txt")
 	if err := os.WriteFile(hostile, []byte("I: Unpacking \x1b]52;c;cm0=\x07x...\nSetting up \x1b[2J\u202e (1) ...\n"), 0o644); err != nil {

@@ -6,32 +6,19 @@ import (
 	"errors"
 	"net"
 	"os"
-	"syscall"
 
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/server"
 	"github.com/crucible-sandbox/crucible/service"
 )
 
-// execute runs req where it is fastest: on the local `crucible serve`
-// (localsocket.go) when one of this user's listens and has the runtime
-// the flags ask for, else in a sandbox of its own. Either way the result
-// is the same. An error that is an exitCodeError was reported already (a
-// bad flag, a host that cannot run sandboxes).
+// execute runs req where it is fastest: with the native runtime, on the
+// local `crucible serve` (localsocket.go) when one of this user's listens
+// and has the root filesystem the flags ask for, else in a sandbox of its
+// own, of the runtime --runtime chooses. Either way the result is the
+// same. An error that is an exitCodeError was reported already (a bad
+// flag, a host that cannot run sandboxes).
 func (f *runFlags) execute(ctx context.Context, req sandbox.Request) (sandbox.Result, error) {
-	if f.runtime == runtimeDocker || f.runtime == runtimeGVisor {
-		rt, err := startDockerRuntime(ctx, f.runtime, f.image, f.dockerImage, f.store)
-		if err != nil {
-			return sandbox.Result{}, err
-		}
-		defer rt.Close()
-		svc, err := localService(rt, errorHints("", f.image, f.store))
-		if err != nil {
-			return sandbox.Result{}, err
-		}
-		answer, err := svc.Run(ctx, server.DefaultTenant, req, service.RunOptions{})
-		return answer.Result, err
-	}
 	if key, ok := f.delegable(req); ok {
 		if conn := dialServe(socketPath()); conn != nil {
 			if res, served, err := runOnServe(ctx, conn, key, req); served {
@@ -39,11 +26,12 @@ func (f *runFlags) execute(ctx context.Context, req sandbox.Request) (sandbox.Re
 			}
 		}
 	}
-	rt, err := startRuntime(f.rootfs, f.image, f.store, nil)
+	rt, err := f.runtime.start(ctx, f.rootfs, f.image, f.store, runtimeSettings{})
 	if err != nil {
 		return sandbox.Result{}, err
 	}
-	svc, err := localService(rt, errorHints(f.rootfs, f.image, f.store))
+	defer rt.close()
+	svc, err := localService(rt)
 	if err != nil {
 		return sandbox.Result{}, err
 	}
@@ -52,11 +40,11 @@ func (f *runFlags) execute(ctx context.Context, req sandbox.Request) (sandbox.Re
 }
 
 // delegable reports whether req may be sent to a server, and the key of
-// the runtime it needs: not with --local or $CRUCIBLE_LOCAL, nor with
-// flags that do not name a runtime (the local path reports those), nor
-// past maxDelegatedPayload.
+// the runtime it needs: only with the native runtime, not with --local or
+// $CRUCIBLE_LOCAL, nor with flags that do not name a runtime (the local
+// path reports those), nor past maxDelegatedPayload.
 func (f *runFlags) delegable(req sandbox.Request) (runtimeKey, bool) {
-	if f.local || (os.Getenv(localEnv) != "" && os.Getenv(localEnv) != "0") {
+	if f.runtime.onDocker() || f.local || (os.Getenv(localEnv) != "" && os.Getenv(localEnv) != "0") {
 		return runtimeKey{}, false
 	}
 	payload := len(req.Code) + len(req.Stdin)
@@ -66,11 +54,11 @@ func (f *runFlags) delegable(req sandbox.Request) (runtimeKey, bool) {
 	if payload > maxDelegatedPayload {
 		return runtimeKey{}, false
 	}
-	opts, err := runtimeOptions(f.rootfs, f.image, f.store)
+	root, err := resolveRoot(f.rootfs, f.image, f.store)
 	if err != nil {
 		return runtimeKey{}, false
 	}
-	key, err := newRuntimeKey(opts.RootFS, opts.ImageDigest, f.store)
+	key, err := newRuntimeKey(root.RootFS, root.Digest, f.store)
 	return key, err == nil
 }
 
@@ -82,7 +70,7 @@ func dialServe(path string) *net.UnixConn {
 	if err != nil || fi.Mode().Type() != os.ModeSocket {
 		return nil
 	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); !ok || int(st.Uid) != os.Geteuid() {
+	if uid, ok := fileOwnerUID(fi); !ok || uid != os.Geteuid() {
 		return nil
 	}
 	conn, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: path, Net: "unix"})

@@ -41,9 +41,15 @@ type localServer struct {
 // startLocalServer listens on path for `crucible run` and serves the
 // images (started from f's flags) there until close. It returns nil, and
 // logs why, when it cannot: the API is served all the same, and `crucible
-// run` runs locally.
+// run` runs locally. A server of the docker or gvisor runtime serves no
+// local runs: `crucible run` asks for a root filesystem, not a runtime,
+// and must get the native runtime it asked for.
 func startLocalServer(path string, images []servedImage, f *serveFlags, log *slog.Logger) *localServer {
 	if path == "" {
+		return nil
+	}
+	if f.runtime.onDocker() {
+		log.Info("crucible run sends no runs to this server: it serves the " + f.runtime.name + " runtime, crucible run the native one")
 		return nil
 	}
 	ls := &localServer{services: map[runtimeKey]*service.Service{}, conns: map[*net.UnixConn]struct{}{}, log: log,
@@ -79,18 +85,18 @@ func servedKey(name string, f *serveFlags) (runtimeKey, error) {
 	if name == image.Host || name == rootfsImage {
 		built = ""
 	}
-	opts, err := runtimeOptions(rootfs, built, f.store)
+	root, err := resolveRoot(rootfs, built, f.store)
 	if err != nil {
 		return runtimeKey{}, err
 	}
-	return newRuntimeKey(opts.RootFS, opts.ImageDigest, f.store)
+	return newRuntimeKey(root.RootFS, root.Digest, f.store)
 }
 
 // newLocalRunService is the service of the runs `crucible run` sends for
 // img. It logs nothing of its own: localService's logger writes warnings
 // to this process's stderr, the server's log.
 func newLocalRunService(img servedImage) (*service.Service, error) {
-	svc, err := localService(img.rt, img.Hints)
+	svc, err := localService(img.rt)
 	if err != nil { // localService reported it on stderr
 		return nil, errors.New("the local run service could not start")
 	}

@@ -8,8 +8,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/crucible-sandbox/crucible/sandbox"
 )
 
@@ -104,26 +102,6 @@ type localRunFrame struct {
 type localOutput struct {
 	Stream sandbox.Stream `json:"stream"`
 	Data   sandbox.Data   `json:"data"`
-}
-
-// peerUID is the uid of the process at the other end of conn, as the
-// kernel saw it connect (or listen).
-func peerUID(conn *net.UnixConn) (int, error) {
-	raw, err := conn.SyscallConn()
-	if err != nil {
-		return -1, err
-	}
-	var cred *unix.Ucred
-	var credErr error
-	if err := raw.Control(func(fd uintptr) {
-		cred, credErr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
-	}); err != nil {
-		return -1, err
-	}
-	if credErr != nil {
-		return -1, fmt.Errorf("SO_PEERCRED: %w", credErr)
-	}
-	return int(cred.Uid), nil
 }
 
 // errOtherUser is a peer of another user than this process's.

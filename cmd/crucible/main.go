@@ -6,12 +6,6 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
-
-	"github.com/crucible-sandbox/crucible/sandbox/linux/cloexec"
-
-	// The native runtime's init must take over the process before main
-	// runs when this binary is started as a sandbox's init.
-	_ "github.com/crucible-sandbox/crucible/sandbox/linux"
 )
 
 // newRootCommand is the crucible command with every subcommand.
@@ -19,6 +13,9 @@ func newRootCommand() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "crucible",
 		Short: "Run LLM-generated code safely",
+		Long: `Run LLM-generated code safely, in sandboxes, and the agents that write it.
+
+Every command that runs code takes --runtime: ` + runtimesHelp() + ` (default ` + defaultRuntime() + `). crucible doctor says which this host offers and how to get the others.`,
 		Example: `  crucible run -c 'print(6*7)'
   crucible session --image datascience
   crucible agent "how many Sundays fell on the first of the month in the 20th century?"
@@ -27,17 +24,13 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newRunCommand(), newEvalCommand(), newImageCommand(), newSessionCommand(), newAgentCommand(), newAnalystCommand(), newServeCommand(), newMCPCommand(), newKeyCommand(), newBenchCommand())
+	root.AddCommand(newRunCommand(), newEvalCommand(), newImageCommand(), newSessionCommand(), newAgentCommand(), newAnalystCommand(), newServeCommand(), newMCPCommand(), newKeyCommand(), newDoctorCommand())
+	root.AddCommand(nativeCommands()...)
 	return root
 }
 
 func main() {
-	// Security: a descriptor crucible inherited without close-on-exec (a
-	// directory or file its shell opened) would be open in everything it
-	// starts, sandboxes' init among them; from here on only the
-	// descriptors crucible hands a child on purpose reach it. (Sandbox
-	// init closes whatever it inherits too: see package sandboxinit.)
-	if err := cloexec.From(3); err != nil {
+	if err := closeInherited(); err != nil {
 		errorLine(err)
 		os.Exit(exitInternal)
 	}

@@ -15,7 +15,6 @@ import (
 
 	"github.com/crucible-sandbox/crucible/image"
 	"github.com/crucible-sandbox/crucible/mcpserver"
-	"github.com/crucible-sandbox/crucible/sandbox/linux"
 	"github.com/crucible-sandbox/crucible/server"
 	"github.com/crucible-sandbox/crucible/service"
 	"github.com/crucible-sandbox/crucible/store"
@@ -60,6 +59,7 @@ the datascience image for sessions and analyses; a zygote slot per CPU.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.warmGiven = cmd.Flags().Changed("warm")
+			f.runtimeGiven, f.dockerImageGiven = cmd.Flags().Changed("runtime"), cmd.Flags().Changed("docker-image")
 			return serveMCP(cmd.Context(), &f)
 		},
 	}
@@ -70,6 +70,7 @@ the datascience image for sessions and analyses; a zygote slot per CPU.`,
 	fl.StringArrayVar(&f.images, "image", nil, "offer the built image `NAME`, or \"host\"; repeatable, the first is the default")
 	fl.StringVar(&f.store, "store", image.DefaultStore, "image store directory")
 	addWarmFlag(fl, &f.warm)
+	f.runtime.addFlags(fl)
 	return cmd
 }
 
@@ -80,7 +81,11 @@ func serveMCP(ctx context.Context, f *serveFlags) error {
 	if err != nil {
 		return err
 	}
-	names, err := imageNames(f.images, f.rootfs, f.store)
+	f.runtime = f.runtime.withConfig(conf, f.runtimeGiven, f.dockerImageGiven)
+	if err := f.runtime.check(); err != nil {
+		return err
+	}
+	names, err := imageNames(f.images, f.rootfs, f.store, f.runtime)
 	if err != nil {
 		return usageError(err)
 	}
@@ -98,9 +103,8 @@ func serveMCP(ctx context.Context, f *serveFlags) error {
 		return platformError(err)
 	}
 	defer st.Close()
-	images, err := startImages(names, f, func(o *linux.Options) {
-		o.Warm, o.UIDBase, o.UIDCount, o.Logger = f.warmFor(o.RootFS, log), conf.UIDBase, conf.UIDCount, log
-	})
+	images, err := startImages(ctx, names, f, runtimeSettings{warm: func(root string) int { return f.warmFor(root, log) },
+		uidBase: conf.UIDBase, uidCount: conf.UIDCount, logger: log})
 	if err != nil {
 		return err
 	}
@@ -113,7 +117,7 @@ func serveMCP(ctx context.Context, f *serveFlags) error {
 	if err != nil {
 		return usageError(err)
 	}
-	logImages(log, svc, f.warm)
+	logImages(log, svc, f.warmPerImage())
 	defer func() {
 		sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 		defer cancel()

@@ -40,9 +40,8 @@ type runFlags struct {
 	local    bool
 	codeSeen bool
 	policy   policyFlag
-	// runtime is --runtime; dockerImage --docker-image.
-	runtime     string
-	dockerImage string
+	// runtime is --runtime and --docker-image.
+	runtime runtimeChoice
 }
 
 func newRunCommand() *cobra.Command {
@@ -157,7 +156,7 @@ artifact --out could not save.`,
 	fl.StringVar(&f.store, "store", image.DefaultStore, "image store directory")
 	fl.StringVar(&f.out, "out", "", "save the files the program creates in `DIR` (default: none saved; the summary names them)")
 	fl.BoolVar(&f.jsonOut, "json", false, "print the Result as JSON and nothing else")
-	addRuntimeFlag(fl, &f.runtime, &f.dockerImage)
+	f.runtime.addFlags(fl)
 	fl.BoolVar(&f.local, "local", false, "build a sandbox here even when a local crucible serve could run the program (also: "+localEnv+"=1)")
 	addPolicyFlag(fl, &f.policy, "static code policy `MODE`: off, warn (run, and print what it finds) or block (run nothing of code with findings); the strict preset, see above")
 	addRawOutputFlag(fl)
@@ -165,8 +164,8 @@ artifact --out could not save.`,
 }
 
 func runCommand(ctx context.Context, f *runFlags, args []string, d *display) error {
-	if err := checkRuntimeName(f.runtime); err != nil {
-		return usageError(err)
+	if err := f.runtime.check(); err != nil {
+		return err
 	}
 	req, err := f.request(args)
 	if err != nil {

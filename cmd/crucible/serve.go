@@ -19,7 +19,6 @@ import (
 
 	"github.com/crucible-sandbox/crucible/image"
 	"github.com/crucible-sandbox/crucible/llm"
-	"github.com/crucible-sandbox/crucible/sandbox/linux"
 	"github.com/crucible-sandbox/crucible/server"
 	"github.com/crucible-sandbox/crucible/service"
 	"github.com/crucible-sandbox/crucible/store"
@@ -43,6 +42,11 @@ type serveFlags struct {
 	// socket is --socket: the local socket of crucible run.
 	socket string
 	policy policyFlag
+	// runtime is --runtime and --docker-image (or --config's runtime and
+	// docker_image): the runtime of every image. runtimeGiven and
+	// dockerImageGiven say the flags were given: they win over --config.
+	runtime                        runtimeChoice
+	runtimeGiven, dockerImageGiven bool
 	// allowedHosts is --allowed-host: names the Host header may give
 	// beyond loopback and the listen address.
 	allowedHosts []string
@@ -86,6 +90,17 @@ notebook and analyst) and agent runs to the first image with pandas. An
 analysis in an image without pandas is refused (422 unsuitable_image).
 Each image has its own sandboxes: --warm, --warm-sessions and --prestart
 apply to each; --warm 0 turns the zygote slots off.
+
+Runtimes: --runtime (or "runtime" in --config) runs every image on one of
+RUNTIMES.
+With docker or gvisor each --image is imported into Docker on its first use (crucible image build imports it ahead), or
+--docker-image REF offers a local Docker image; without either, the
+datascience image alone (the host's directories cannot be a container's
+root). --prestart keeps that many containers started per image; --warm
+and --warm-sessions, uid_base and uid_count are the native runtime's. A
+network allowlist is refused under gvisor (400, naming network). crucible
+run sends no runs to such a server. crucible doctor says which runtimes this
+host offers.
 
 --warm-sessions N keeps N sessions per image started ahead of requests,
 the Python kernel running with numpy, pandas and matplotlib.pyplot (those
@@ -194,10 +209,12 @@ get ` + shutdownGrace.String() + ` to finish, and agent runs are cancelled.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.warmGiven = cmd.Flags().Changed("warm")
+			f.runtimeGiven, f.dockerImageGiven = cmd.Flags().Changed("runtime"), cmd.Flags().Changed("docker-image")
 			return serve(cmd.Context(), &f)
 		},
 	}
 	cmd.Long = strings.Replace(cmd.Long, "SESSION_DEFAULTS", describeSessionDefaults(), 1)
+	cmd.Long = strings.Replace(cmd.Long, "RUNTIMES", runtimesHelp(), 1)
 	fl := cmd.Flags()
 	fl.StringVar(&f.addr, "addr", "127.0.0.1:8080", "listen address; beyond loopback only once an API key exists")
 	fl.StringVar(&f.config, "config", "", "JSON file of server, redaction and tenant limits (see above)")
@@ -210,6 +227,7 @@ get ` + shutdownGrace.String() + ` to finish, and agent runs are cancelled.`,
 	fl.StringArrayVar(&f.images, "image", nil, "offer the built image `NAME` (crucible image ls), or \"host\" for the host's directories; repeatable, the first is the default")
 	fl.StringVar(&f.store, "store", image.DefaultStore, "image store directory")
 	fl.StringArrayVar(&f.allowedHosts, "allowed-host", nil, "also answer requests whose Host header names `NAME` (a DNS name or IP address, any port; repeatable): by default only localhost, 127.0.0.0/8, [::1] and the address reached are, against DNS rebinding")
+	f.runtime.addFlags(fl)
 	fl.StringVar(&f.socket, "socket", socketPath(), "unix socket `PATH` where crucible run, by this user on this host, sends its runs (\"\" for none; $"+socketEnv+" sets the default)")
 	return cmd
 }
@@ -241,7 +259,11 @@ func serve(ctx context.Context, f *serveFlags) error {
 	if err != nil {
 		return err
 	}
-	names, err := imageNames(f.images, f.rootfs, f.store)
+	f.runtime = f.runtime.withConfig(conf, f.runtimeGiven, f.dockerImageGiven)
+	if err := f.runtime.check(); err != nil {
+		return err
+	}
+	names, err := imageNames(f.images, f.rootfs, f.store, f.runtime)
 	if err != nil {
 		return usageError(err)
 	}
@@ -267,10 +289,8 @@ func serve(ctx context.Context, f *serveFlags) error {
 		return usageError(fmt.Errorf("--addr %q: no API key exists: create one with `crucible key create --tenant NAME`, or listen on 127.0.0.1/::1/localhost", f.addr))
 	}
 
-	images, err := startImages(names, f, func(o *linux.Options) {
-		o.Warm, o.WarmSessions, o.Prestart = f.warmFor(o.RootFS, log), f.warmSessions, f.prestart
-		o.UIDBase, o.UIDCount, o.Logger = conf.UIDBase, conf.UIDCount, log
-	})
+	images, err := startImages(ctx, names, f, runtimeSettings{warm: func(root string) int { return f.warmFor(root, log) },
+		warmSessions: f.warmSessions, prestart: f.prestart, uidBase: conf.UIDBase, uidCount: conf.UIDCount, logger: log})
 	if err != nil {
 		return err
 	}
@@ -285,7 +305,7 @@ func serve(ctx context.Context, f *serveFlags) error {
 	if err != nil {
 		return usageError(fmt.Errorf("--config: %w", err))
 	}
-	logImages(log, svc, f.warm)
+	logImages(log, svc, f.warmPerImage())
 	setMemoryLimit(log, svc.PayloadBudget())
 	srv, err := server.New(server.Config{Service: svc, Keys: st, RequireKeys: !loopback, AllowedHosts: f.allowedHosts, BodyTimeout: conf.bodyTimeout,
 		IdleTimeout: conf.idleTimeout, Logger: log})

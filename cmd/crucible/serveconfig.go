@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,7 +12,6 @@ import (
 	"github.com/crucible-sandbox/crucible/policy"
 	"github.com/crucible-sandbox/crucible/policy/codecheck"
 	"github.com/crucible-sandbox/crucible/sandbox"
-	"github.com/crucible-sandbox/crucible/sandbox/linux"
 	"github.com/crucible-sandbox/crucible/service"
 )
 
@@ -71,6 +69,11 @@ type serveConfig struct {
 	// {"mode": ..., "preset": ...} (default off; agents' code at least
 	// warn). Tenants tighten it with "policy" in their entry.
 	Policy *sandbox.Policy `json:"policy"`
+	// Runtime is the runtime of every image, as --runtime names it
+	// (native, docker or gvisor), and DockerImage a local Docker image to
+	// offer, as --docker-image; the flags, when given, win.
+	Runtime     string `json:"runtime"`
+	DockerImage string `json:"docker_image"`
 }
 
 // redactConfig is policy.RedactConfig in the file's snake_case.
@@ -112,8 +115,13 @@ func loadServeConfig(path string) (*serveConfig, error) {
 	case c.MaxPayloadBytes < 0:
 		return nil, fmt.Errorf("--config %s: max_payload_bytes must not be negative, got %d", path, c.MaxPayloadBytes)
 	}
+	if c.Runtime != "" {
+		if err := checkRuntimeName(c.Runtime); err != nil {
+			return nil, fmt.Errorf("--config %s: runtime: %w", path, err)
+		}
+	}
 	if c.UIDBase != 0 || c.UIDCount != 0 {
-		if err := linux.CheckUIDRange(cmp.Or(c.UIDBase, linux.DefaultUIDBase), cmp.Or(c.UIDCount, linux.DefaultUIDCount)); err != nil {
+		if err := checkNativeUIDRange(c.UIDBase, c.UIDCount); err != nil {
 			return nil, fmt.Errorf("--config %s: uid_base and uid_count: %w", path, err)
 		}
 	}

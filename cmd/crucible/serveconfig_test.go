@@ -72,3 +72,41 @@ func TestServeConfigPolicy(t *testing.T) {
 		}
 	}
 }
+
+// TestServeConfigRuntime: --config's runtime and docker_image choose the
+// runtime where --runtime and --docker-image were not given, the flags
+// win where they were, and a runtime no runtime has is refused naming the
+// field.
+func TestServeConfigRuntime(t *testing.T) {
+	flags := runtimeChoice{name: runtimeNative, dockerImage: "flag-image"}
+	for _, tc := range []struct {
+		json                  string
+		nameGiven, imageGiven bool
+		want                  runtimeChoice
+		err                   string
+	}{
+		{`{}`, false, false, flags, ""},
+		{`{"runtime": "gvisor", "docker_image": "python:3.12"}`, false, false, runtimeChoice{name: runtimeGVisor, dockerImage: "python:3.12"}, ""},
+		{`{"runtime": "gvisor", "docker_image": "python:3.12"}`, true, true, flags, ""},
+		{`{"runtime": "docker"}`, false, true, runtimeChoice{name: runtimeDocker, dockerImage: "flag-image"}, ""},
+		{`{"runtime": "kvm"}`, false, false, runtimeChoice{}, `runtime: --runtime "kvm": want native, docker or gvisor`},
+	} {
+		path := filepath.Join(t.TempDir(), "config.json")
+		if err := os.WriteFile(path, []byte(tc.json), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		c, err := loadServeConfig(path)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%s: error %v, want one saying %q", tc.json, err, tc.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", tc.json, err)
+		}
+		if got := flags.withConfig(c, tc.nameGiven, tc.imageGiven); got != tc.want {
+			t.Errorf("%s (flags given: %v, %v): %+v, want %+v", tc.json, tc.nameGiven, tc.imageGiven, got, tc.want)
+		}
+	}
+}

@@ -11,8 +11,6 @@ import (
 	"strconv"
 
 	"github.com/spf13/pflag"
-
-	"github.com/crucible-sandbox/crucible/sandbox/linux"
 )
 
 // maxDefaultWarm caps the default of --warm: a slot of the data-science
@@ -46,11 +44,23 @@ func (f *serveFlags) warmFor(root string, log *slog.Logger) int {
 	return f.warm
 }
 
+// warmPerImage is the zygote slots each image keeps, as logged: --warm,
+// or none on Docker, which has no zygote slots.
+func (f *serveFlags) warmPerImage() int {
+	if f.runtime.onDocker() {
+		return 0
+	}
+	return f.warm
+}
+
 // checkUIDCount checks that the uid range of conf holds the sandboxes f
 // keeps ready for each of n images, naming the flags to lower when it
 // does not: every sandbox kept ready holds a uid, a zygote slot two.
 func checkUIDCount(conf *serveConfig, f *serveFlags, n int) error {
-	uids := cmp.Or(conf.UIDCount, linux.DefaultUIDCount)
+	if f.runtime.onDocker() { // uid_base and uid_count are the native runtime's
+		return nil
+	}
+	uids := cmp.Or(conf.UIDCount, nativeDefaultUIDCount)
 	ready := (2*f.warm + f.warmSessions + f.prestart) * n
 	if uids > ready {
 		return nil

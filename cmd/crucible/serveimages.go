@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -9,7 +10,6 @@ import (
 
 	"github.com/crucible-sandbox/crucible/image"
 	"github.com/crucible-sandbox/crucible/policy"
-	"github.com/crucible-sandbox/crucible/sandbox/linux"
 	"github.com/crucible-sandbox/crucible/service"
 	"github.com/crucible-sandbox/crucible/store"
 )
@@ -20,7 +20,7 @@ const rootfsImage = "rootfs"
 // servedImage is an image `crucible serve` offers and its runtime.
 type servedImage struct {
 	service.Image
-	rt *linux.Runtime
+	rt *imageRuntime
 }
 
 // imageNames returns the names of the images --image and --rootfs offer,
@@ -28,11 +28,24 @@ type servedImage struct {
 // directories), or the --rootfs directory, or else the host's directories
 // and, when it is built in store, the data-science image
 // (image.ForModels), which the service makes the default of sessions and
-// analyses (service.Config.Contents).
-func imageNames(images []string, rootfs, store string) ([]string, error) {
+// analyses (service.Config.Contents). On Docker (c) the host's
+// directories cannot be offered: without --image the data-science image
+// alone is, and with --docker-image REF the one image dockerImageName.
+func imageNames(images []string, rootfs, store string, c runtimeChoice) ([]string, error) {
 	switch {
 	case len(images) > 0 && rootfs != "":
 		return nil, errors.New("give --rootfs or --image, not both")
+	case c.dockerImage != "" && (len(images) > 0 || rootfs != ""):
+		return nil, errors.New("give --docker-image or --image and --rootfs, not both")
+	case c.dockerImage != "":
+		return []string{dockerImageName(c.dockerImage)}, nil
+	case c.onDocker() && rootfs != "":
+		return nil, fmt.Errorf("--rootfs: only with --runtime native; with --runtime %s give --image NAME or --docker-image REF", c.name)
+	case c.onDocker() && len(images) == 0:
+		if data := image.ForModels(store); data != image.Host {
+			return []string{data}, nil
+		}
+		return nil, fmt.Errorf("--runtime %s: give --image NAME (a built image; build one with: crucible image build) or --docker-image REF", c.name)
 	case rootfs != "":
 		return []string{rootfsImage}, nil
 	case len(images) == 0:
@@ -49,34 +62,54 @@ func imageNames(images []string, rootfs, store string) ([]string, error) {
 	return images, nil
 }
 
-// startImages starts a runtime for each of the images names (imageNames
-// of f's flags), the default first; adjust completes each one's options.
-// On an error the runtimes already started are closed.
-func startImages(names []string, f *serveFlags, adjust func(*linux.Options)) ([]servedImage, error) {
+// dockerImageName is the name the image --docker-image ref is offered
+// under: ref in the characters an image name may have (a-z, 0-9, '.',
+// '_', '-'), such as python-3.12-slim for python:3.12-slim.
+func dockerImageName(ref string) string {
+	name := strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '.', r == '_', r == '-':
+			return r
+		case r >= 'A' && r <= 'Z':
+			return r - 'A' + 'a'
+		}
+		return '-'
+	}, ref)
+	name = strings.TrimLeft(name, "._-")
+	if len(name) > 63 {
+		name = name[:63]
+	}
+	if name == "" {
+		return "docker"
+	}
+	return name
+}
+
+// startImages starts a runtime of f's kind for each of the images names
+// (imageNames of f's flags), the default first, with s's settings; its
+// logger's lines name the image. On an error the runtimes already
+// started are closed.
+func startImages(ctx context.Context, names []string, f *serveFlags, s runtimeSettings) ([]servedImage, error) {
 	var images []servedImage
 	for _, name := range names {
-		var digest string
 		rootfs, built := f.rootfs, name
-		if name == image.Host || name == rootfsImage {
+		switch {
+		case f.runtime.dockerImage != "":
+			built = ""
+		case f.runtime.onDocker(): // "host" is refused by name
+		case name == image.Host || name == rootfsImage:
 			built = ""
 		}
-		rt, err := startRuntime(rootfs, built, f.store, func(o *linux.Options) {
-			adjust(o)
-			if o.Logger != nil {
-				o.Logger = o.Logger.With(slog.String("image", name))
-			}
-			digest = o.ImageDigest
-		})
+		is := s
+		if is.logger != nil {
+			is.logger = is.logger.With(slog.String("image", name))
+		}
+		rt, err := f.runtime.start(ctx, rootfs, built, f.store, is)
 		if err != nil {
 			closeImages(images)
 			return nil, err
 		}
-		hints := errorHints(rootfs, built, f.store)
-		img := service.Image{Name: name, Digest: digest, Runtime: rt, Hints: hints}
-		if c, ok := hints.(service.Contents); ok { // the modules it holds, as its hints find them
-			img.Contents = c
-		}
-		images = append(images, servedImage{Image: img, rt: rt})
+		images = append(images, servedImage{Image: rt.image(name), rt: rt})
 	}
 	return images, nil
 }
@@ -84,7 +117,7 @@ func startImages(names []string, f *serveFlags, adjust func(*linux.Options)) ([]
 // closeImages closes the images' runtimes.
 func closeImages(images []servedImage) {
 	for _, img := range images {
-		_ = img.rt.Close()
+		_ = img.rt.close()
 	}
 }
 
@@ -92,19 +125,19 @@ func closeImages(images []servedImage) {
 // "prestart", "warm" and "warm-sessions" for the default image,
 // "NAME/prestart", "NAME/warm" and "NAME/warm-sessions" for another.
 func poolsOf(images []servedImage) func() map[string]service.PoolStats {
-	conv := func(p linux.PoolStats) service.PoolStats {
-		return service.PoolStats{Size: p.Size, Ready: p.Ready, Hits: p.Hits, Misses: p.Misses,
-			BuildFailures: p.BuildFailures, RecycleErrors: p.RecycleErrors, Retired: p.RetiredBy}
-	}
 	return func() map[string]service.PoolStats {
 		pools := map[string]service.PoolStats{}
 		for i, img := range images {
+			if img.rt.pools == nil {
+				continue
+			}
 			prefix := img.Name + "/"
 			if i == 0 {
 				prefix = ""
 			}
-			pools[prefix+"prestart"], pools[prefix+"warm"] = conv(img.rt.PoolStats()), conv(img.rt.WarmStats())
-			pools[prefix+"warm-sessions"] = conv(img.rt.WarmSessionStats())
+			for kind, stats := range img.rt.pools() {
+				pools[prefix+kind] = stats
+			}
 		}
 		return pools
 	}

@@ -35,7 +35,7 @@ func TestImageNames(t *testing.T) {
 		{[]string{"datascience", "datascience"}, "", built, nil, "--image datascience is given twice"},
 		{[]string{"datascience"}, "/srv/root", built, nil, "give --rootfs or --image, not both"},
 	} {
-		got, err := imageNames(tc.images, tc.rootfs, tc.store)
+		got, err := imageNames(tc.images, tc.rootfs, tc.store, runtimeChoice{name: runtimeNative})
 		switch {
 		case tc.err == "" && (err != nil || !slices.Equal(got, tc.want)):
 			t.Errorf("imageNames(%q, %q) = %q, %v; want %q", tc.images, tc.rootfs, got, err, tc.want)

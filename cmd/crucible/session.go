@@ -34,6 +34,7 @@ type sessionFlags struct {
 	image   string
 	store   string
 	policy  policyFlag
+	runtime runtimeChoice
 }
 
 func newSessionCommand() *cobra.Command {
@@ -109,11 +110,15 @@ cells, as after 15 idle minutes).`,
 	fl.StringVar(&f.image, "image", "", "run in the built image `NAME` (list them with: crucible image ls)")
 	fl.StringVar(&f.store, "store", image.DefaultStore, "image store directory")
 	addPolicyFlag(fl, &f.policy, "static code policy `MODE` of every cell: off, warn or block (see above)")
+	f.runtime.addFlags(fl)
 	addRawOutputFlag(fl)
 	return cmd
 }
 
 func runSession(ctx context.Context, f *sessionFlags, d *display) error {
+	if err := f.runtime.check(); err != nil {
+		return err
+	}
 	files, err := readFileFlags(f.files)
 	if err != nil {
 		return usageError(err)
@@ -123,12 +128,12 @@ func runSession(ctx context.Context, f *sessionFlags, d *display) error {
 	if err := req.Validate(); err != nil {
 		return usageError(err)
 	}
-	rt, err := startRuntime(f.rootfs, f.image, f.store, nil)
+	rt, err := f.runtime.start(ctx, f.rootfs, f.image, f.store, runtimeSettings{})
 	if err != nil {
 		return err
 	}
-	defer rt.Close()
-	svc, err := localService(rt, errorHints(f.rootfs, f.image, f.store))
+	defer rt.close()
+	svc, err := localService(rt)
 	if err != nil {
 		return err
 	}

@@ -12,13 +12,11 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/docker/docker/api/types"
 	"github.com/docker/docker/api/types/container"
 	units "github.com/docker/go-units"
-	"golang.org/x/sys/unix"
 
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/sandbox/lang"
@@ -461,10 +459,10 @@ func (x *execution) collectArtifacts(ctx context.Context) error {
 func (x *execution) exitStatus(code int, oom bool) (sandbox.Status, string) {
 	res := x.res
 	res.ExitCode = code
-	var sig syscall.Signal
+	var sig int // Linux's number (sandbox.SignalName)
 	if code > 128 && code <= 128+64 {
-		sig = syscall.Signal(code - 128)
-		res.ExitCode, res.Signal = -1, unix.SignalName(sig)
+		sig = code - 128
+		res.ExitCode, res.Signal = -1, sandbox.SignalName(sig)
 	}
 	switch {
 	case code != 0 && oom:
@@ -473,12 +471,12 @@ func (x *execution) exitStatus(code int, oom bool) (sandbox.Status, string) {
 			res.ExitCode, res.Signal = -1, "SIGKILL"
 		}
 		return sandbox.StatusMemoryLimit, x.memoryReason()
-	case sig == syscall.SIGXCPU, sig == syscall.SIGKILL && res.Metrics.CPUMS >= float64(x.lim.CPUTimeMS):
+	case sig == sandbox.SIGXCPU, sig == sandbox.SIGKILL && res.Metrics.CPUMS >= float64(x.lim.CPUTimeMS):
 		return sandbox.StatusCPULimit, "CPU-time limit of " + x.lim.CPUTime().String() + " reached"
-	case sig == syscall.SIGXFSZ:
+	case sig == sandbox.SIGXFSZ:
 		return sandbox.StatusError, "file size limit of " + units.BytesSize(float64(x.lim.FileSizeBytes)) + " reached"
 	case sig != 0:
-		return sandbox.StatusKilled, "the program was ended by " + unix.SignalName(sig)
+		return sandbox.StatusKilled, "the program was ended by " + sandbox.SignalName(sig)
 	case code != 0:
 		return sandbox.StatusError, ""
 	}

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/client"
@@ -84,9 +83,9 @@ func writeTree(w io.Writer, root string) error {
 		if fi.IsDir() {
 			h.Name += "/"
 		}
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-			h.Uid, h.Gid = int(st.Uid), int(st.Gid)
-		}
+		// FileInfoHeader took the owner's uid and gid from fi (on Unix
+		// systems; the image is built on Linux); the names are the
+		// host's, not the image's.
 		h.Uname, h.Gname = "", ""
 		if err := tw.WriteHeader(h); err != nil {
 			return err

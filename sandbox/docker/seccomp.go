@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	"github.com/elastic/go-seccomp-bpf/arch"
-	"golang.org/x/sys/unix"
 
 	"github.com/crucible-sandbox/crucible/sandbox/syscallpolicy"
 )
@@ -68,7 +67,8 @@ const afMax = 46
 // ABI (32-bit int 0x80 on x86-64) is refused by the runtime's bad-arch
 // action.
 func seccompJSON() (string, error) {
-	eperm, eafnosupport, eprotonosupport, enosys := uint(unix.EPERM), uint(unix.EAFNOSUPPORT), uint(unix.EPROTONOSUPPORT), uint(unix.ENOSYS)
+	// Linux's numbers whatever GOOS builds the profile: the daemon runs Linux.
+	eperm, eafnosupport, eprotonosupport, enosys := uint(syscallpolicy.EPERM), uint(syscallpolicy.EAFNOSUPPORT), uint(syscallpolicy.EPROTONOSUPPORT), uint(syscallpolicy.ENOSYS)
 	unlisted, err := unlistedCalls()
 	if err != nil {
 		return "", err

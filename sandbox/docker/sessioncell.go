@@ -11,7 +11,6 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 	units "github.com/docker/go-units"
-	"golang.org/x/sys/unix"
 
 	"github.com/crucible-sandbox/crucible/ids"
 	"github.com/crucible-sandbox/crucible/kernel"
@@ -309,7 +308,7 @@ func (s *Session) kernelGone(res sandbox.Result, life *kernelLife, cpu0 int64, s
 	sig, code := life.exitSignal()
 	res.ExitCode = code
 	if sig != 0 {
-		res.Signal = unix.SignalName(unix.Signal(sig))
+		res.Signal = sandbox.SignalName(sig) // Linux's, whatever GOOS this is built for
 	}
 	switch {
 	case killedFor != "":
@@ -343,7 +342,7 @@ func (s *Session) kernelGone(res sandbox.Result, life *kernelLife, cpu0 int64, s
 // that no restart has answered yet, or (under gVisor, whose sandbox dies
 // whole) with the container, which the daemon says the OOM killer ended.
 func (s *Session) oomKilled(ctx context.Context, life *kernelLife, sig int) bool {
-	if life.hasStatus && sig != int(unix.SIGKILL) {
+	if life.hasStatus && sig != sandbox.SIGKILL {
 		return false
 	}
 	deadline := time.Now().Add(oomWait)

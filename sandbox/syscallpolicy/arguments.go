@@ -1,9 +1,5 @@
 package syscallpolicy
 
-import (
-	"golang.org/x/sys/unix"
-)
-
 // ArgumentChecked returns the calls allowed only with some arguments: clone
 // without NamespaceCloneFlags, personality with one of PersonalityValues,
 // socket as SocketRules say and socketpair in SocketpairFamilies. With other
@@ -18,8 +14,8 @@ func ArgumentChecked() []string {
 // namespace (above all a user namespace) can be made. clone3, whose flags
 // live in memory a filter cannot read, fails with ENOSYS like any unlisted
 // call, and C libraries fall back to clone.
-const NamespaceCloneFlags = unix.CLONE_NEWNS | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC |
-	unix.CLONE_NEWUSER | unix.CLONE_NEWPID | unix.CLONE_NEWNET | unix.CLONE_NEWCGROUP
+const NamespaceCloneFlags = cloneNewNS | cloneNewUTS | cloneNewIPC |
+	cloneNewUser | cloneNewPID | cloneNewNet | cloneNewCgroup
 
 // PersonalityValues are the personality(2) arguments allowed, as in
 // Docker's profile: the Linux personalities with and without 32-bit
@@ -39,7 +35,8 @@ const (
 
 // SocketRule allows socket(2) in one address family.
 type SocketRule struct {
-	// Family is the address family (domain), e.g. unix.AF_INET.
+	// Family is the address family (domain), Linux's number, e.g. 2 for
+	// AF_INET.
 	Family int
 	// Protocols, if not nil, are the only protocols allowed in the family.
 	Protocols []int
@@ -59,13 +56,13 @@ type SocketRule struct {
 // CAP_NET_RAW, which the program does not have.
 func SocketRules() []SocketRule {
 	return []SocketRule{
-		{Family: unix.AF_UNIX},
-		{Family: unix.AF_INET},
-		{Family: unix.AF_INET6},
-		{Family: unix.AF_NETLINK, Protocols: []int{unix.NETLINK_ROUTE}},
+		{Family: afUnix},
+		{Family: afInet},
+		{Family: afInet6},
+		{Family: afNetlink, Protocols: []int{netlinkRoute}},
 	}
 }
 
 // SocketpairFamilies returns the address families socketpair(2) is
 // allowed in: only Unix sockets make pairs that programs use.
-func SocketpairFamilies() []int { return []int{unix.AF_UNIX} }
+func SocketpairFamilies() []int { return []int{afUnix} }
