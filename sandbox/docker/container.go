@@ -100,13 +100,11 @@ func (r *Runtime) hostConfig(lim sandbox.Limits) *container.HostConfig {
 		Resources: container.Resources{
 			Memory:     memory,
 			MemorySwap: memory,
-			// Socket buffers (cgroup v1 charges them to memory.kmem.tcp
-			// only when it has a limit): a quarter of the memory limit,
-			// as the native runtime's. runc 1.1 ignores it; the runtime
-			// writes the limit itself (sockmem.go).
-			KernelMemoryTCP: socketMemoryFor(memory),
-			PidsLimit:       new(r.pidsLimit(lim)),
-			NanoCPUs:        cpus * 1e9,
+			// Socket buffers are limited from the host once the container
+			// runs (sockmem.go): runc 1.1 ignores KernelMemoryTCP, which
+			// Docker deprecates.
+			PidsLimit: new(r.pidsLimit(lim)),
+			NanoCPUs:  cpus * 1e9,
 			Ulimits: []*units.Ulimit{
 				// CPU time per process, in whole seconds: SIGXCPU, then
 				// SIGKILL a second later.

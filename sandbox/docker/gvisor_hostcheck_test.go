@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
+
 	"github.com/docker/docker/client"
 
 	"github.com/crucible-sandbox/crucible/sandbox"
@@ -295,11 +297,11 @@ func (g *gvisorRuntime) runLeft(token string) []string {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := g.cli.ContainerInspect(ctx, r.container); !client.IsErrNotFound(err) {
+	if _, err := g.cli.ContainerInspect(ctx, r.container); !cerrdefs.IsNotFound(err) {
 		left = append(left, "container "+r.container)
 	}
 	for _, v := range r.volumes {
-		if _, err := g.cli.VolumeInspect(ctx, v); !client.IsErrNotFound(err) {
+		if _, err := g.cli.VolumeInspect(ctx, v); !cerrdefs.IsNotFound(err) {
 			left = append(left, "volume "+v)
 		}
 	}

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"golang.org/x/sys/unix"
+	"github.com/crucible-sandbox/crucible/sandbox/syscallpolicy"
 )
 
 // gvisorSeccomp turns the seccomp profile of seccompJSON into the one a
@@ -44,7 +44,7 @@ func gvisorSeccomp(profile string) (string, error) {
 	if err := json.Unmarshal([]byte(profile), &p); err != nil {
 		return "", fmt.Errorf("gvisor seccomp profile: %w", err)
 	}
-	enosys := uint(unix.ENOSYS)
+	enosys := uint(syscallpolicy.ENOSYS)
 	if p.DefaultAction != "SCMP_ACT_ERRNO" {
 		return "", fmt.Errorf("gvisor seccomp profile: default action %q, want SCMP_ACT_ERRNO", p.DefaultAction)
 	}

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	cerrdefs "github.com/containerd/errdefs"
+
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/client"
 )
@@ -31,7 +33,7 @@ func ImportImage(ctx context.Context, cli *client.Client, name, digest, rootfs s
 	ref := ImageRef(name, digest)
 	if _, err := cli.ImageInspect(ctx, ref); err == nil {
 		return ref, nil
-	} else if !client.IsErrNotFound(err) {
+	} else if !cerrdefs.IsNotFound(err) {
 		return "", fmt.Errorf("inspect image %s: %w", ref, err)
 	}
 	pr, pw := io.Pipe()

@@ -11,11 +11,12 @@ import (
 	"strings"
 	"sync"
 
+	cerrdefs "github.com/containerd/errdefs"
+
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/api/types/volume"
 	"github.com/docker/docker/client"
-	"github.com/docker/docker/errdefs"
 )
 
 // The program's /proc/meminfo and /proc/stat. A container's /proc is the
@@ -112,7 +113,7 @@ func (kv *kernelView) ensure(ctx context.Context, cli *client.Client, image stri
 		// bytes, and a file is never rewritten under a running container.
 		if _, err := cli.ContainerStatPath(ctx, c.ID, "/v/"+name); err == nil {
 			continue
-		} else if !errdefs.IsNotFound(err) {
+		} else if !cerrdefs.IsNotFound(err) {
 			return "", fmt.Errorf("look for %s in volume %s: %w", name, kernelViewVolume, err)
 		}
 		content := files[name]

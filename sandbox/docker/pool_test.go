@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
+
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/client"
@@ -155,7 +157,7 @@ func TestPooledRun(t *testing.T) {
 						}
 						time.Sleep(10 * time.Millisecond)
 					}
-					if _, err := cli.ContainerInspect(ctx, before[0]); !client.IsErrNotFound(err) {
+					if _, err := cli.ContainerInspect(ctx, before[0]); !cerrdefs.IsNotFound(err) {
 						t.Errorf("the container that served the run: inspect says %v, want not found", err)
 					}
 				})
@@ -235,7 +237,7 @@ func TestPoolClose(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, v := range volumes {
-				if _, err := cli.VolumeInspect(context.Background(), v); !client.IsErrNotFound(err) {
+				if _, err := cli.VolumeInspect(context.Background(), v); !cerrdefs.IsNotFound(err) {
 					t.Errorf("volume %s after Close: inspect says %v, want not found", v, err)
 				}
 				if strings.Contains(string(mounts), v) {
@@ -270,7 +272,7 @@ func TestSweepPools(t *testing.T) {
 	if err != nil {
 		t.Fatalf("SweepPools: %v", err)
 	}
-	if _, err := cli.ContainerInspect(ctx, c.ID); !client.IsErrNotFound(err) {
+	if _, err := cli.ContainerInspect(ctx, c.ID); !cerrdefs.IsNotFound(err) {
 		t.Errorf("the dead owner's container after the sweep: inspect says %v, want not found", err)
 	}
 	if n < 1 {
@@ -324,7 +326,7 @@ func waitGone(t testing.TB, cli *client.Client, id string) {
 	t.Helper()
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		_, err := cli.ContainerInspect(context.Background(), id)
-		if client.IsErrNotFound(err) {
+		if cerrdefs.IsNotFound(err) {
 			return
 		}
 		if time.Now().After(deadline) {

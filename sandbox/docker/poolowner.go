@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	cerrdefs "github.com/containerd/errdefs"
+
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/client"
@@ -32,7 +34,7 @@ func SweepPools(ctx context.Context, cli *client.Client) (int, error) {
 		if !ownerGone(c.Labels[poolLabel]) {
 			continue
 		}
-		if err := cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !client.IsErrNotFound(err) {
+		if err := cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !cerrdefs.IsNotFound(err) {
 			return n, fmt.Errorf("remove pooled container %s of a process gone (%s): %w", c.ID, c.Labels[poolLabel], err)
 		}
 		n++

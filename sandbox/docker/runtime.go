@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
+
 	"github.com/docker/docker/client"
 
 	"github.com/crucible-sandbox/crucible/internal/uidrange"
@@ -135,7 +137,7 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 	}
 	if _, err := cli.ImageInspect(ctx, opts.Image); err != nil {
 		cli.Close()
-		if client.IsErrNotFound(err) {
+		if cerrdefs.IsNotFound(err) {
 			return nil, fmt.Errorf("%w: the Docker daemon has no image %q: import a Crucible image with `crucible image docker-import NAME`, or name a local Docker image", ErrUnavailable, opts.Image)
 		}
 		return nil, fmt.Errorf("%w: inspect image %q: %v", ErrUnavailable, opts.Image, err)

@@ -10,10 +10,11 @@ import (
 	"testing"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
+
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/mount"
-	"github.com/docker/docker/client"
 
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/sandbox/docker"
@@ -198,11 +199,11 @@ func TestSessionCloseLeavesNothing(t *testing.T) {
 			if err := ses.Close(); err != nil {
 				t.Fatalf("Close: %v", err)
 			}
-			if _, err := cli.ContainerInspect(ctx, list[0].ID); !client.IsErrNotFound(err) {
+			if _, err := cli.ContainerInspect(ctx, list[0].ID); !cerrdefs.IsNotFound(err) {
 				t.Errorf("after Close the container remains: %v", err)
 			}
 			for _, v := range volumes {
-				if _, err := cli.VolumeInspect(ctx, v); !client.IsErrNotFound(err) {
+				if _, err := cli.VolumeInspect(ctx, v); !cerrdefs.IsNotFound(err) {
 					t.Errorf("after Close the volume %s remains: %v", v, err)
 				}
 			}

@@ -15,8 +15,9 @@ import (
 	"strings"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
+
 	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/client"
 
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/sandbox/lang"
@@ -84,7 +85,7 @@ func checkName(name string) error {
 // ok false when nothing is.
 func (s *Session) stat(ctx context.Context, name string) (st container.PathStat, ok bool, err error) {
 	st, err = s.rt.cli.ContainerStatPath(ctx, s.cid, lang.WorkDir+"/"+name)
-	if client.IsErrNotFound(err) {
+	if cerrdefs.IsNotFound(err) {
 		return st, false, nil
 	}
 	return st, err == nil, err
@@ -199,7 +200,7 @@ func (s *Session) ReadFile(ctx context.Context, name string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %w", name, os.ErrNotExist)
 	}
 	rc, _, err := s.rt.cli.CopyFromContainer(ctx, s.cid, lang.WorkDir+"/"+name)
-	if client.IsErrNotFound(err) {
+	if cerrdefs.IsNotFound(err) {
 		return nil, fmt.Errorf("%s: %w", name, os.ErrNotExist)
 	}
 	if err != nil {

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
+
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/events"
 	"github.com/docker/docker/api/types/filters"
@@ -103,7 +105,7 @@ func sweep(ctx context.Context, cli *client.Client) error {
 		if !ownerGone(c.Labels[ownerKey]) {
 			continue
 		}
-		if err := cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !client.IsErrNotFound(err) {
+		if err := cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !cerrdefs.IsNotFound(err) {
 			return fmt.Errorf("remove leftover container %.12s: %w", c.ID, err)
 		}
 	}
@@ -115,7 +117,7 @@ func sweep(ctx context.Context, cli *client.Client) error {
 		if !ownerGone(v.Labels[ownerKey]) {
 			continue
 		}
-		if err := cli.VolumeRemove(ctx, v.Name, true); err != nil && !client.IsErrNotFound(err) {
+		if err := cli.VolumeRemove(ctx, v.Name, true); err != nil && !cerrdefs.IsNotFound(err) {
 			return fmt.Errorf("remove leftover volume %s: %w", v.Name, err)
 		}
 	}

@@ -6,10 +6,11 @@ import (
 	"testing"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
+
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/api/types/volume"
-	"github.com/docker/docker/client"
 
 	"github.com/crucible-sandbox/crucible/internal/testenv"
 )
@@ -96,12 +97,12 @@ func TestSweep(t *testing.T) {
 		{"the container of another boot's process", otherBoot, false},
 	} {
 		_, err := cli.ContainerInspect(ctx, tc.id)
-		if gone := client.IsErrNotFound(err); gone != tc.gone {
+		if gone := cerrdefs.IsNotFound(err); gone != tc.gone {
 			t.Errorf("%s: removed %v, want %v (inspect: %v)", tc.what, gone, tc.gone, err)
 		}
 	}
 	for _, tc := range []struct{ what, name string }{{"the volume of an ended process's container", deadVolume}, {"a lone volume of an ended process", lone.Name}} {
-		if _, err := cli.VolumeInspect(ctx, tc.name); !client.IsErrNotFound(err) {
+		if _, err := cli.VolumeInspect(ctx, tc.name); !cerrdefs.IsNotFound(err) {
 			t.Errorf("%s (%s) is still there: %v", tc.what, tc.name, err)
 		}
 	}

@@ -50,7 +50,8 @@ func testInputRejected(t *testing.T, s *suite) {
 
 	// What the runtime creates while the refused requests are made: its
 	// own watch, if it has one, else new cgroups of the suite's owner.
-	created, active := func() []string { return nil }, false
+	var created func() []string
+	var active bool
 	if s.watchCreation != nil {
 		var stop func()
 		created, stop = s.watchCreation()
