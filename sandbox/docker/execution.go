@@ -280,7 +280,12 @@ func (x *execution) finish(spec lang.Spec, execID string) error {
 		}
 		// The metrics are the last sample of the CPU watch (every
 		// cpuPollInterval): the daemon takes up to a second to answer one
-		// more, which a run of print(1) would wait for.
+		// more, which a run of print(1) would wait for; where the cgroup's
+		// files are at hand (cgroup v1, local), one more sample costs
+		// microseconds, and a run shorter than the interval has none.
+		if x.cg.cpuacct != "" {
+			x.cpuTime(ctx)
+		}
 		res.Metrics.CPUMS = float64(x.lastCPU.Load()) / 1e6
 		res.Metrics.PeakMemoryBytes = x.lastPeak.Load()
 		if err := x.collectArtifacts(ctx); err != nil {
