@@ -10,11 +10,10 @@ import (
 	"io"
 	"log/slog"
 	"math"
-	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -28,12 +27,9 @@ import (
 
 	"github.com/crucible-sandbox/crucible/client"
 	"github.com/crucible-sandbox/crucible/image"
-	"github.com/crucible-sandbox/crucible/policy"
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/sandbox/linux"
-	"github.com/crucible-sandbox/crucible/server"
 	"github.com/crucible-sandbox/crucible/service"
-	"github.com/crucible-sandbox/crucible/store"
 )
 
 // benchDefaultCode is the program `crucible bench api` runs by default,
@@ -289,15 +285,6 @@ func benchAPI(ctx context.Context, f *benchAPIFlags, progress io.Writer) (*apiBe
 	if err != nil {
 		return nil, usageError(err)
 	}
-	db := f.db
-	if db == "" {
-		dir, err := os.MkdirTemp("", "crucible-bench-")
-		if err != nil {
-			return nil, platformError(err)
-		}
-		defer os.RemoveAll(dir)
-		db = filepath.Join(dir, "runs.db")
-	}
 	var bareRoot string
 	rt, err := startRuntime("", f.image, f.store, func(o *linux.Options) {
 		o.Warm, o.Prestart = f.warm, f.prestart
@@ -307,47 +294,12 @@ func benchAPI(ctx context.Context, f *benchAPIFlags, progress io.Writer) (*apiBe
 		return nil, err
 	}
 	defer rt.Close()
-	st, err := store.Open(ctx, db)
+	srv, err := startBenchServer(ctx, rt, benchServerConfig{db: f.db, maxConcurrent: f.maxConcurrent, maxQueue: f.maxQueue, clients: slices.Max(f.levels)})
 	if err != nil {
 		return nil, platformError(err)
 	}
-	defer st.Close()
-	redactCfg := policy.DefaultRedactConfig()
-	redactCfg.HostPaths = serverHostPaths(db, "")
-	redactor, err := policy.NewRedactor(redactCfg)
-	if err != nil {
-		return nil, platformError(err)
-	}
-	logs := newServerLog()
-	svc, err := service.New(service.Config{Runtime: rt, Store: st, Redactor: redactor,
-		MaxConcurrent: f.maxConcurrent, MaxQueue: f.maxQueue, Logger: logs.logger()})
-	if err != nil {
-		return nil, platformError(err)
-	}
-	srv, err := server.New(server.Config{Service: svc, Keys: st, Logger: logs.logger()})
-	if err != nil {
-		return nil, platformError(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, platformError(err)
-	}
-	hs := srv.NewHTTPServer()
-	go func() { _ = hs.Serve(ln) }()
-	defer func() {
-		sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
-		defer cancel()
-		_ = hs.Shutdown(sctx)
-		_ = svc.Shutdown(sctx)
-	}()
-	// Every client keeps its connection: net/http's default of 2 idle
-	// connections per host would make the others reconnect each time.
-	tr := &http.Transport{MaxIdleConnsPerHost: slices.Max(f.levels)}
-	defer tr.CloseIdleConnections()
-	c, err := client.New("http://"+ln.Addr().String(), client.WithHTTPClient(&http.Client{Transport: tr}))
-	if err != nil {
-		return nil, platformError(err)
-	}
+	defer srv.close()
+	c, logs := srv.client, srv.logs
 
 	rep := &apiBenchReport{
 		Language: req.Language, Code: req.Code, Image: f.image, BareRoot: bareRoot, DurationS: f.duration.Seconds(),
@@ -438,13 +390,17 @@ type outcome struct {
 	retryAfter time.Duration // what a 429's Retry-After asked for
 }
 
-// apiCall returns a call that runs req through the API, bypassing its
-// cache; the run must print want, if set.
+// bypassCache is ?cache=0, said on the wire although it is the server's
+// default: every request the benchmarks send runs its code.
+func bypassCache(q url.Values) { q.Set("cache", "0") }
+
+// apiCall returns a call that runs req through the API (POST
+// /v1/runs?cache=0); the run must print want, if set.
 func apiCall(c *client.Client, req sandbox.Request, want *string) func(context.Context) outcome {
 	return func(ctx context.Context) outcome {
 		ctx, cancel := context.WithTimeout(ctx, benchRequestTimeout)
 		defer cancel()
-		res, err := c.CreateRun(ctx, req)
+		res, err := c.CreateRun(ctx, req, bypassCache)
 		var apiErr *client.APIError
 		switch {
 		case errors.As(err, &apiErr) && apiErr.Status == http.StatusTooManyRequests:

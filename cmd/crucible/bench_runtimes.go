@@ -60,14 +60,21 @@ measured in the same run. The rows:
   RUNTIME pooled  a run taken from what the runtime keeps ready: the native
                   runtime's warm zygote slot and prestarted sandbox, the
                   docker and gvisor runtimes' pre-created containers
+  RUNTIME pooled API  the same pooled runtime served by the API server
+                  started in this process on a loopback port (as crucible
+                  serve chains them): POST /v1/runs?cache=0 from the Go SDK,
+                  timed to its answer: the row the targets compare
   RUNTIME session a cell in a session opened beforehand
 
 A round runs each row once, in that order, every call on a resting host:
 before each, untimed, every row's pools are refilled. One untimed round
 warms the page cache first; then --runs rounds, or rounds until --duration
 has passed. For each row it reports the runs, those that failed (each must
-print 1), the latency's median (p50), p90 and maximum, and the ratio of its
-median to docker run's, to docker run runsc's and to bare's.
+end ok printing 1; through the API, without the server logging a warning),
+the latency's median (p50), p90 and maximum, and the ratio of its
+median to docker run's, to docker run runsc's and to bare's. Then the
+targets: docker pooled API at most 0.25× docker run, gvisor pooled API at
+most 0.25× docker run runsc.
 
 A runtime this host lacks (no root for native; no Docker daemon, no runsc
 registered, no docker CLI) is reported, its rows not measured, unless

@@ -102,21 +102,17 @@ func openDockerCold(name string) func(context.Context, *benchEnv) (*benchSubject
 	}
 }
 
-// openDockerPooled is the docker or gvisor runtime (name) keeping the
+// dockerPooled is the docker or gvisor runtime (name) keeping the
 // containers dockerPool asks for.
-func openDockerPooled(name string) func(context.Context, *benchEnv) (*benchSubject, error) {
-	return func(ctx context.Context, e *benchEnv) (*benchSubject, error) {
+func dockerPooled(name string) func(context.Context, *benchEnv) (*pooledRuntime, error) {
+	return func(ctx context.Context, e *benchEnv) (*pooledRuntime, error) {
 		var settle func(context.Context, *docker.Runtime)
 		rt, err := dockerRuntime(ctx, e, name, func(o *docker.Options) { settle = dockerPool(o) })
 		if err != nil {
 			return nil, err
 		}
-		return &benchSubject{
-			detail: "a pre-created container",
-			call:   directCall(rt, e.req, e.want),
-			settle: func(ctx context.Context) { settle(ctx, rt) },
-			close:  func() { rt.Close() },
-		}, nil
+		return &pooledRuntime{rt: rt, detail: "a pre-created container", settle: func(ctx context.Context) { settle(ctx, rt) },
+			close: func() { rt.Close() }}, nil
 	}
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -56,16 +57,30 @@ func TestTargetLines(t *testing.T) {
 		rows []runtimesBenchRow
 		want []string
 	}{{
-		name: "both pooled rows, one meeting its target and one missing it",
+		name: "both pooled API rows, one meeting its target and one missing it",
 		rows: []runtimesBenchRow{measured(runtimeBaseline, pathDockerRun, 400), measured(runtimeBaseline, pathDockerRunRunsc, 500),
-			measured(runtimeDocker, pathPooled, 100), measured(runtimeGVisor, pathPooled, 200), measured(runtimeDocker, pathCold, 500)},
-		want: []string{"docker pooled / docker run: 0.250× (target ≤ 0.25×: meets)", "gvisor pooled / docker run runsc: 0.400× (target ≤ 0.25×: misses)"},
+			measured(runtimeDocker, pathPooledAPI, 100), measured(runtimeGVisor, pathPooledAPI, 200), measured(runtimeDocker, pathCold, 500)},
+		want: []string{"docker pooled API / docker run: 0.250× (target ≤ 0.25×: meets)", "gvisor pooled API / docker run runsc: 0.400× (target ≤ 0.25×: misses)"},
 	}, {
-		name: "pooled rows not measured: no line",
-		rows: []runtimesBenchRow{measured(runtimeBaseline, pathDockerRun, 400), {Runtime: runtimeDocker, Path: pathPooled, State: rowNotMeasured}},
+		name: "the target is the API row's, not the direct pooled row's",
+		rows: []runtimesBenchRow{measured(runtimeBaseline, pathDockerRun, 400), measured(runtimeBaseline, pathDockerRunRunsc, 500),
+			measured(runtimeDocker, pathPooled, 40), measured(runtimeDocker, pathPooledAPI, 120),
+			measured(runtimeGVisor, pathPooled, 200), measured(runtimeGVisor, pathPooledAPI, 100)},
+		want: []string{"docker pooled API / docker run: 0.300× (target ≤ 0.25×: misses)", "gvisor pooled API / docker run runsc: 0.200× (target ≤ 0.25×: meets)"},
+	}, {
+		name: "only the direct pooled rows measured: no line",
+		rows: []runtimesBenchRow{measured(runtimeBaseline, pathDockerRun, 400), measured(runtimeBaseline, pathDockerRunRunsc, 500),
+			measured(runtimeDocker, pathPooled, 40), {Runtime: runtimeDocker, Path: pathPooledAPI, State: rowUnavailable, Reason: "no server"},
+			measured(runtimeGVisor, pathPooled, 50)},
+	}, {
+		name: "native pooled API has no target",
+		rows: []runtimesBenchRow{measured(runtimeBaseline, pathDockerRun, 400), measured(runtimeNative, pathPooledAPI, 10)},
+	}, {
+		name: "pooled API rows not measured: no line",
+		rows: []runtimesBenchRow{measured(runtimeBaseline, pathDockerRun, 400), {Runtime: runtimeDocker, Path: pathPooledAPI, State: rowNotMeasured}},
 	}, {
 		name: "baseline missing: no line",
-		rows: []runtimesBenchRow{measured(runtimeBaseline, pathDockerRun, 400), measured(runtimeGVisor, pathPooled, 50)},
+		rows: []runtimesBenchRow{measured(runtimeBaseline, pathDockerRun, 400), measured(runtimeGVisor, pathPooledAPI, 50)},
 	}}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -84,7 +99,8 @@ func TestPrintBenchRuntimes(t *testing.T) {
 	rep := &runtimesBenchReport{Code: "print(1)", Image: "datascience", ImageDigest: "sha256:ab", Rounds: 3, ElapsedS: 9, CPUs: 2,
 		Rows: []runtimesBenchRow{measured(runtimeBaseline, pathBare, 20), measured(runtimeBaseline, pathDockerRun, 400),
 			{Runtime: runtimeBaseline, Path: pathDockerRunRunsc, State: rowUnavailable, Reason: "the Docker daemon has no runtime \"runsc\""},
-			measured(runtimeNative, pathCold, 80), {Runtime: runtimeDocker, Path: pathPooled, State: rowNotMeasured, Reason: "no pool yet"}, bad}}
+			measured(runtimeNative, pathCold, 80), {Runtime: runtimeDocker, Path: pathPooled, State: rowNotMeasured, Reason: "no pool yet"},
+			measured(runtimeDocker, pathPooledAPI, 100), bad}}
 	rep.Rows[0].Detail = "chroot /r /usr/bin/python3 -c \"print(1)\""
 	setBaselineRatios(rep.Rows)
 	var b bytes.Buffer
@@ -102,6 +118,8 @@ func TestPrintBenchRuntimes(t *testing.T) {
 		// native cold: 80 ms, 0.2× docker run, no runsc baseline, 4× bare
 		"native cold 3 0 80.0 160.0 240.0 0.200 - 4.000",
 		"docker pooled - - - - - - - -",
+		"docker pooled API 3 0 100.0 200.0 300.0 0.250 - 5.000",
+		"docker pooled API / docker run: 0.250× (target ≤ 0.25×: meets)",
 		"docker cold 3 2 500.0 1000.0 1500.0 1.250 - 25.000",
 		"baseline bare: chroot /r /usr/bin/python3 -c \"print(1)\"",
 		`baseline docker run runsc: unavailable: the Docker daemon has no runtime "runsc"`,
@@ -111,6 +129,36 @@ func TestPrintBenchRuntimes(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+func TestBenchRuntimeRows(t *testing.T) {
+	baselines := []string{"baseline bare", "baseline docker run", "baseline docker run runsc"}
+	paths := func(rt string) []string {
+		return []string{rt + " cold", rt + " pooled", rt + " pooled API", rt + " session cell"}
+	}
+	cases := []struct {
+		name     string
+		runtimes []string
+		want     []string
+	}{
+		{"native", []string{runtimeNative}, append(slices.Clone(baselines), paths(runtimeNative)...)},
+		{"gvisor then docker, in that order", []string{runtimeGVisor, runtimeDocker},
+			slices.Concat(baselines, paths(runtimeGVisor), paths(runtimeDocker))},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var got []string
+			for _, r := range benchRuntimeRows(c.runtimes) {
+				if r.open == nil {
+					t.Errorf("%s %s: no open", r.runtime, r.path)
+				}
+				got = append(got, r.runtime+" "+r.path)
+			}
+			if !slices.Equal(got, c.want) {
+				t.Errorf("rows %q, want %q", got, c.want)
+			}
+		})
 	}
 }
 

@@ -22,6 +22,7 @@ const (
 	pathDockerRunRunsc = "docker run runsc"
 	pathCold           = "cold"
 	pathPooled         = "pooled"
+	pathPooledAPI      = "pooled API"
 	pathSession        = "session cell"
 	// runtimeBaseline is the runtime column of the baselines.
 	runtimeBaseline = "baseline"
@@ -64,7 +65,8 @@ type benchEnv struct {
 }
 
 // benchRuntimeRows returns the rows for runtimes: the baselines first,
-// then each runtime's cold, pooled and session rows.
+// then each runtime's cold, pooled (called directly, then through the
+// API) and session rows.
 func benchRuntimeRows(runtimes []string) []benchRowSpec {
 	rows := []benchRowSpec{
 		{runtimeBaseline, pathBare, openBare},
@@ -73,12 +75,12 @@ func benchRuntimeRows(runtimes []string) []benchRowSpec {
 	}
 	for _, n := range runtimes {
 		if n == runtimeNative {
-			rows = append(rows, benchRowSpec{n, pathCold, openNativeCold}, benchRowSpec{n, pathPooled, openNativePooled},
-				benchRowSpec{n, pathSession, openNativeSession})
+			rows = append(rows, benchRowSpec{n, pathCold, openNativeCold}, benchRowSpec{n, pathPooled, pooledDirect(nativePooled)},
+				benchRowSpec{n, pathPooledAPI, pooledAPI(nativePooled)}, benchRowSpec{n, pathSession, openNativeSession})
 			continue
 		}
-		rows = append(rows, benchRowSpec{n, pathCold, openDockerCold(n)}, benchRowSpec{n, pathPooled, openDockerPooled(n)},
-			benchRowSpec{n, pathSession, openDockerSession(n)})
+		rows = append(rows, benchRowSpec{n, pathCold, openDockerCold(n)}, benchRowSpec{n, pathPooled, pooledDirect(dockerPooled(n))},
+			benchRowSpec{n, pathPooledAPI, pooledAPI(dockerPooled(n))}, benchRowSpec{n, pathSession, openDockerSession(n)})
 	}
 	return rows
 }
@@ -114,27 +116,6 @@ func openNativeCold(_ context.Context, e *benchEnv) (*benchSubject, error) {
 		return nil, err
 	}
 	return &benchSubject{detail: "a sandbox built for the run", call: directCall(rt, e.req, e.want), close: func() { rt.Close() }}, nil
-}
-
-// openNativePooled is a native runtime keeping one warm zygote slot and
-// one prestarted sandbox, as crucible serve keeps them (a Python run takes
-// the slot).
-func openNativePooled(_ context.Context, e *benchEnv) (*benchSubject, error) {
-	rt, err := nativeRuntime(e, func(o *linux.Options) { o.Warm, o.Prestart = 1, 1 })
-	if err != nil {
-		return nil, err
-	}
-	return &benchSubject{
-		detail: "--warm 1 --prestart 1: a warm zygote slot's forked child",
-		call:   directCall(rt, e.req, e.want),
-		settle: func(ctx context.Context) {
-			waitUntil(ctx, func() bool {
-				p, w := rt.PoolStats(), rt.WarmStats()
-				return p.Ready >= p.Size && w.Ready >= w.Size
-			})
-		},
-		close: func() { rt.Close() },
-	}, nil
 }
 
 // openNativeSession is a cell of a native session.

@@ -35,9 +35,10 @@ func TestBenchRuntimes(t *testing.T) {
 	}
 	// Every row of the baselines and of the runtimes' paths that exist.
 	mustMeasure := []string{"baseline bare", "baseline docker run", "baseline docker run runsc",
-		"native cold", "native pooled", "native session cell", "docker cold", "docker pooled", "gvisor cold", "gvisor pooled"}
-	if len(rows) != 12 {
-		t.Errorf("%d rows, want 12: 3 baselines, 3 runtimes × cold, pooled, session cell", len(rows))
+		"native cold", "native pooled", "native pooled API", "native session cell",
+		"docker cold", "docker pooled", "docker pooled API", "gvisor cold", "gvisor pooled", "gvisor pooled API"}
+	if len(rows) != 15 {
+		t.Errorf("%d rows, want 15: 3 baselines, 3 runtimes × cold, pooled, pooled API, session cell", len(rows))
 	}
 	for _, k := range mustMeasure {
 		if r := rows[k]; r.State != rowMeasured {
@@ -61,6 +62,16 @@ func TestBenchRuntimes(t *testing.T) {
 		default:
 			t.Errorf("%s: %s: %s", k, r.State, r.Reason)
 		}
+	}
+	for _, rt := range []string{runtimeNative, runtimeDocker, runtimeGVisor} {
+		if d := rows[rt+" pooled API"].Detail; !strings.HasPrefix(d, rows[rt+" pooled"].Detail+", through the API: POST /v1/runs?cache=0") {
+			t.Errorf("%s pooled API: detail %q, want the pooled row's runtime through the API", rt, d)
+		}
+	}
+	// The targets are the API rows'.
+	lines := targetLines(rep.Rows)
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "docker pooled API / docker run: ") || !strings.HasPrefix(lines[1], "gvisor pooled API / docker run runsc: ") {
+		t.Errorf("target lines %q, want docker pooled API's and gvisor pooled API's", lines)
 	}
 	if d := rows["baseline docker run runsc"].Detail; !strings.Contains(d, " run --rm "+dockerRunProfile+" --runtime runsc crucible/datascience:") {
 		t.Errorf("docker run runsc's command %q, want the production profile under runsc", d)
