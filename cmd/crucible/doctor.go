@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"debug/buildinfo"
 	"fmt"
 	"io"
 	"os"
@@ -107,7 +108,7 @@ func doctor(ctx context.Context, w io.Writer, only string) error {
 const dockerFix = "as root: scripts/setup.sh (it installs docker.io and runsc, registers runsc in /etc/docker/daemon.json and starts dockerd: scripts/dockerd.sh); or install Docker Engine (Docker Desktop on macOS and Windows) and start it"
 
 // gvisorFix is how to register gVisor's runsc with a running daemon.
-const gvisorFix = `as root: apt-get install runsc (or build gvisor.dev/gvisor/runsc), add {"runtimes": {"runsc": {"path": "/usr/bin/runsc", "runtimeArgs": ["--network=none"]}}} to /etc/docker/daemon.json and reload dockerd (scripts/dockerd.sh does both)`
+const gvisorFix = `as root: scripts/dockerd.sh (it builds gVisor's runsc pinned by module version, registers it in /etc/docker/daemon.json as {"runtimes": {"runsc": {"path": "/usr/local/lib/crucible/runsc/runsc", "runtimeArgs": ["--network=none", "--oci-seccomp", "--directfs=false"]}}} and reloads dockerd); Debian's runsc 20221219 does not apply the seccomp profile to the processes docker exec starts`
 
 // checkDocker checks the docker runtime, or with name gvisor, the docker
 // runtime with runsc registered.
@@ -127,13 +128,21 @@ func checkDocker(ctx context.Context, name string) runtimeCheck {
 		return c
 	}
 	c.Found = append(c.Found, fmt.Sprintf("Docker Engine %s (API %s) at %s", v.Version, v.APIVersion, cli.DaemonHost()))
-	if name == runtimeDocker {
-		c.OK = true
-		return c
-	}
 	info, err := cli.Info(ctx)
 	if err != nil {
-		c.Missing, c.Fix = []string{"the Docker daemon's runtimes: " + err.Error()}, []string{dockerFix}
+		c.Missing, c.Fix = []string{"the Docker daemon's configuration: " + err.Error()}, []string{dockerFix}
+		return c
+	}
+	if name == runtimeDocker {
+		if info.CgroupVersion == "1" && os.Geteuid() != 0 {
+			// sandbox/docker/sockmem.go: runc ignores the socket-buffer
+			// limit, so the runtime writes each container's
+			// memory.kmem.tcp itself, which only root can.
+			c.Missing = []string{"root on this host: its daemon's containers are in cgroup v1, where Crucible writes each container's socket-buffer limit (memory.kmem.tcp) itself"}
+			c.Fix = []string{"run Crucible as root here, or use a host with cgroup v2 (there the memory limit covers socket buffers), or --runtime gvisor"}
+			return c
+		}
+		c.OK = true
 		return c
 	}
 	rt, ok := info.Runtimes[docker.GVisorRuntime]
@@ -157,5 +166,12 @@ func runscVersion(ctx context.Context, path string) string {
 		return ""
 	}
 	line, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+	if strings.Contains(line, "VERSION_MISSING") {
+		// A runsc built with go install says no version of its own; its
+		// module's is in the binary.
+		if bi, err := buildinfo.ReadFile(path); err == nil && bi.Main.Version != "" {
+			line = "runsc " + bi.Main.Path + "@" + bi.Main.Version
+		}
+	}
 	return ", " + line
 }

@@ -1,8 +1,13 @@
 package main
 
 import (
+	"os"
+	"os/exec"
+	"os/user"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/crucible-sandbox/crucible/internal/testenv"
@@ -42,6 +47,48 @@ func TestDoctor(t *testing.T) {
 				t.Errorf("%s: output lacks %q:\n%s", tc.name, w, out)
 			}
 		}
+	}
+}
+
+// TestDoctorDockerWithoutRoot: on a host whose daemon puts containers in
+// cgroup v1, the docker runtime needs root (Crucible writes each
+// container's socket-buffer limit itself): doctor says so to a member of
+// the docker group who is not root, rather than ok, and exits 69.
+func TestDoctorDockerWithoutRoot(t *testing.T) {
+	testenv.Root(t)
+	testenv.Docker(t)
+	if _, err := os.Stat("/sys/fs/cgroup/memory/memory.kmem.tcp.limit_in_bytes"); err != nil {
+		t.Skip("not a cgroup v1 host: the docker runtime needs no root here")
+	}
+	grp, err := user.LookupGroup("docker")
+	if err != nil {
+		t.Fatalf("the docker group (docker.io makes it): %v", err)
+	}
+	gid, _ := strconv.Atoi(grp.Gid)
+	// A copy of the test binary the other uid can reach (t.TempDir's
+	// parents are root's alone).
+	dir, err := os.MkdirTemp("", "doctor-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	exe := filepath.Join(dir, "crucible")
+	if err := exec.Command("cp", os.Args[0], exe).Run(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "doctor", "--runtime", "docker")
+	cmd.Env = append(os.Environ(), "CRUCIBLE_TEST_MAIN=1", "NO_COLOR=", "HOME=/")
+	cmd.Dir = "/"
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534, Groups: []uint32{uint32(gid)}}}
+	out, err := cmd.CombinedOutput()
+	if cmd.ProcessState == nil {
+		t.Fatalf("start doctor as uid 65534: %v", err)
+	}
+	if code := cmd.ProcessState.ExitCode(); code != exitRuntimeMissing || !strings.Contains(string(out), "missing: root on this host") {
+		t.Errorf("doctor as uid 65534 in the docker group: exit %d, want %d saying root is missing:\n%s", code, exitRuntimeMissing, out)
 	}
 }
 
