@@ -6,15 +6,15 @@
 #      headless browser the web UI's tests drive, only if missing,
 #   4. builds bin/crucible, installs staticcheck and the MCP client's npm
 #      packages (tools/mcp-client, npm ci, pinned by its package-lock.json),
-#   5. builds the data-science sandbox image (python3 with pandas, numpy,
-#      matplotlib, scipy, ... from Debian) unless it is up to date; set
-#      CRUCIBLE_SKIP_IMAGE=1 to skip it,
-#   5b. Docker and gVisor for the docker and gvisor runtimes: installs
-#      docker.io, builds gVisor's runsc pinned by module version (once; the
-#      first build takes a minute or two), registers it in
-#      /etc/docker/daemon.json, and
-#      starts dockerd when no daemon answers (see scripts/dockerd.sh);
-#      set CRUCIBLE_SKIP_DOCKER=1 to skip it,
+#   5a. Docker and gVisor for the docker and gvisor runtimes: installs
+#      docker.io, builds gVisor's runsc pinned by module version (once; about
+#      three minutes on empty Go caches), registers it in
+#      /etc/docker/daemon.json, and starts dockerd when no daemon answers
+#      (see scripts/dockerd.sh); set CRUCIBLE_SKIP_DOCKER=1 to skip it,
+#   5b. builds the data-science sandbox image (python3 with pandas, numpy,
+#      matplotlib, scipy, ... from Debian) unless it is up to date, and
+#      imports it into the daemon that answers; set CRUCIBLE_SKIP_IMAGE=1
+#      to skip it,
 #   6. finds the shared data sets (HumanEval, DABench) the tests read:
 #      $CRUCIBLE_DATASETS, else shared/datasets beside the clone. It cannot
 #      fetch them: missing, they are an error when CI is set (the tests that
@@ -141,7 +141,18 @@ if ! cmp -s "$mcpdir/package-lock.json" "$mcpdir/node_modules/.package-lock.json
 	cp "$mcpdir/package-lock.json" "$mcpdir/node_modules/.package-lock.json.installed"
 fi
 
-# 5. image
+# 5a. Docker Engine and gVisor (scripts/dockerd.sh): docker.io, runsc built
+# at its pinned version and registered in daemon.json, and a daemon
+# answering on the socket; before the image, whose build imports it into
+# the daemon that now answers.
+if [[ ${CRUCIBLE_SKIP_DOCKER:-} == 1 ]]; then
+	step "docker skipped (CRUCIBLE_SKIP_DOCKER=1)"
+else
+	run_quiet "$log" bash scripts/dockerd.sh || die "docker setup failed"
+	step "docker: $(tail -n 1 "$log")"
+fi
+
+# 5b. image
 if [[ ${CRUCIBLE_SKIP_IMAGE:-} == 1 ]]; then
 	step "image build skipped (CRUCIBLE_SKIP_IMAGE=1)"
 else
@@ -149,16 +160,6 @@ else
 	# uses); later ones return at once unless the manifest changed.
 	run_quiet "$log" bin/crucible image build || die "crucible image build failed"
 	step "image: $(tail -n 1 "$log")"
-fi
-
-# 5b. Docker Engine and gVisor (scripts/dockerd.sh): docker.io, runsc built
-# at its pinned version and registered in daemon.json, and a daemon
-# answering on the socket.
-if [[ ${CRUCIBLE_SKIP_DOCKER:-} == 1 ]]; then
-	step "docker skipped (CRUCIBLE_SKIP_DOCKER=1)"
-else
-	run_quiet "$log" bash scripts/dockerd.sh || die "docker setup failed"
-	step "docker: $(tail -n 1 "$log")"
 fi
 
 # 6. data sets
