@@ -4,8 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"os"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -62,7 +60,7 @@ func TestGVisorHostCheck(t *testing.T) {
 	img := imported.ref
 	tok = hostCheckToken(t)
 	c, err := cli.ContainerCreate(ctx, &container.Config{Image: img, Cmd: []string{"sleep", "60"},
-		Labels: map[string]string{"org.crucible.sandbox": "1", "org.crucible.owner": selfOwnerLabel(t)}},
+		Labels: map[string]string{"org.crucible.sandbox": "1", "org.crucible.owner": docker.SelfOwner()}},
 		&container.HostConfig{Runtime: docker.GVisorRuntime, NetworkMode: "none"}, nil, nil, "")
 	if err != nil {
 		t.Fatalf("create the leaked container: %v", err)
@@ -105,15 +103,4 @@ func hostCheckToken(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return "gvhc" + hex.EncodeToString(b)
-}
-
-// selfOwnerLabel is the owner label package docker gives this process's
-// containers ("<boot id>/<pid>/<start time>"), so that no other process's
-// sweep takes the test's container for an ended process's.
-func selfOwnerLabel(t *testing.T) string {
-	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.TrimSpace(string(boot)) + "/" + strconv.Itoa(os.Getpid()) + "/" + procStart(os.Getpid())
 }

@@ -167,7 +167,7 @@ func containerProcesses(id string) map[hostPID]string {
 		if err != nil {
 			return
 		}
-		if start := procStart(pid); start != "" {
+		if start := docker.StartTime(pid); start != "" {
 			found[hostPID{pid, start}] = strings.TrimSpace(string(bytes.ReplaceAll(cmd, []byte{0}, []byte{' '})))
 		}
 	}
@@ -191,24 +191,6 @@ func containerProcesses(id string) map[hostPID]string {
 		}
 	}
 	return found
-}
-
-// procStart returns the start time of pid (field 22 of its stat), or ""
-// when it is gone.
-func procStart(pid int) string {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return ""
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return ""
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 20 {
-		return ""
-	}
-	return f[19]
 }
 
 // procState returns the one-letter state of pid ("R", "S", "Z", ...), or
@@ -281,7 +263,7 @@ func (g *gvisorRuntime) runLeft(token string) []string {
 		procs[p] = cmd
 	}
 	for p, cmd := range procs {
-		if procStart(p.pid) == p.start && procState(p.pid) != "Z" {
+		if docker.StartTime(p.pid) == p.start && procState(p.pid) != "Z" {
 			left = append(left, "host process "+strconv.Itoa(p.pid)+" ("+clip([]byte(cmd))+")")
 		}
 	}
