@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	cerrdefs "github.com/containerd/errdefs"
+	"github.com/crucible-sandbox/crucible/sandbox/procview"
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/mount"
@@ -57,8 +58,8 @@ func (r *Runtime) kernelViewMounts(ctx context.Context, memoryBytes int64) ([]mo
 	// CPU limit is a rate, not a set): Node's os.cpus() counts these lines.
 	stat := "stat-" + strconv.Itoa(r.ncpu) + "-" + btime
 	files := map[string]string{
-		meminfo: syntheticMeminfo(memoryBytes),
-		stat:    syntheticStat(r.ncpu, btime),
+		meminfo: procview.Meminfo(memoryBytes),
+		stat:    procview.Stat(r.ncpu, btime),
 	}
 	dir, err := r.kv.ensure(ctx, r.cli, r.image, files)
 	if err != nil {
@@ -134,39 +135,6 @@ func (kv *kernelView) ensure(ctx context.Context, cli *client.Client, image stri
 		kv.written[name] = true
 	}
 	return kv.mountpoint, nil
-}
-
-// syntheticMeminfo is the native sandbox's /proc/meminfo
-// (sandboxinit.SyntheticMeminfo, which a test compares it with; that
-// package builds on Linux only): the memory limit as the machine's memory,
-// all of it free, no swap.
-func syntheticMeminfo(memoryBytes int64) string {
-	kb := memoryBytes >> 10
-	var b strings.Builder
-	for _, f := range []struct {
-		name string
-		kb   int64
-	}{
-		{"MemTotal", kb}, {"MemFree", kb}, {"MemAvailable", kb}, {"Buffers", 0}, {"Cached", 0},
-		{"SwapCached", 0}, {"Shmem", 0}, {"SwapTotal", 0}, {"SwapFree", 0},
-	} {
-		fmt.Fprintf(&b, "%-16s%8d kB\n", f.name+":", f.kb)
-	}
-	return b.String()
-}
-
-// syntheticStat is the native sandbox's /proc/stat (sandboxinit's): one
-// line per processor the container may run on, every counter zero, and the
-// host's boot time, which /proc/uptime tells anyway and ps needs.
-func syntheticStat(cpus int, btime string) string {
-	const zeros = " 0 0 0 0 0 0 0 0 0 0\n"
-	var s strings.Builder
-	s.WriteString("cpu " + zeros)
-	for i := range cpus {
-		s.WriteString("cpu" + strconv.Itoa(i) + zeros)
-	}
-	s.WriteString("intr 0\nctxt 0\nbtime " + btime + "\nprocesses 0\nprocs_running 1\nprocs_blocked 0\nsoftirq 0 0 0 0 0 0 0 0 0 0 0\n")
-	return s.String()
 }
 
 // hostBootTime is the btime of this host's /proc/stat, or "0" when it

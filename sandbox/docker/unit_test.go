@@ -14,6 +14,7 @@ import (
 
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/sandbox/linux/sandboxinit"
+	"github.com/crucible-sandbox/crucible/sandbox/procview"
 	"github.com/crucible-sandbox/crucible/sandbox/syscallpolicy"
 )
 
@@ -197,11 +198,11 @@ func TestReadArtifacts(t *testing.T) {
 // and /proc/stat has a line per CPU and no host counter.
 func TestKernelViewFiles(t *testing.T) {
 	for _, m := range []int64{64 << 20, 512 << 20, 3 << 30} {
-		if got, want := syntheticMeminfo(m), sandboxinit.SyntheticMeminfo(m); got != want {
+		if got, want := procview.Meminfo(m), sandboxinit.SyntheticMeminfo(m); got != want {
 			t.Errorf("meminfo for %d bytes:\n%s\nwant the native sandbox's\n%s", m, got, want)
 		}
 	}
-	st := syntheticStat(2, "1700000000")
+	st := procview.Stat(2, "1700000000")
 	for _, want := range []string{"cpu  0 0", "\ncpu0 0", "\ncpu1 0", "\nbtime 1700000000\n", "\nprocesses 0\n"} {
 		if !strings.Contains(st, want) {
 			t.Errorf("stat lacks %q:\n%s", want, st)

@@ -6,9 +6,10 @@ import (
 	"os"
 	"path"
 	"runtime"
-	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/crucible-sandbox/crucible/sandbox/procview"
 )
 
 // The sandbox's /proc shows its own PID namespace, but many of its files
@@ -117,31 +118,11 @@ func setMeminfo(memoryBytes int64) error {
 	return nil
 }
 
-// SyntheticMeminfo is the sandbox's /proc/meminfo: the memory limit as the
-// machine's memory, all of it free, no swap. Programs that size caches or
-// worker pools from it (node's os.totalmem, free, JVMs) see what they may
-// use, not the host's; the figures are fixed at start, not live.
-func SyntheticMeminfo(memoryBytes int64) string {
-	kb := memoryBytes >> 10
-	var b strings.Builder
-	for _, f := range []struct {
-		name string
-		kb   int64
-	}{
-		{"MemTotal", kb}, {"MemFree", kb}, {"MemAvailable", kb}, {"Buffers", 0}, {"Cached", 0},
-		{"SwapCached", 0}, {"Shmem", 0}, {"SwapTotal", 0}, {"SwapFree", 0},
-	} {
-		fmt.Fprintf(&b, "%-16s%8d kB\n", f.name+":", f.kb)
-	}
-	return b.String()
-}
+// SyntheticMeminfo is the sandbox's /proc/meminfo (procview.Meminfo).
+var SyntheticMeminfo = procview.Meminfo
 
-// syntheticStat is the sandbox's /proc/stat: one line per processor the
-// sandbox may run on (glibc counts them for sysconf(_SC_NPROCESSORS_ONLN)
-// when /sys is absent, as here; node's os.cpus lists them), every counter
-// zero, and the host's boot time (btime), which /proc/uptime reveals anyway
-// and ps needs. The host's CPU times, interrupts and fork counts, which
-// tell how busy the machine is, stay hidden.
+// syntheticStat is the sandbox's /proc/stat (procview.Stat) with the
+// boot time the host's, hostStat, says.
 func syntheticStat(hostStat string, cpus int) (string, error) {
 	b, err := os.ReadFile(hostStat)
 	if err != nil {
@@ -153,14 +134,7 @@ func syntheticStat(hostStat string, cpus int) (string, error) {
 			btime = v
 		}
 	}
-	const zeros = " 0 0 0 0 0 0 0 0 0 0\n"
-	var s strings.Builder
-	s.WriteString("cpu " + zeros)
-	for i := range cpus {
-		s.WriteString("cpu" + strconv.Itoa(i) + zeros)
-	}
-	s.WriteString("intr 0\nctxt 0\nbtime " + btime + "\nprocesses 0\nprocs_running 1\nprocs_blocked 0\nsoftirq 0 0 0 0 0 0 0 0 0 0 0\n")
-	return s.String(), nil
+	return procview.Stat(cpus, btime), nil
 }
 
 // randomUUID returns a random (version 4) UUID: the sandbox's boot id,
