@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path"
 	"path/filepath"
@@ -227,7 +228,12 @@ func (x *execution) placeCode(ctx context.Context, spec lang.Spec) error {
 //
 // Once the container is killed, the stream ends when the daemon has
 // copied what the dead processes' pipes held; under gVisor it may not end
-// at all, so after killGrace closeStream ends it from this side.
+// at all, so after killGrace closeStream ends it from this side. Under
+// gVisor the container can also stop with nobody killing it: the host's
+// OOM killer ends the sentry at the memory limit, and the stream then
+// stays open until the wall-time limit (seen: 61 s of a 60 s limit for a
+// program ended in half a second), and the daemon forgets the exec: so
+// the container's stop ends the run as its inspection says (stopOnExit).
 func (x *execution) supervise(ctx context.Context, readDone <-chan error, limited <-chan struct{}, closeStream func()) {
 	deadline := time.NewTimer(x.lim.WallTime())
 	defer deadline.Stop()
@@ -235,6 +241,12 @@ func (x *execution) supervise(ctx context.Context, readDone <-chan error, limite
 	quit := make(chan struct{})
 	defer close(quit)
 	go x.watchCPU(ctx, cpuOver, quit)
+	var exited <-chan container.WaitResponse
+	if x.rt.ociRuntime == GVisorRuntime {
+		waitCtx, cancelWait := context.WithCancel(context.Background())
+		defer cancelWait()
+		exited, _ = x.rt.cli.ContainerWait(waitCtx, x.id, container.WaitConditionNotRunning)
+	}
 	done := ctx.Done()
 	var grace <-chan time.Time
 	stop := func(status sandbox.Status, reason string) {
@@ -247,6 +259,9 @@ func (x *execution) supervise(ctx context.Context, readDone <-chan error, limite
 		select {
 		case <-grace:
 			closeStream()
+		case <-exited:
+			exited = nil
+			stop(x.stopOnExit())
 		case <-cpuOver:
 			cpuOver = nil
 			stop(sandbox.StatusCPULimit, "CPU-time limit of "+x.lim.CPUTime().String()+" reached")
@@ -265,6 +280,24 @@ func (x *execution) supervise(ctx context.Context, readDone <-chan error, limite
 			stop(sandbox.StatusKilled, "run cancelled: "+ctx.Err().Error())
 		}
 	}
+}
+
+// stopOnExit classifies a gvisor container that stopped with the program
+// still running: the OOM killer ended its sentry (the memory limit), or
+// the sandbox failed.
+func (x *execution) stopOnExit() (sandbox.Status, string) {
+	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
+	defer cancel()
+	ins, err := x.rt.cli.ContainerInspect(ctx, x.id)
+	switch {
+	case err != nil:
+		return sandbox.StatusInternal, "the sandbox's container stopped during the run, and inspecting it failed: " + err.Error()
+	case ins.State != nil && ins.State.OOMKilled:
+		return sandbox.StatusMemoryLimit, x.memoryReason()
+	case ins.State != nil:
+		return sandbox.StatusInternal, fmt.Sprintf("the sandbox's container stopped during the run (exit code %d)", ins.State.ExitCode)
+	}
+	return sandbox.StatusInternal, "the sandbox's container stopped during the run"
 }
 
 // finish waits for the exec's exit, collects the artifacts and the
