@@ -51,6 +51,26 @@ func Chromium(tb testing.TB) string {
 func NPMClients(tb testing.TB) string {
 	tb.Helper()
 	dir := filepath.Join(repoRoot(tb), "tools", "mcp-client")
+	npmInstalled(tb, dir, "the MCP clients' npm packages", setup+"; it runs `npm ci --prefix tools/mcp-client`")
+	return dir
+}
+
+// E2BClients returns the absolute path of tools/e2b-client, where E2B's
+// official JavaScript SDKs (e2b, @e2b/code-interpreter) and the scripts
+// that drive them against Crucible's E2B-compatible API are; it stops tb
+// unless every dependency its package.json names is installed in its
+// node_modules.
+func E2BClients(tb testing.TB) string {
+	tb.Helper()
+	dir := filepath.Join(repoRoot(tb), "tools", "e2b-client")
+	npmInstalled(tb, dir, "E2B's SDKs (npm packages)", setup+"; it runs `npm ci --prefix tools/e2b-client`")
+	return dir
+}
+
+// npmInstalled stops tb (Missing: what, how) unless every dependency the
+// package.json of dir names is installed in dir/node_modules.
+func npmInstalled(tb testing.TB, dir, what, how string) {
+	tb.Helper()
 	b, err := os.ReadFile(filepath.Join(dir, "package.json"))
 	if err != nil {
 		tb.Fatal(err)
@@ -68,11 +88,9 @@ func NPMClients(tb testing.TB) string {
 	slices.Sort(names)
 	for _, name := range names {
 		if !exists(filepath.Join(dir, "node_modules", name, "package.json"), false) {
-			Missing(tb, "the MCP clients' npm packages in "+dir+" ("+name+" is not installed)",
-				setup+"; it runs `npm ci --prefix tools/mcp-client`")
+			Missing(tb, what+" in "+dir+" ("+name+" is not installed)", how)
 		}
 	}
-	return dir
 }
 
 // Dataset returns the path of rel (such as "humaneval" or

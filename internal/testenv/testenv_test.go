@@ -52,6 +52,19 @@ func TestNeeds(t *testing.T) {
 	if err := os.WriteFile(browser, []byte("#!/bin/sh\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	npmDir := filepath.Join(dir, "npm") // a package.json naming a package not installed
+	if err := os.MkdirAll(filepath.Join(npmDir, "node_modules", "installed", "node_modules", "dep"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range map[string]string{
+		"package.json":                                         `{"dependencies": {"installed": "1.0.0", "absent": "2.0.0"}}`,
+		"node_modules/installed/package.json":                  `{"name": "installed", "dependencies": {"dep": "1.0.0"}}`,
+		"node_modules/installed/node_modules/dep/package.json": `{"name": "dep"}`,
+	} {
+		if err := os.WriteFile(filepath.Join(npmDir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	notExecutable := filepath.Join(dir, "text")
 	if err := os.WriteFile(notExecutable, nil, 0o644); err != nil {
 		t.Fatal(err)
@@ -76,6 +89,13 @@ func TestNeeds(t *testing.T) {
 			"installs Debian's chromium"},
 		{"an image not built", nil, func(tb testing.TB) { Image(tb, "nosuchimage") }, "the nosuchimage image built in /var/lib/crucible/images/nosuchimage"},
 		{"an image not built, under CI", map[string]string{"CI": "true"}, func(tb testing.TB) { Image(tb, "nosuchimage") }, "scripts/setup.sh"},
+		{"npm packages not installed", nil, func(tb testing.TB) { npmInstalled(tb, npmDir, "the packages", "npm ci") },
+			"the packages in " + npmDir + " (absent is not installed)"},
+		{"npm packages not installed, under CI", map[string]string{"CI": "true"}, func(tb testing.TB) { npmInstalled(tb, npmDir, "the packages", "npm ci") },
+			"CI is set, so a missing need fails the test instead of skipping it: npm ci"},
+		{"npm packages installed", nil, func(tb testing.TB) {
+			npmInstalled(tb, filepath.Join(npmDir, "node_modules", "installed"), "the packages", "npm ci")
+		}, ""},
 		{"any need", nil, func(tb testing.TB) { Missing(tb, "a thing", "make one") }, "skipping: needs a thing (make one)"},
 		{"any need, under CI", map[string]string{"CI": "1"}, func(tb testing.TB) { Missing(tb, "a thing", "make one") },
 			"needs a thing; CI is set, so a missing need fails the test instead of skipping it: make one"},
