@@ -1,0 +1,509 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"image/png"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/crucible-sandbox/crucible/api"
+	"github.com/crucible-sandbox/crucible/client"
+	"github.com/crucible-sandbox/crucible/internal/testenv"
+)
+
+// e2bKeyRE is the shape E2B's SDKs check an API key against (unless
+// E2B_VALIDATE_API_KEY=false), and the form `crucible key create --e2b`
+// promises.
+var e2bKeyRE = regexp.MustCompile(`^e2b_[0-9a-f]{64}$`)
+
+// e2bServer is a `crucible serve` on loopback with a fresh store, its
+// E2B-compatible API at /e2b, and keys for two tenants, alice and bob:
+// each an E2B-form key (key create --e2b) and an ordinary one for /v1.
+type e2bServer struct {
+	*server
+	// Clients is tools/e2b-client, where E2B's SDKs and the scripts are.
+	Clients string
+	// AliceE2B, BobE2B are the tenants' e2b_ keys; AlicePlain, BobPlain
+	// their crk_ keys.
+	AliceE2B, BobE2B, AlicePlain, BobPlain string
+	// Revoked is an e2b_ key of tenant carol, revoked before the server
+	// started.
+	Revoked string
+}
+
+// createKey runs `crucible key create --tenant tenant --json` (with
+// --e2b if e2b) on db and returns the key's id and secret.
+func createKey(t *testing.T, db, tenant string, e2b bool) (id, secret string) {
+	t.Helper()
+	args := []string{"key", "create", "--tenant", tenant, "--name", "e2e", "--json", "--db", db}
+	if e2b {
+		args = append(args, "--e2b")
+	}
+	var k struct{ ID, Tenant, Secret string }
+	out := crucible(t, 0, args...)
+	if err := json.Unmarshal([]byte(out), &k); err != nil {
+		t.Fatalf("crucible %s: %v; output: %s", strings.Join(args, " "), err, out)
+	}
+	if k.Tenant != tenant || k.ID == "" {
+		t.Fatalf("crucible %s: %+v", strings.Join(args, " "), k)
+	}
+	if e2b && !e2bKeyRE.MatchString(k.Secret) {
+		t.Fatalf("crucible key create --e2b made the secret %q, want the shape E2B's SDKs accept, %s", k.Secret, e2bKeyRE)
+	}
+	return k.ID, k.Secret
+}
+
+// startE2BServer makes the keys, starts the server (extra are more serve
+// flags) and returns it; it stops t unless root, the data-science image
+// and E2B's SDKs are there (a failure under CI).
+func startE2BServer(t *testing.T, extra ...string) *e2bServer {
+	t.Helper()
+	testenv.Root(t)
+	clients := testenv.E2BClients(t)
+	testenv.Image(t, "datascience")
+	if _, err := exec.LookPath("node"); err != nil {
+		testenv.Missing(t, "node on PATH", "run scripts/setup.sh as root; it installs Debian's nodejs")
+	}
+	db := filepath.Join(t.TempDir(), "runs.db")
+	e := &e2bServer{Clients: clients}
+	_, e.AliceE2B = createKey(t, db, "alice", true)
+	_, e.BobE2B = createKey(t, db, "bob", true)
+	_, e.AlicePlain = createKey(t, db, "alice", false)
+	_, e.BobPlain = createKey(t, db, "bob", false)
+	var carol string
+	carol, e.Revoked = createKey(t, db, "carol", true)
+	crucible(t, 0, "key", "revoke", carol, "--db", db)
+	e.server = startServer(t, "server", db, extra...)
+	return e
+}
+
+// e2bEnv is the environment of a script run against e: the two URLs
+// E2B's SDKs read and key, then more as NAME=value.
+func (e *e2bServer) e2bEnv(key string, more ...string) []string {
+	var env []string
+	for _, kv := range os.Environ() { // none of the caller's E2B settings
+		if !strings.HasPrefix(kv, "E2B_") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "E2B_API_URL="+e.URL+"/e2b", "E2B_SANDBOX_URL="+e.URL+"/e2b", "E2B_API_KEY="+key)
+	return append(env, more...)
+}
+
+// runScript runs `node tests/NAME` in e.Clients with env and decodes the
+// JSON object it prints last into out; it fails t if the script threw,
+// printed no JSON or ran past timeout.
+func (e *e2bServer) runScript(t *testing.T, name string, env []string, timeout time.Duration, out any) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", filepath.Join("tests", name))
+	cmd.Dir = e.Clients
+	cmd.Env = env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	last := lines[len(lines)-1]
+	var status struct {
+		OK     bool            `json:"ok"`
+		Thrown json.RawMessage `json:"thrown"`
+	}
+	if jerr := json.Unmarshal([]byte(last), &status); jerr != nil {
+		t.Fatalf("node tests/%s (%v, after %v) printed no JSON last (%v)\nstdout:\n%s\nstderr:\n%s",
+			name, err, time.Since(start).Round(time.Millisecond), jerr, clip(stdout.Bytes()), clip(stderr.Bytes()))
+	}
+	if !status.OK || err != nil {
+		t.Fatalf("node tests/%s failed (%v, after %v): it threw %s\nstderr:\n%s", name, err, time.Since(start).Round(time.Millisecond), status.Thrown, clip(stderr.Bytes()))
+	}
+	if err := json.Unmarshal([]byte(last), out); err != nil {
+		t.Fatalf("node tests/%s: decoding %s: %v", name, clip([]byte(last)), err)
+	}
+	t.Logf("node tests/%s: %v", name, time.Since(start).Round(time.Millisecond))
+}
+
+// jsThrown is what a script reports of an attempt: whether it threw, and
+// the SDK's error class and message.
+type jsThrown struct {
+	Threw   bool   `json:"threw"`
+	Name    string `json:"name"`
+	Class   string `json:"class"`
+	Message string `json:"message"`
+}
+
+func (j jsThrown) String() string {
+	if !j.Threw {
+		return "no error"
+	}
+	return fmt.Sprintf("%s (%s): %s", j.Class, j.Name, j.Message)
+}
+
+// jsExecution is lib.mjs's execSummary of an SDK Execution.
+type jsExecution struct {
+	Stdout string  `json:"stdout"`
+	Stderr string  `json:"stderr"`
+	Text   *string `json:"text"`
+	Error  *struct {
+		Name      string `json:"name"`
+		Value     string `json:"value"`
+		Traceback string `json:"traceback"`
+	} `json:"error"`
+	Results []struct {
+		Formats      []string `json:"formats"`
+		IsMainResult bool     `json:"isMainResult"`
+		Text         *string  `json:"text"`
+		PNG          *string  `json:"png"`
+	} `json:"results"`
+}
+
+// text is the execution's main text, "" for none.
+func (x jsExecution) text() string {
+	if x.Text == nil {
+		return ""
+	}
+	return *x.Text
+}
+
+// errName is the execution's error name, "" for none.
+func (x jsExecution) errName() string {
+	if x.Error == nil {
+		return ""
+	}
+	return x.Error.Name
+}
+
+// checkPNG checks that b64, a result's png as E2B's SDKs give it
+// (base64), decodes to a PNG image of at least 100×100 pixels.
+func checkPNG(t *testing.T, what, b64 string) {
+	t.Helper()
+	b, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil {
+		t.Errorf("%s: the png is not base64: %v", what, err)
+		return
+	}
+	if !bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")) {
+		t.Errorf("%s: %d bytes without PNG's signature: %q", what, len(b), clip(b[:min(len(b), 16)]))
+		return
+	}
+	img, err := png.Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Errorf("%s: %d bytes with PNG's signature that do not decode: %v", what, len(b), err)
+		return
+	}
+	if r := img.Bounds(); r.Dx() < 100 || r.Dy() < 100 {
+		t.Errorf("%s: a %d×%d image, want a chart of at least 100×100", what, r.Dx(), r.Dy())
+	}
+}
+
+// openSessions returns the sessions the tenant of the ordinary key has
+// open, through /v1: an E2B sandbox is a Crucible session.
+func (e *e2bServer) openSessions(t *testing.T, key string) []api.SessionInfo {
+	t.Helper()
+	c, err := client.New(e.URL, client.WithAPIKey(key), client.WithHTTPClient(&http.Client{Timeout: 30 * time.Second}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := c.ListSessions(context.Background())
+	if err != nil {
+		t.Fatalf("GET /v1/sessions: %v", err)
+	}
+	return list
+}
+
+// TestE2BSDK runs E2B's official JavaScript SDKs (npm e2b and
+// @e2b/code-interpreter, pinned in tools/e2b-client) unchanged against a
+// real `crucible serve`, configured by the environment alone:
+// E2B_API_URL and E2B_SANDBOX_URL at the server's /e2b, E2B_API_KEY a
+// key of `crucible key create --e2b`. Each subtest runs a script of
+// tools/e2b-client/tests that prints what it saw as JSON: the seed's
+// run_code_in_sandbox flow (a CSV written, pandas, a PNG chart, kill),
+// commands.run, contexts keeping variables, an error with traceback, a
+// cell that never ends, two tenants kept apart, keys refused, and an
+// ordinary crk_ key with E2B_VALIDATE_API_KEY=false. Afterwards no
+// sandbox is left open.
+func TestE2BSDK(t *testing.T) {
+	e := startE2BServer(t, "--warm-sessions", "1")
+	const scriptTimeout = 3 * time.Minute
+
+	// Proves the seed's flow runs unchanged: Sandbox.create({timeoutMs:
+	// 60_000}), files.write('/home/user/data.csv'), runCode of pandas that
+	// prints df.shape and shows a matplotlib chart (logs, the main text,
+	// no error, a PNG result), kill(); the sandbox is gone afterwards.
+	t.Run("seed flow", func(t *testing.T) {
+		var got struct {
+			SandboxID string      `json:"sandboxId"`
+			Success   bool        `json:"success"`
+			Stdout    string      `json:"stdout"`
+			Text      *string     `json:"text"`
+			Stderr    string      `json:"stderr"`
+			Charts    []string    `json:"charts"`
+			Execution jsExecution `json:"execution"`
+			MS        int         `json:"ms"`
+			AfterKill jsThrown    `json:"afterKill"`
+		}
+		e.runScript(t, "seed_flow.mjs", e.e2bEnv(e.AliceE2B), scriptTimeout, &got)
+		if !got.Success || got.Stderr != "" || got.Execution.Error != nil {
+			t.Errorf("success %v, error %q (%+v), want success", got.Success, got.Stderr, got.Execution.Error)
+		}
+		for _, want := range []string{"Shape: (6, 3)\n", "Columns: ['product', 'region', 'revenue']\n", "revenue", "mean", "310.25"} {
+			if !strings.Contains(got.Stdout, want) {
+				t.Errorf("stdout lacks %q:\n%s", want, got.Stdout)
+			}
+		}
+		if got.Text == nil || *got.Text != "914.0" {
+			t.Errorf("execution.text %v, want the last expression's value 914.0", got.Text)
+		}
+		if len(got.Charts) != 1 {
+			t.Fatalf("%d PNG results, want the one chart plt.show() drew; results: %+v", len(got.Charts), got.Execution.Results)
+		}
+		checkPNG(t, "the chart", got.Charts[0])
+		if !got.AfterKill.Threw || got.AfterKill.Class != "SandboxNotFoundError" && got.AfterKill.Class != "NotFoundError" {
+			t.Errorf("Sandbox.getInfo after kill: %v, want the SDK's not-found error", got.AfterKill)
+		}
+		t.Logf("the seed's flow end to end (node's clock): %d ms", got.MS)
+	})
+
+	// Proves commands.run: output returned and streamed, a failing
+	// command's exit code and stderr in the SDK's CommandExitError, the
+	// working directory /home/user and envs passed.
+	t.Run("commands", func(t *testing.T) {
+		type result struct {
+			Stdout   string `json:"stdout"`
+			Stderr   string `json:"stderr"`
+			ExitCode int    `json:"exitCode"`
+		}
+		var got struct {
+			Hi       result `json:"hi"`
+			Streamed string `json:"streamed"`
+			Failed   struct {
+				jsThrown
+				ExitCode *int    `json:"exitCode"`
+				Stderr   *string `json:"stderr"`
+			} `json:"failed"`
+			Where result `json:"where"`
+		}
+		e.runScript(t, "commands.mjs", e.e2bEnv(e.AliceE2B), scriptTimeout, &got)
+		if got.Hi != (result{Stdout: "hi\n"}) {
+			t.Errorf("commands.run('echo hi'): %+v, want stdout \"hi\\n\", exit 0", got.Hi)
+		}
+		if got.Streamed != "hi\n" {
+			t.Errorf("onStdout got %q, want \"hi\\n\"", got.Streamed)
+		}
+		f := got.Failed
+		if !f.Threw || f.Class != "CommandExitError" || f.ExitCode == nil || *f.ExitCode != 3 || f.Stderr == nil || *f.Stderr != "oops\n" {
+			t.Errorf("a command exiting 3: %v exit %v stderr %v, want CommandExitError, 3, \"oops\\n\"", f.jsThrown, f.ExitCode, f.Stderr)
+		}
+		if got.Where.Stdout != "/home/user\nhello from envs\n" {
+			t.Errorf("pwd and $GREETING: %q, want /home/user and the envs' value", got.Where.Stdout)
+		}
+	})
+
+	// Proves code contexts keep their variables apart: x set in one is
+	// read back there, and another context and the default one raise
+	// NameError.
+	t.Run("contexts", func(t *testing.T) {
+		var got struct {
+			Context struct{ ID, Language, Cwd string } `json:"context"`
+			Other   struct{ ID string }                `json:"other"`
+			Set     jsExecution                        `json:"set"`
+			Read    jsExecution                        `json:"read"`
+			InOther jsExecution                        `json:"inOther"`
+			InDef   jsExecution                        `json:"inDefault"`
+			Listed  []string                           `json:"listed"`
+		}
+		e.runScript(t, "contexts.mjs", e.e2bEnv(e.AliceE2B), scriptTimeout, &got)
+		if got.Context.ID == "" || got.Context.ID == got.Other.ID {
+			t.Errorf("contexts %q and %q, want two ids", got.Context.ID, got.Other.ID)
+		}
+		if got.Context.Language != "python" || got.Context.Cwd != "/home/user" {
+			t.Errorf("context %+v, want language python, cwd /home/user", got.Context)
+		}
+		if got.Set.Error != nil || got.Read.text() != "1" || got.Read.Error != nil {
+			t.Errorf("x = 1 then x in one context: %+v then text %q error %+v, want 1", got.Set.Error, got.Read.text(), got.Read.Error)
+		}
+		if got.InOther.errName() != "NameError" {
+			t.Errorf("x in another context: text %q error %q, want NameError", got.InOther.text(), got.InOther.errName())
+		}
+		if got.InDef.errName() != "NameError" {
+			t.Errorf("x in the default context: text %q error %q, want NameError", got.InDef.text(), got.InDef.errName())
+		}
+		if !slices.Contains(got.Listed, got.Context.ID) || !slices.Contains(got.Listed, got.Other.ID) {
+			t.Errorf("listCodeContexts %v lacks %q or %q", got.Listed, got.Context.ID, got.Other.ID)
+		}
+	})
+
+	// Proves an error comes back as execution.error with name, value and
+	// a traceback naming it, through onError too, after what the cell
+	// printed; the sandbox runs the next cell.
+	t.Run("error with traceback", func(t *testing.T) {
+		var got struct {
+			Execution jsExecution                    `json:"execution"`
+			OnError   []struct{ Name, Value string } `json:"onError"`
+			Next      jsExecution                    `json:"next"`
+		}
+		e.runScript(t, "errors.mjs", e.e2bEnv(e.AliceE2B), scriptTimeout, &got)
+		x := got.Execution
+		if x.Error == nil || x.Error.Name != "ZeroDivisionError" || !strings.Contains(x.Error.Value, "division by zero") ||
+			!strings.Contains(x.Error.Traceback, "ZeroDivisionError") {
+			t.Errorf("1/0: error %+v, want ZeroDivisionError, division by zero, a traceback naming it", x.Error)
+		}
+		if x.Stdout != "before\n" {
+			t.Errorf("stdout %q, want what the cell printed before the error", x.Stdout)
+		}
+		if len(got.OnError) != 1 || got.OnError[0].Name != "ZeroDivisionError" {
+			t.Errorf("onError saw %+v, want the ZeroDivisionError once", got.OnError)
+		}
+		if got.Next.Stdout != "after\n" || got.Next.Error != nil {
+			t.Errorf("the next cell: %+v, want \"after\\n\"", got.Next)
+		}
+	})
+
+	// Proves a cell that never ends is ended: runCode('while True: pass',
+	// {timeoutMs: 2000}) throws the SDK's TimeoutError after about 2 s,
+	// and the sandbox runs the next cell soon after.
+	t.Run("timeout", func(t *testing.T) {
+		var got struct {
+			Spin   jsThrown    `json:"spin"`
+			SpinMS int         `json:"spinMs"`
+			Next   jsExecution `json:"next"`
+			NextMS int         `json:"nextMs"`
+			Kept   jsExecution `json:"kept"`
+		}
+		e.runScript(t, "timeout.mjs", e.e2bEnv(e.AliceE2B), scriptTimeout, &got)
+		if !got.Spin.Threw || got.Spin.Class != "TimeoutError" {
+			t.Errorf("while True with timeoutMs 2000: %v, want the SDK's TimeoutError", got.Spin)
+		}
+		if got.SpinMS < 1900 || got.SpinMS > 10_000 {
+			t.Errorf("it ended after %d ms, want about 2000", got.SpinMS)
+		}
+		if got.Next.Stdout != "still here\n" || got.Next.Error != nil {
+			t.Errorf("the cell after: %+v, want \"still here\\n\"", got.Next)
+		}
+		if got.NextMS > 15_000 {
+			t.Errorf("the cell after took %d ms: the endless cell was not stopped", got.NextMS)
+		}
+		t.Logf("after the timeout: the next cell in %d ms; variables kept: %q (error %q)", got.NextMS, got.Kept.text(), got.Kept.errName())
+	})
+
+	// Proves tenant isolation: bob, knowing alice's sandbox id, can neither
+	// get, kill, connect to, extend nor list it, nor reach its code
+	// interpreter, files or commands with his own sandbox's access token,
+	// none, or his API key; alice's sandbox is untouched.
+	t.Run("tenants isolated", func(t *testing.T) {
+		type reach struct {
+			RunCode  jsThrown `json:"runCode"`
+			Read     jsThrown `json:"read"`
+			Write    jsThrown `json:"write"`
+			Command  jsThrown `json:"command"`
+			Contexts jsThrown `json:"contexts"`
+		}
+		var got struct {
+			A struct {
+				ID             string `json:"id"`
+				HasAccessToken bool   `json:"hasAccessToken"`
+				State          string `json:"state"`
+				After          string `json:"after"`
+				PwnedExists    bool   `json:"pwnedExists"`
+			} `json:"a"`
+			B     struct{ ID string } `json:"b"`
+			BInfo jsThrown            `json:"bInfo"`
+			BKill struct {
+				jsThrown
+				Value any `json:"value"`
+			} `json:"bKill"`
+			BConnect   jsThrown `json:"bConnect"`
+			BTimeout   jsThrown `json:"bTimeout"`
+			BList      []string `json:"bList"`
+			AList      []string `json:"aList"`
+			WithBToken reach    `json:"withBToken"`
+			WithNone   reach    `json:"withNoToken"`
+			WithBKey   reach    `json:"withBKey"`
+			BReadsOwn  jsThrown `json:"bReadsOwn"`
+		}
+		e.runScript(t, "tenants.mjs", e.e2bEnv("", "TENANT_A_KEY="+e.AliceE2B, "TENANT_B_KEY="+e.BobE2B), scriptTimeout, &got)
+		if !got.BInfo.Threw || !strings.Contains(got.BInfo.Class, "NotFound") {
+			t.Errorf("bob's Sandbox.getInfo(alice's): %v, want not found", got.BInfo)
+		}
+		// The SDK's static kill answers false for a sandbox the API does
+		// not know (404), and throws for other refusals.
+		if !got.BKill.Threw && got.BKill.Value != false {
+			t.Errorf("bob's Sandbox.kill(alice's): %v, want false (not found) or an error", got.BKill.Value)
+		}
+		if !got.BConnect.Threw {
+			t.Errorf("bob's Sandbox.connect(alice's) succeeded")
+		}
+		if !got.BTimeout.Threw {
+			t.Errorf("bob's Sandbox.setTimeout(alice's) succeeded")
+		}
+		if slices.Contains(got.BList, got.A.ID) || !slices.Contains(got.BList, got.B.ID) {
+			t.Errorf("bob's list %v: want his %q and not alice's %q", got.BList, got.B.ID, got.A.ID)
+		}
+		if !slices.Contains(got.AList, got.A.ID) || slices.Contains(got.AList, got.B.ID) {
+			t.Errorf("alice's list %v: want her %q and not bob's %q", got.AList, got.A.ID, got.B.ID)
+		}
+		for name, r := range map[string]reach{"bob's access token": got.WithBToken, "no token": got.WithNone, "bob's API key": got.WithBKey} {
+			for op, j := range map[string]jsThrown{"runCode": r.RunCode, "files.read": r.Read, "files.write": r.Write, "commands.run": r.Command, "listCodeContexts": r.Contexts} {
+				if !j.Threw {
+					t.Errorf("%s on alice's sandbox with %s succeeded", op, name)
+				}
+			}
+		}
+		if !got.BReadsOwn.Threw {
+			t.Errorf("alice's file is in bob's sandbox")
+		}
+		if got.A.State != "running" || got.A.After != "tenant-a-secret\nFalse\n" || got.A.PwnedExists {
+			t.Errorf("alice's sandbox afterwards: state %q, secret and leaked %q, pwned.txt %v; want running, the secret, False, no file",
+				got.A.State, got.A.After, got.A.PwnedExists)
+		}
+		if !got.A.HasAccessToken {
+			t.Logf("note: the create answer carries no envdAccessToken")
+		}
+	})
+
+	// Proves keys Crucible does not know are refused with the SDK's
+	// AuthenticationError: one of the right shape never made, and a
+	// revoked key.
+	t.Run("wrong key refused", func(t *testing.T) {
+		var got struct {
+			CreateUnknown jsThrown `json:"createUnknown"`
+			ListUnknown   jsThrown `json:"listUnknown"`
+			CreateRevoked jsThrown `json:"createRevoked"`
+		}
+		e.runScript(t, "badkey.mjs", e.e2bEnv("", "REVOKED_KEY="+e.Revoked), scriptTimeout, &got)
+		for what, j := range map[string]jsThrown{"Sandbox.create, unknown key": got.CreateUnknown,
+			"Sandbox.list, unknown key": got.ListUnknown, "Sandbox.create, revoked key": got.CreateRevoked} {
+			if !j.Threw || j.Class != "AuthenticationError" {
+				t.Errorf("%s: %v, want AuthenticationError", what, j)
+			}
+		}
+	})
+
+	// Proves an ordinary Crucible key works with E2B_VALIDATE_API_KEY=false.
+	t.Run("ordinary key", func(t *testing.T) {
+		var got struct{ Stdout, Error string }
+		e.runScript(t, "plain_key.mjs", e.e2bEnv(e.AlicePlain, "E2B_VALIDATE_API_KEY=false"), scriptTimeout, &got)
+		if got.Stdout != "1\n" || got.Error != "" {
+			t.Errorf("print(1) with a crk_ key: stdout %q error %q", got.Stdout, got.Error)
+		}
+	})
+
+	// Every script killed its sandboxes: no session is left open.
+	for _, key := range []string{e.AlicePlain, e.BobPlain} {
+		var open []api.SessionInfo
+		if !poll(5*time.Second, func() bool { open = e.openSessions(t, key); return len(open) == 0 }) {
+			t.Errorf("%d sessions left open 5 s after every sandbox was killed: %+v", len(open), open)
+		}
+	}
+}

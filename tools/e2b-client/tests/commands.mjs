@@ -1,0 +1,29 @@
+// commands.run through E2B's SDK against Crucible: `echo hi` (its output
+// streamed to onStdout as well as returned), a command that fails (the
+// SDK throws CommandExitError carrying the exit code and stderr), and a
+// command that sees the sandbox's working directory and a variable.
+import { Sandbox } from '@e2b/code-interpreter'
+import { describe, main } from './lib.mjs'
+
+main(async () => {
+  const sandbox = await Sandbox.create({ timeoutMs: 60_000 })
+  try {
+    const streamed = []
+    const hi = await sandbox.commands.run('echo hi', { onStdout: (data) => streamed.push(data) })
+    let failed = { threw: false }
+    try {
+      await sandbox.commands.run('echo oops >&2; exit 3')
+    } catch (e) {
+      failed = { threw: true, ...describe(e), exitCode: e.exitCode ?? null, stderr: e.stderr ?? null }
+    }
+    const where = await sandbox.commands.run('pwd; echo "$GREETING"', { envs: { GREETING: 'hello from envs' } })
+    return {
+      hi: { stdout: hi.stdout, stderr: hi.stderr, exitCode: hi.exitCode },
+      streamed: streamed.join(''),
+      failed,
+      where: { stdout: where.stdout, exitCode: where.exitCode },
+    }
+  } finally {
+    await sandbox.kill()
+  }
+})
