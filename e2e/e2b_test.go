@@ -499,6 +499,27 @@ func TestE2BSDK(t *testing.T) {
 		}
 	})
 
+	// Proves the seed's code in docs/e2b.md runs as shown, with the
+	// environment alone, and prints the output shown there.
+	t.Run("docs example", func(t *testing.T) {
+		code, want := docsExample(t)
+		ctx, cancel := context.WithTimeout(context.Background(), scriptTimeout)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "node", "--input-type=module")
+		cmd.Dir = e.Clients
+		cmd.Env = e.e2bEnv(e.AliceE2B)
+		cmd.Stdin = strings.NewReader(code)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("the docs' example: %v\nstderr:\n%s", err, clip(stderr.Bytes()))
+		}
+		if strings.TrimRight(string(out), "\n") != strings.TrimRight(want, "\n") {
+			t.Errorf("the docs' example printed:\n%s\nthe docs show:\n%s", out, want)
+		}
+	})
+
 	// Every script killed its sandboxes: no session is left open.
 	for _, key := range []string{e.AlicePlain, e.BobPlain} {
 		var open []api.SessionInfo
@@ -506,4 +527,26 @@ func TestE2BSDK(t *testing.T) {
 			t.Errorf("%d sessions left open 5 s after every sandbox was killed: %+v", len(open), open)
 		}
 	}
+}
+
+// docsExample returns the seed's code in docs/e2b.md (the ```js block
+// under "### The seed's code") and the output shown after it (the next
+// ``` block).
+func docsExample(t *testing.T) (code, output string) {
+	t.Helper()
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(root, "docs", "e2b.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(b), "### The seed's code")
+	block := regexp.MustCompile("(?s)```js\n(.*?)```.*?```text\n(.*?)```")
+	m := block.FindStringSubmatch(rest)
+	if !ok || m == nil {
+		t.Fatal("docs/e2b.md has no ```js block and ```text output under \"### The seed's code\"")
+	}
+	return m[1], m[2]
 }
