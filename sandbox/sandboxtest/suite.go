@@ -179,6 +179,8 @@ func RunWith(t *testing.T, newRuntime func(t *testing.T) sandbox.Runtime, opts O
 		{"SessionBrokenChannel", testSessionBrokenChannel},
 		// A cell out of memory restarts the interpreter (sessionrestart.go).
 		{"SessionMemoryRestart", testSessionMemoryRestart},
+		// Cells in named contexts of one session (sessioncontexts.go).
+		{"SessionContexts", testSessionContexts},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if why, ok := opts.NotApplicable[tc.name]; ok {
