@@ -162,6 +162,8 @@ func RunWith(t *testing.T, newRuntime func(t *testing.T) sandbox.Runtime, opts O
 		{"SparseArtifacts", testSparseArtifacts},
 		{"SpecialFileArtifacts", testSpecialFileArtifacts},
 		{"Env", testEnv},
+		// /home/user leads to the working directory (homeuser.go).
+		{"HomeUser", testHomeUser},
 		// Output handed over while the program runs (output.go).
 		{"OnOutput", testOnOutput},
 		// Requests refused before anything runs (input.go).
