@@ -10,7 +10,7 @@ import (
 
 // homeUserProgram writes through lang.HomeUser and reads through
 // lang.WorkDir, and the other way round, then prints where HomeUser leads
-// and what it is.
+// and what it is; /home, which holds nothing else, cannot be written.
 const homeUserProgram = `import os
 name = os.environ["SANDBOXTEST_TOKEN"] + ".txt"
 open("/home/user/" + name, "w").write("via home")
@@ -18,17 +18,26 @@ print(open("/work/" + name).read())
 open("/work/" + name, "a").write(", then via work")
 print(open("/home/user/" + name).read())
 print(os.path.realpath("/home/user"), os.path.islink("/home/user"), os.getcwd())
+for attempt in (lambda: os.unlink("/home/user"), lambda: os.mkdir("/home/other"),
+                lambda: open("/home/other", "w")):
+    try:
+        attempt()
+        print("the link's directory is writable")
+    except OSError:
+        pass
+print(sorted(os.listdir("/home")))
 `
 
 // homeUserWant is what homeUserProgram prints where lang.HomeUser is a
 // link to the working directory.
-const homeUserWant = "via home\nvia home, then via work\n/work True /work\n"
+const homeUserWant = "via home\nvia home, then via work\n/work True /work\n['user']\n"
 
 // testHomeUser: in every sandbox, run and session, /home/user (where
 // E2B's SDKs and the code written for them keep their files) is a
 // symbolic link to the working directory: a file written through one path
 // is read through the other, is the run's artifact, and is what the
-// session's file API reads; nothing of it reaches the host's /home.
+// session's file API reads; the link cannot be removed, nor anything
+// added beside it; nothing of it reaches the host's /home.
 func testHomeUser(t *testing.T, s *suite) {
 	t.Run("run", func(t *testing.T) {
 		tok := newToken()
