@@ -275,6 +275,40 @@ func TestE2BSDK(t *testing.T) {
 		t.Logf("the seed's flow end to end (node's clock): %d ms", got.MS)
 	})
 
+	// Proves the rich results E2B's Jupyter-based interpreter gives: a
+	// DataFrame as the main result in text and HTML, a figure left open
+	// as a PNG, and a figure saved with plt.savefig (as the seed's agent
+	// tells its model) and left open still a PNG, as on E2B.
+	t.Run("rich results", func(t *testing.T) {
+		var got struct {
+			Frame          jsExecution `json:"frame"`
+			Open           jsExecution `json:"open"`
+			Saved          jsExecution `json:"saved"`
+			SavedFileBytes int         `json:"savedFileBytes"`
+			HTML           *string     `json:"html"`
+		}
+		e.runScript(t, "results.mjs", e.e2bEnv(e.AliceE2B), scriptTimeout, &got)
+		if got.Frame.text() != "   a  b\n0  1  x\n1  2  y" || got.HTML == nil || !strings.Contains(*got.HTML, "<table") {
+			t.Errorf("a DataFrame's main result: text %q, html %v; want its text and an HTML table", got.Frame.text(), got.HTML)
+		}
+		for what, x := range map[string]jsExecution{"a figure left open": got.Open, "a figure saved with savefig and left open": got.Saved} {
+			var pngs []string
+			for _, r := range x.Results {
+				if r.PNG != nil {
+					pngs = append(pngs, *r.PNG)
+				}
+			}
+			if len(pngs) != 1 {
+				t.Errorf("%s: %d PNG results, want 1 (as Jupyter's inline backend shows it); error %+v", what, len(pngs), x.Error)
+				continue
+			}
+			checkPNG(t, what, pngs[0])
+		}
+		if got.SavedFileBytes < 1000 {
+			t.Errorf("/tmp/chart.png: %d bytes, want the saved chart", got.SavedFileBytes)
+		}
+	})
+
 	// Proves commands.run: output returned and streamed, a failing
 	// command's exit code and stderr in the SDK's CommandExitError, the
 	// working directory /home/user and envs passed.

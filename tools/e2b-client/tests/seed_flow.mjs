@@ -54,5 +54,5 @@ main(async () => {
   const ms = Date.now() - started
   // After kill: the API must not know the sandbox any more.
   const after = await attempt(Sandbox.getInfo(result.sandboxId))
-  return { ...result, ms, afterKill: after.threw ? { threw: true, name: after.name, message: after.message } : { threw: false, state: after.value?.state } }
+  return { ...result, ms, afterKill: after.threw ? { threw: true, name: after.name, class: after.class, message: after.message } : { threw: false, state: after.value?.state } }
 })
