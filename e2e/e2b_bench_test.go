@@ -34,7 +34,7 @@ func median(ms []float64) float64 {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
-// TestE2BBench times E2B's official SDK against a local `crucible serve`
+// TestE2BBench (go test -v, to see its figures) times E2B's official SDK against a local `crucible serve`
 // (tools/e2b-client/bench.mjs) with its warm session pool, and in the same
 // run Crucible's own /v1 session API from the same node process, as the
 // baseline: (i) Sandbox.create() + runCode("print(1)") + kill(), median
@@ -54,22 +54,29 @@ func TestE2BBench(t *testing.T) {
 		PoolMisses      float64   `json:"poolMisses"`
 		CreateRunKill   []float64 `json:"createRunKill"`
 		V1CreateRunKill []float64 `json:"v1CreateRunKill"`
-		RunCode         []float64 `json:"runCode"`
-		V1Exec          []float64 `json:"v1Exec"`
+		Phases          struct {
+			Create, Run, Kill, V1Create, V1Exec, V1Delete []float64
+		} `json:"phases"`
+		RunCode []float64 `json:"runCode"`
+		V1Exec  []float64 `json:"v1Exec"`
 	}
 	e.runScript(t, "../bench.mjs", e.e2bEnv(e.AliceE2B, "CRUCIBLE_URL="+e.URL, "CRUCIBLE_KEY="+e.AlicePlain,
 		"BENCH_N="+strconv.Itoa(*e2bBenchN)), 20*time.Minute, &got)
 	crk, v1crk := median(got.CreateRunKill), median(got.V1CreateRunKill)
 	rc, v1 := median(got.RunCode), median(got.V1Exec)
+	p := got.Phases
 	target := float64(e2bTarget) / float64(time.Millisecond)
 	report := fmt.Sprintf(`E2B SDK against crucible serve (median of %d; pool %s: %.0f hits, %.0f misses):
   (i)  Sandbox.create + runCode("print(1)") + kill  %7.2f ms  = %.3f× E2B's 150 ms cold start (target ≤ 0.1×)
+       of which create %.2f, runCode %.2f, kill %.2f ms
        the same through /v1 (session, exec, delete)  %7.2f ms  (E2B's path %.2f× it)
+       of which POST /v1/sessions %.2f, exec %.2f, DELETE %.2f ms
   (ii) runCode("1") on a live sandbox                %7.2f ms
        /v1 session cell {"code": "1"}                %7.2f ms
        runCode minus the /v1 cell                    %+7.2f ms  (target ≤ 2 ms)`,
-		got.N, got.Pool, got.PoolHits, got.PoolMisses, crk, crk/target, v1crk, crk/v1crk, rc, v1, rc-v1)
-	fmt.Println(report)
+		got.N, got.Pool, got.PoolHits, got.PoolMisses, crk, crk/target,
+		median(p.Create), median(p.Run), median(p.Kill), v1crk, crk/v1crk, median(p.V1Create), median(p.V1Exec), median(p.V1Delete),
+		rc, v1, rc-v1)
 	t.Log("\n" + report)
 	if got.PoolMisses > 0 {
 		t.Logf("note: %.0f creates found the warm-sessions pool empty", got.PoolMisses)

@@ -128,7 +128,7 @@ if $bench; then
 	step "analyst follow-up benchmark" go test -tags crucible_initexe -run '^$' -bench FollowUpOverhead -benchtime 100x ./analyst/
 	step "analysis API benchmark" go test -tags crucible_initexe -run '^$' -bench AnalysisCreate -benchtime 20x ./server/
 	step "API throughput" bin/crucible bench api --duration 30s --concurrency 2,8,32
-	step "E2B SDK benchmark" go test -tags crucible_initexe -count=1 -timeout 30m -run '^TestE2BBench$' ./e2e/ -e2b-bench
+	step "E2B SDK benchmark" go test -tags crucible_initexe -count=1 -timeout 30m -v -run '^TestE2BBench$' ./e2e/ -e2b-bench
 fi
 
 echo

@@ -8,6 +8,7 @@
 //                  sandbox's image has a session ready;
 //   v1CreateRunKill  the same through /v1: POST /v1/sessions, POST
 //                  .../exec {"code": "print(1)"}, DELETE;
+//   phases         each of those split in its three calls;
 //   runCode        runCode("1") on a live sandbox;
 //   v1Exec         POST /v1/sessions/{id}/exec {"code": "1"} on a live
 //                  session, alternating with runCode.
@@ -55,12 +56,14 @@ async function poolReady() {
   throw new Error(`the pool ${pool} had no session ready for 30 s`)
 }
 
+// timed returns how long fn took, in milliseconds.
 async function timed(fn) {
   const t0 = performance.now()
   await fn()
   return performance.now() - t0
 }
 
+// check throws unless the cell printed (or evaluated to) want.
 function check(execution, want) {
   if (execution.error) throw new Error(`the cell failed: ${execution.error.name}: ${execution.error.value}`)
   const got = execution.logs.stdout.join('') || execution.text
@@ -70,25 +73,36 @@ function check(execution, want) {
 main(async () => {
   const createRunKill = []
   const v1CreateRunKill = []
+  const phases = { create: [], run: [], kill: [], v1Create: [], v1Exec: [], v1Delete: [] }
   const hits0 = await metric('crucible_pool_hits_total')
   const misses0 = await metric('crucible_pool_misses_total')
   for (let i = 0; i <= n; i++) { // the first of each is a warm-up, not kept
     await poolReady()
-    const e2b = await timed(async () => {
-      const sbx = await Sandbox.create()
-      check(await sbx.runCode('print(1)'), '1')
-      await sbx.kill()
-    })
+    const t0 = performance.now()
+    const sbx = await Sandbox.create()
+    const t1 = performance.now()
+    check(await sbx.runCode('print(1)'), '1')
+    const t2 = performance.now()
+    await sbx.kill()
+    const t3 = performance.now()
     await poolReady()
-    const crucible = await timed(async () => {
-      const s = await v1('POST', '/v1/sessions', { image })
-      const r = await v1('POST', `/v1/sessions/${s.id}/exec`, { code: 'print(1)' })
-      if (r.stdout !== '1\n') throw new Error(`/v1 exec print(1): ${JSON.stringify(r)}`)
-      await v1('DELETE', `/v1/sessions/${s.id}`)
-    })
+    const u0 = performance.now()
+    const s = await v1('POST', '/v1/sessions', { image })
+    const u1 = performance.now()
+    const r = await v1('POST', `/v1/sessions/${s.id}/exec`, { code: 'print(1)' })
+    if (r.stdout !== '1\n') throw new Error(`/v1 exec print(1): ${JSON.stringify(r)}`)
+    const u2 = performance.now()
+    await v1('DELETE', `/v1/sessions/${s.id}`)
+    const u3 = performance.now()
     if (i > 0) {
-      createRunKill.push(e2b)
-      v1CreateRunKill.push(crucible)
+      createRunKill.push(t3 - t0)
+      phases.create.push(t1 - t0)
+      phases.run.push(t2 - t1)
+      phases.kill.push(t3 - t2)
+      v1CreateRunKill.push(u3 - u0)
+      phases.v1Create.push(u1 - u0)
+      phases.v1Exec.push(u2 - u1)
+      phases.v1Delete.push(u3 - u2)
     }
   }
   const hits = (await metric('crucible_pool_hits_total')) - hits0
@@ -114,5 +128,5 @@ main(async () => {
     await sbx.kill()
     await v1('DELETE', `/v1/sessions/${s.id}`)
   }
-  return { n, pool, poolHits: hits, poolMisses: misses, createRunKill, v1CreateRunKill, runCode, v1Exec }
+  return { n, pool, poolHits: hits, poolMisses: misses, createRunKill, v1CreateRunKill, phases, runCode, v1Exec }
 })
