@@ -66,7 +66,7 @@ func recordingModel(t *testing.T, script llmtest.Script) (baseURL string, seen f
 
 // TestE2BDataAnalysisAgent runs the seed's DataAnalysisAgent, ported to
 // JavaScript on E2B's official @e2b/code-interpreter
-// (tools/e2b-client/tests/analyst.mjs), against a real `crucible serve`:
+// (tools/e2b-client/tests/e2e/analyst.mjs), against a real `crucible serve`:
 // it profiles the data in the sandbox, asks the model for pandas code,
 // runs it and, on an error, sends execution.error.value back and retries.
 // No language model can run where the tests run: the model is a local

@@ -101,14 +101,14 @@ func (e *e2bServer) e2bEnv(key string, more ...string) []string {
 	return append(env, more...)
 }
 
-// runScript runs `node tests/NAME` in e.Clients with env and decodes the
+// runScript runs `node tests/e2e/NAME` in e.Clients with env and decodes the
 // JSON object it prints last into out; it fails t if the script threw,
 // printed no JSON or ran past timeout.
 func (e *e2bServer) runScript(t *testing.T, name string, env []string, timeout time.Duration, out any) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", filepath.Join("tests", name))
+	cmd := exec.CommandContext(ctx, "node", filepath.Join("tests", "e2e", name))
 	cmd.Dir = e.Clients
 	cmd.Env = env
 	var stdout, stderr bytes.Buffer
@@ -122,16 +122,16 @@ func (e *e2bServer) runScript(t *testing.T, name string, env []string, timeout t
 		Thrown json.RawMessage `json:"thrown"`
 	}
 	if jerr := json.Unmarshal([]byte(last), &status); jerr != nil {
-		t.Fatalf("node tests/%s (%v, after %v) printed no JSON last (%v)\nstdout:\n%s\nstderr:\n%s",
+		t.Fatalf("node tests/e2e/%s (%v, after %v) printed no JSON last (%v)\nstdout:\n%s\nstderr:\n%s",
 			name, err, time.Since(start).Round(time.Millisecond), jerr, clip(stdout.Bytes()), clip(stderr.Bytes()))
 	}
 	if !status.OK || err != nil {
-		t.Fatalf("node tests/%s failed (%v, after %v): it threw %s\nstderr:\n%s", name, err, time.Since(start).Round(time.Millisecond), status.Thrown, clip(stderr.Bytes()))
+		t.Fatalf("node tests/e2e/%s failed (%v, after %v): it threw %s\nstderr:\n%s", name, err, time.Since(start).Round(time.Millisecond), status.Thrown, clip(stderr.Bytes()))
 	}
 	if err := json.Unmarshal([]byte(last), out); err != nil {
-		t.Fatalf("node tests/%s: decoding %s: %v", name, clip([]byte(last)), err)
+		t.Fatalf("node tests/e2e/%s: decoding %s: %v", name, clip([]byte(last)), err)
 	}
-	t.Logf("node tests/%s: %v", name, time.Since(start).Round(time.Millisecond))
+	t.Logf("node tests/e2e/%s: %v", name, time.Since(start).Round(time.Millisecond))
 }
 
 // jsThrown is what a script reports of an attempt: whether it threw, and
@@ -227,11 +227,12 @@ func (e *e2bServer) openSessions(t *testing.T, key string) []api.SessionInfo {
 // real `crucible serve`, configured by the environment alone:
 // E2B_API_URL and E2B_SANDBOX_URL at the server's /e2b, E2B_API_KEY a
 // key of `crucible key create --e2b`. Each subtest runs a script of
-// tools/e2b-client/tests that prints what it saw as JSON: the seed's
+// tools/e2b-client/tests/e2e that prints what it saw as JSON: the seed's
 // run_code_in_sandbox flow (a CSV written, pandas, a PNG chart, kill),
 // commands.run, contexts keeping variables, an error with traceback, a
-// cell that never ends, two tenants kept apart, keys refused, and an
-// ordinary crk_ key with E2B_VALIDATE_API_KEY=false. Afterwards no
+// cell that never ends, rich results, two tenants kept apart, keys
+// refused, an ordinary crk_ key with E2B_VALIDATE_API_KEY=false, and the
+// example of docs/e2b.md. Afterwards no
 // sandbox is left open.
 func TestE2BSDK(t *testing.T) {
 	e := startE2BServer(t, "--warm-sessions", "1")

@@ -18,7 +18,7 @@
 // (default datascience/warm-sessions).
 import { performance } from 'node:perf_hooks'
 import { Sandbox } from '@e2b/code-interpreter'
-import { env, main } from './tests/lib.mjs'
+import { env, main } from './tests/e2e/lib.mjs'
 
 const base = env('CRUCIBLE_URL')
 const key = env('CRUCIBLE_KEY')
