@@ -53,7 +53,7 @@ main(async () => {
     // A's sandbox afterwards: alive, its secret kept, nothing of B's.
     const aInfo = await a.getInfo()
     const aCheck = await a.runCode('print(secret_a); print("leaked" in globals())')
-    const aPwned = await a.files.exists('/home/user/pwned.txt')
+    const aPwned = !(await attempt(a.files.read('/home/user/pwned.txt'))).threw
     return {
       a: { id: a.sandboxId, hasAccessToken: Boolean(a.envdAccessToken), state: aInfo.state, after: aCheck.logs.stdout.join(''), pwnedExists: aPwned },
       b: { id: b.sandboxId, hasAccessToken: Boolean(b.envdAccessToken) },
