@@ -36,11 +36,11 @@ beyond loopback.`,
 	var tenant, name string
 	var asJSON, e2b bool
 	create := &cobra.Command{
-		Use:     "create --tenant NAME",
+		Use: "create --tenant NAME",
 		Example: `  crucible key create --tenant team-a --name ci
   crucible key create --tenant team-a --e2b   # for E2B's SDKs: E2B_API_KEY=e2b_...`,
-		Short:   "Create a key and print its secret (once)",
-		Args:    cobra.NoArgs,
+		Short: "Create a key and print its secret (once)",
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			form := store.KeyCrucible
 			if e2b {
