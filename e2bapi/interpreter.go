@@ -27,14 +27,29 @@ type executeBody struct {
 	EnvVars   map[string]string `json:"env_vars"`
 }
 
-// ndjson writes an answer of newline-delimited JSON, its status and
-// headers at the first line; its methods are safe for concurrent use.
+// ndjson writes an answer of newline-delimited JSON; its methods are
+// safe for concurrent use.
 type ndjson struct {
-	mu      sync.Mutex
-	w       http.ResponseWriter
-	rc      *http.ResponseController
-	started bool
-	failed  bool // a write failed: the client is gone or stalled
+	mu     sync.Mutex
+	w      http.ResponseWriter
+	rc     *http.ResponseController
+	failed bool // a write failed: the client is gone or stalled
+}
+
+// start sends the status and headers at once, so that the client's
+// timeout for the answer to begin (the SDK's requestTimeoutMs) never
+// counts the cell's time: from here the SDK's timeoutMs bounds it.
+func (s *ndjson) start() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	h := s.w.Header()
+	h.Set("Content-Type", "application/x-ndjson")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	s.w.WriteHeader(http.StatusOK)
+	if s.rc.Flush() != nil {
+		s.failed = true
+	}
 }
 
 // send writes v as one line.
@@ -45,14 +60,6 @@ func (s *ndjson) send(v any) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.started {
-		s.started = true
-		h := s.w.Header()
-		h.Set("Content-Type", "application/x-ndjson")
-		h.Set("Cache-Control", "no-store")
-		h.Set("X-Accel-Buffering", "no")
-		s.w.WriteHeader(http.StatusOK)
-	}
 	if s.failed {
 		return
 	}
@@ -63,13 +70,6 @@ func (s *ndjson) send(v any) {
 	if _, err := s.w.Write(append(b, '\n')); err != nil || s.rc.Flush() != nil {
 		s.failed = true
 	}
-}
-
-// isStarted reports whether a line was sent (the status with it).
-func (s *ndjson) isStarted() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.started
 }
 
 // textStream turns a stream's chunks into text: a UTF-8 sequence a chunk
@@ -106,7 +106,9 @@ func (t *textStream) text(chunk []byte, final bool) string {
 // that cannot run cells yet, a cell the service refuses before it runs.
 // A sandbox that no longer runs is a 502, as E2B answers it (the SDK
 // raises a TimeoutError saying the sandbox is gone); an unknown context
-// a 404.
+// a 404. Once the cell is accepted the answer starts at once: a cell
+// that ends on a limit ends its answer with the error
+// (TimeoutError, ...) and end_of_execution like any other.
 func (h *Handler) execute(w http.ResponseWriter, r *http.Request) {
 	e, err := h.sandboxOf(r)
 	if err != nil {
@@ -128,12 +130,8 @@ func (h *Handler) execute(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	out := &ndjson{w: w, rc: http.NewResponseController(w)}
-	end := true // every answer ends with end_of_execution, but a 502's
-	defer func() {
-		if end {
-			out.send(endMsg)
-		}
-	}()
+	out.start()
+	defer out.send(endMsg)
 	cell := sandbox.Cell{Code: body.Code}
 	if err := h.refusal(body, &cell, c); err != nil {
 		out.send(refusalMsg(err))
@@ -153,10 +151,9 @@ func (h *Handler) execute(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		var se *service.Error
-		if errors.As(err, &se) && se.Kind == service.KindSessionClosed && !out.isStarted() {
+		if errors.As(err, &se) && se.Kind == service.KindSessionClosed {
 			h.close(e)
-			end = false
-			writeError(w, errGone(e.id))
+			out.send(errorMsg{Type: "error", Name: "SandboxError", Value: "the sandbox ended while the cell ran: " + se.Message})
 			return
 		}
 		if ae := answerOf(err, nil); ae != nil {

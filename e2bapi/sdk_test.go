@@ -54,7 +54,10 @@ func runSDK(t *testing.T, ts *testServer, script, key string, out any, env ...st
 		"E2B_API_URL=" + ts.url, "E2B_SANDBOX_URL=" + ts.url, "E2B_API_KEY=" + key}, env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
+	start := time.Now()
+	err := cmd.Run()
+	t.Logf("node %s took %s", script, time.Since(start))
+	if err != nil {
 		t.Fatalf("node %s: %v\nstdout: %s\nstderr: %s", script, err, stdout.Bytes(), stderr.Bytes())
 	}
 	if err := json.Unmarshal(stdout.Bytes(), out); err != nil {

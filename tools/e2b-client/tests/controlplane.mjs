@@ -74,4 +74,6 @@ await c.runCode('print(1)')
 await c.kill()
 out.createRunKillMs = performance.now() - t
 
+// A refused runCode leaves the SDK's request timer running: exit now.
 console.log(JSON.stringify(out))
+process.exit(0)
