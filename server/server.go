@@ -152,7 +152,6 @@ func (s *Server) routes() {
 	})
 	m.Handle("GET /metrics", promhttp.HandlerFor(s.svc.Metrics(), promhttp.HandlerOpts{}))
 	m.HandleFunc("GET /openapi.json", serveOpenAPI)
-	m.Handle(E2BPrefix+"/", http.StripPrefix(E2BPrefix, s.e2b))
 	mcpH := &mcpHandlers{s: s, tenant: map[string]http.Handler{}} // streamable HTTP: messages, its stream, session end
 	m.Handle("POST /mcp", mcpH)
 	m.Handle("GET /mcp", mcpH)
@@ -195,6 +194,12 @@ func (s *Server) Handler() http.Handler {
 		// resource than it named (PUT .../files//etc/passwd). Refuse it.
 		if p := r.URL.Path; p != "/" && path.Clean(p) != strings.TrimSuffix(p, "/") || strings.HasSuffix(p, "//") {
 			writeError(w, invalid("path", "must be a clean path: no empty, '.' or '..' segments"))
+			return
+		}
+		if strings.HasPrefix(r.URL.Path, E2BPrefix+"/") {
+			// E2B's API, not Crucible's: not in /openapi.json, and
+			// authenticated by package e2bapi itself.
+			http.StripPrefix(E2BPrefix, s.e2b).ServeHTTP(w, r)
 			return
 		}
 		h, pattern := s.mux.Handler(r)
