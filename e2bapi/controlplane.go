@@ -275,13 +275,19 @@ func (h *Handler) getSandbox(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, e.detail())
 }
 
-// killSandbox serves DELETE /sandboxes/{id}: 204, the session closed.
+// killSandbox serves DELETE /sandboxes/{id}: 204 once the sandbox is
+// unreachable (every request for it is then a 404 or 502); its session
+// is closed after the answer, since destroying a sandbox (its processes,
+// cgroup and mounts) takes tens of milliseconds no caller needs to wait
+// for. Until it is closed it still counts in the tenant's share.
 func (h *Handler) killSandbox(w http.ResponseWriter, r *http.Request) {
 	e, ok := h.ownSandbox(w, r)
 	if !ok {
 		return
 	}
-	h.close(e)
+	if h.detach(e) {
+		defer func() { go h.closeSession(e) }()
+	}
 	w.WriteHeader(http.StatusNoContent)
 }
 

@@ -138,7 +138,16 @@ func TestTenantShare(t *testing.T) {
 	a := ts.create(key, map[string]any{"templateID": "base"})
 	ts.do("POST", "/sandboxes", map[string]any{"templateID": "base"}, "X-API-Key", key).wantError(t, http.StatusTooManyRequests)
 	ts.do("DELETE", "/sandboxes/"+a.SandboxID, nil, "X-API-Key", key)
-	ts.create(key, map[string]any{"templateID": "base"})
+	// The killed sandbox's session is closed just after the answer.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		r := ts.do("POST", "/sandboxes", map[string]any{"templateID": "base"}, "X-API-Key", key)
+		if r.status == http.StatusCreated {
+			break
+		}
+		if r.status != http.StatusTooManyRequests || time.Now().After(deadline) {
+			t.Fatalf("a create after a kill: %d %s", r.status, r.body)
+		}
+	}
 }
 
 // TestKeys: while no key exists, any X-API-Key acts as the default tenant

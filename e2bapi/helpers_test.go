@@ -213,3 +213,22 @@ func (ts *testServer) create(key string, body map[string]any) created {
 func data(id, port, token string) []string {
 	return []string{"E2b-Sandbox-Id", id, "E2b-Sandbox-Port", port, "X-Access-Token", token}
 }
+
+// waitSessionsClosed waits until the tenants have no open session (a
+// killed sandbox's session is closed just after the kill's answer), and
+// fails t if that takes over 10 s.
+func (ts *testServer) waitSessionsClosed(tenants ...string) {
+	ts.t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		n := 0
+		for _, tenant := range tenants {
+			n += len(ts.svc.Sessions(tenant))
+		}
+		if n == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.t.Fatalf("%d sessions of %v are still open 10 s after every sandbox was killed or expired", n, tenants)
+		}
+	}
+}

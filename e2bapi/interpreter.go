@@ -52,8 +52,15 @@ func (s *ndjson) start() {
 	}
 }
 
-// send writes v as one line.
-func (s *ndjson) send(v any) {
+// send writes v as one line, at once.
+func (s *ndjson) send(v any) { s.write(v, true) }
+
+// add writes v as one line, sent with the next flush (the end of the
+// answer, at the latest): the lines after the cell go out together.
+func (s *ndjson) add(v any) { s.write(v, false) }
+
+// write writes v as one line, flushed if flush is set.
+func (s *ndjson) write(v any, flush bool) {
 	b, err := json.Marshal(v)
 	if err != nil { // our own types always marshal
 		return
@@ -67,7 +74,7 @@ func (s *ndjson) send(v any) {
 		s.failed = true
 		return
 	}
-	if _, err := s.w.Write(append(b, '\n')); err != nil || s.rc.Flush() != nil {
+	if _, err := s.w.Write(append(b, '\n')); err != nil || flush && s.rc.Flush() != nil {
 		s.failed = true
 	}
 }
@@ -165,12 +172,12 @@ func (h *Handler) execute(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for _, m := range resultMsgs(resp.Result) {
-		out.send(m)
+		out.add(m)
 	}
 	if m := errorOf(resp.Result); m != nil {
-		out.send(m)
+		out.add(m)
 	}
-	out.send(countMsg{Type: "number_of_executions", ExecutionCount: e.contexts.counted(c)})
+	out.add(countMsg{Type: "number_of_executions", ExecutionCount: e.contexts.counted(c)})
 }
 
 // refusal checks what a cell asks of the interpreter beyond its code,

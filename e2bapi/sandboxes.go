@@ -140,15 +140,27 @@ func (h *Handler) expire(e *sandboxEntry) {
 
 // close forgets e and closes its session, once.
 func (h *Handler) close(e *sandboxEntry) {
+	if h.detach(e) {
+		h.closeSession(e)
+	}
+}
+
+// detach forgets e: from now on no request reaches it. It reports
+// whether this call did it (and so must close its session).
+func (h *Handler) detach(e *sandboxEntry) bool {
 	h.sandboxes.remove(e)
 	e.mu.Lock()
+	defer e.mu.Unlock()
 	if e.closed {
-		e.mu.Unlock()
-		return
+		return false
 	}
 	e.closed = true
 	e.timer.Stop()
-	e.mu.Unlock()
+	return true
+}
+
+// closeSession closes e's session, which destroys its sandbox.
+func (h *Handler) closeSession(e *sandboxEntry) {
 	if err := e.sess.Close(); err != nil {
 		h.log.Warn("e2b: close sandbox", "sandbox", e.id, "err", err)
 	}

@@ -57,9 +57,7 @@ func TestSDKControlPlane(t *testing.T) {
 			t.Errorf("%s: no; the script saw %+v", c.what, got)
 		}
 	}
-	if n := len(ts.svc.Sessions("team-a")) + len(ts.svc.Sessions("team-b")); n != 0 {
-		t.Errorf("%d sessions are left open after every sandbox was killed or expired", n)
-	}
+	ts.waitSessionsClosed("team-a", "team-b")
 	t.Logf("SDK: first create+runCode %.1f ms; runCode round trip on a live sandbox %.2f ms; create+runCode+kill %.1f ms",
 		got.FirstRunMs, got.RunCodeMs, got.CreateRunKillMs)
 }

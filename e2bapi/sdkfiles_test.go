@@ -45,7 +45,5 @@ func TestSDKFiles(t *testing.T) {
 			t.Errorf("%s: no; the script saw %+v", c.what, got)
 		}
 	}
-	if n := len(ts.svc.Sessions("acme")); n != 0 {
-		t.Errorf("%d sessions left open", n)
-	}
+	ts.waitSessionsClosed("acme")
 }
