@@ -94,10 +94,15 @@ func (h *Handler) routes() {
 	c.HandleFunc("POST /sandboxes/{id}/timeout", h.setTimeout)
 	c.HandleFunc("POST /sandboxes/{id}/connect", h.connectSandbox)
 	c.HandleFunc("POST /v2/sandboxes/{id}/connect", h.connectSandbox)
-	c.HandleFunc("POST /sandboxes/{id}/pause", h.unsupported("pausing a sandbox"))
-	c.HandleFunc("POST /sandboxes/{id}/resume", h.unsupported("resuming a paused sandbox"))
-	c.HandleFunc("POST /sandboxes/{id}/fork", h.unsupported("forking a sandbox"))
-	c.HandleFunc("POST /sandboxes/{id}/snapshots", h.unsupported("snapshots"))
+	const suspend = " is not supported by Crucible: a sandbox is a live session that cannot be suspended or copied; kill it and create a new one"
+	c.HandleFunc("POST /sandboxes/{id}/pause", h.unsupported("pausing a sandbox"+suspend))
+	c.HandleFunc("POST /sandboxes/{id}/resume", h.unsupported("resuming a paused sandbox"+suspend))
+	c.HandleFunc("POST /sandboxes/{id}/fork", h.unsupported("forking a sandbox"+suspend))
+	c.HandleFunc("POST /sandboxes/{id}/snapshots", h.unsupported("a snapshot"+suspend))
+	c.HandleFunc("GET /sandboxes/{id}/metrics", h.unsupported("sandbox metrics are not served by this API: each cell's metrics (wall and CPU time, peak memory) are in its run record, GET /v1/runs?session=ID of Crucible's API"))
+	c.HandleFunc("GET /sandboxes/{id}/logs", h.unsupported("sandbox logs are not served by this API: each cell's output is in its run record, GET /v1/runs of Crucible's API"))
+	c.HandleFunc("GET /v2/sandboxes/{id}/logs", h.unsupported("sandbox logs are not served by this API: each cell's output is in its run record, GET /v1/runs of Crucible's API"))
+	c.HandleFunc("PUT /sandboxes/{id}/network", h.unsupported("changing a sandbox's network is not supported: a Crucible sandbox has no network"))
 	c.HandleFunc("/", noEndpoint("the control plane"))
 	h.control = c
 
@@ -156,14 +161,15 @@ func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request) {
 		"message": "envd's " + strings.TrimPrefix(r.URL.Path, "/") + " is not served by this server: commands and file-system calls are not available; files.read and files.write are"})
 }
 
-// unsupported answers what E2B offers and a Crucible sandbox cannot do,
-// after the same checks as any call on the sandbox (key, tenant).
-func (h *Handler) unsupported(what string) http.HandlerFunc {
+// unsupported answers 501 with message to what E2B offers and a Crucible
+// sandbox cannot do, after the same checks as any call on the sandbox
+// (key, tenant): an unknown sandbox is still a 404.
+func (h *Handler) unsupported(message string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if _, ok := h.ownSandbox(w, r); !ok {
 			return
 		}
-		writeError(w, notImplemented("%s is not supported by Crucible: a sandbox is a live session that cannot be suspended or copied; kill it and create a new one", what))
+		writeError(w, notImplemented("%s", message))
 	}
 }
 

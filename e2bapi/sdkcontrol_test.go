@@ -10,7 +10,8 @@ import (
 // sandbox is created, runs code, is described, listed, given a timeout,
 // connected to and killed; a second tenant can neither see nor reach it
 // (list, info, kill, connect, and the data plane with its own token under
-// the other sandbox's ID); a wrong key is an AuthenticationError; a
+// the other sandbox's ID); pause and metrics are refused saying why; a
+// wrong key is an AuthenticationError; a
 // sandbox whose timeout passed is gone.
 func TestSDKControlPlane(t *testing.T) {
 	ts := newTestServer(t, nil)
@@ -26,6 +27,7 @@ func TestSDKControlPlane(t *testing.T) {
 		LifeAfterSetTimeoutS                    int
 		OtherInfo, OtherKill, OtherConnect      thrown
 		OtherRunCode, OtherRead, WrongKey       thrown
+		Pause, Metrics                          thrown
 		Killed, KillAgain                       bool
 		InfoAfterKill, ExpiredInfo              thrown
 		ExpiredRunning                          bool
@@ -49,6 +51,8 @@ func TestSDKControlPlane(t *testing.T) {
 		{got.OtherRunCode.Name == "SandboxError" && strings.Contains(got.OtherRunCode.Message, "401"), "runCode with the other sandbox's token: 401"},
 		{got.OtherRead.Name == "AuthenticationError", "files.read with the other sandbox's token: AuthenticationError"},
 		{got.WrongKey.Name == "AuthenticationError", "a wrong key: AuthenticationError"},
+		{got.Pause.Name == "SandboxError" && strings.Contains(got.Pause.Message, "501: pausing a sandbox is not supported"), "pause: not supported"},
+		{got.Metrics.Name == "SandboxError" && strings.Contains(got.Metrics.Message, "501: sandbox metrics are not served"), "getMetrics: not served"},
 		{got.Killed && !got.RunningAfterKill && !got.KillAgain && got.InfoAfterKill.Name == "SandboxNotFoundError", "kill, then gone"},
 		{!got.ExpiredRunning && got.ExpiredInfo.Name == "SandboxNotFoundError", "a sandbox whose timeout passed is gone"},
 	}

@@ -44,6 +44,10 @@ out.otherRunCode = await caught(() => forged.runCode('print("reached")'))
 out.otherRead = await caught(() => forged.files.read('/home/user/x.txt'))
 out.stillRunning = await sbx.isRunning()
 
+// What a Crucible sandbox cannot do is refused, saying so.
+out.pause = await caught(() => sbx.pause())
+out.metrics = await caught(() => sbx.getMetrics())
+
 // A wrong key is refused.
 out.wrongKey = await caught(() => Sandbox.create({ apiKey: 'e2b_' + '0'.repeat(64) }))
 
