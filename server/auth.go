@@ -3,12 +3,14 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/crucible-sandbox/crucible/api"
+	"github.com/crucible-sandbox/crucible/e2bapi"
 	"github.com/crucible-sandbox/crucible/store"
 )
 
@@ -142,4 +144,33 @@ type tenantKey struct{}
 func tenantOf(r *http.Request) string {
 	t, _ := r.Context().Value(tenantKey{}).(string)
 	return t
+}
+
+// e2bTenant returns the tenant an E2B SDK's X-API-Key acts as, for the
+// E2B-compatible API (package e2bapi), by the rules of Bearer keys: while
+// no key exists and keys are not required, every caller is DefaultTenant
+// (E2B's SDKs refuse to run without some key, so whatever E2B_API_KEY
+// holds is accepted then, as a missing Authorization header is); once one
+// exists, or keys are required, the key must be a valid one, of any form
+// (`crucible key create --e2b` makes one of the SDK's shape). A refusal
+// wraps e2bapi.ErrUnauthorized.
+func (a *authenticator) e2bTenant(ctx context.Context, key string) (string, error) {
+	n, err := a.activeKeys(ctx)
+	if err != nil {
+		return "", err
+	}
+	if !a.required && n == 0 {
+		return DefaultTenant, nil
+	}
+	if key == "" {
+		return "", fmt.Errorf("%w: an API key is required: set E2B_API_KEY to a key of this server (create one with `crucible key create --e2b --tenant NAME`)", e2bapi.ErrUnauthorized)
+	}
+	tenant, err := a.lookup(ctx, store.HashAPIKey(key))
+	if err != nil {
+		return "", err
+	}
+	if tenant == "" {
+		return "", fmt.Errorf("%w: the API key is invalid or revoked", e2bapi.ErrUnauthorized)
+	}
+	return tenant, nil
 }

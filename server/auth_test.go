@@ -2,12 +2,14 @@ package server
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/crucible-sandbox/crucible/api"
+	"github.com/crucible-sandbox/crucible/e2bapi"
 	"github.com/crucible-sandbox/crucible/store"
 )
 
@@ -65,3 +67,51 @@ func TestAuthenticatorRevocation(t *testing.T) {
 		}
 	}
 }
+
+// TestE2BTenant: an E2B SDK's X-API-Key follows the rules of Bearer keys:
+// with no key stored and keys not required, anything (the SDKs insist on
+// some key) is the default tenant; when keys are required, or once one
+// exists, the key must be valid, of either form, and a refusal wraps
+// e2bapi.ErrUnauthorized.
+func TestE2BTenant(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "keys.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for _, tc := range []struct {
+		required bool
+		key      string
+		want     string // "" for a refusal
+	}{
+		{false, "", DefaultTenant},
+		{false, "e2b_whatever", DefaultTenant},
+		{true, "", ""},
+		{true, "e2b_whatever", ""},
+	} {
+		tenant, err := newAuthenticator(st, tc.required).e2bTenant(ctx, tc.key)
+		if tenant != tc.want || (tc.want == "") != errors.Is(err, e2bapi.ErrUnauthorized) {
+			t.Errorf("no keys, required %v, key %q: %q, %v; want %q", tc.required, tc.key, tenant, err, tc.want)
+		}
+	}
+	e2bSecret, k1, _ := store.NewAPIKeyOf(store.KeyE2B, "acme", "sdk")
+	crkSecret, k2, _ := store.NewAPIKeyOf(store.KeyCrucible, "beta", "")
+	for _, k := range []*store.APIKey{k1, k2} {
+		if err := st.CreateKey(ctx, k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := newAuthenticator(st, false)
+	for _, tc := range []struct{ key, want string }{
+		{e2bSecret, "acme"}, {crkSecret, "beta"}, {"", ""}, {"e2b_whatever", ""},
+	} {
+		tenant, err := a.e2bTenant(ctx, tc.key)
+		if tenant != tc.want || (tc.want == "") != errors.Is(err, e2bapi.ErrUnauthorized) {
+			t.Errorf("with keys, key %q: %q, %v; want %q", cutKey(tc.key), tenant, err, tc.want)
+		}
+	}
+}
+
+// cutKey shortens a secret for a message.
+func cutKey(s string) string { return s[:min(len(s), 8)] }

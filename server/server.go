@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/crucible-sandbox/crucible/api"
+	"github.com/crucible-sandbox/crucible/e2bapi"
 	"github.com/crucible-sandbox/crucible/service"
 	"github.com/crucible-sandbox/crucible/store"
 	"github.com/crucible-sandbox/crucible/webui"
@@ -65,6 +66,7 @@ type Server struct {
 	log  *slog.Logger
 	auth *authenticator
 	mux  *http.ServeMux
+	e2b  *e2bapi.Handler
 	// allowedHosts and crossOrigin make checkBrowser's checks.
 	allowedHosts map[string]bool
 	crossOrigin  *http.CrossOriginProtection
@@ -93,6 +95,10 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, svc: cfg.Service, log: cfg.Logger, auth: newAuthenticator(cfg.Keys, cfg.RequireKeys),
 		allowedHosts: hosts, crossOrigin: http.NewCrossOriginProtection()}
+	s.e2b, err = e2bapi.New(e2bapi.Config{Service: cfg.Service, Authenticate: s.auth.e2bTenant, BodyTimeout: cfg.BodyTimeout, Logger: cfg.Logger})
+	if err != nil {
+		return nil, err
+	}
 	s.routes()
 	return s, nil
 }
@@ -156,6 +162,15 @@ func (s *Server) routes() {
 	s.mux = m
 }
 
+// E2BPrefix is where the E2B-compatible API (package e2bapi) is served:
+// E2B's SDKs reach it with E2B_API_URL and E2B_SANDBOX_URL both set to
+// the server's address followed by it (http://HOST:PORT/e2b).
+const E2BPrefix = "/e2b"
+
+// E2B returns the handler of the E2B-compatible API, for installing its
+// envd RPC services (e2bapi.Handler.SetRPC).
+func (s *Server) E2B() *e2bapi.Handler { return s.e2b }
+
 // Handler returns the HTTP handler of the API. Every request, whatever
 // its route, must first name this server in its Host and not be a
 // browser's cross-site request (browser.go: against DNS rebinding and
@@ -164,7 +179,10 @@ func (s *Server) routes() {
 // then authenticated (see Config.RequireKeys); /healthz, /metrics,
 // /openapi.json and the web UI (package webui: its page at /, its assets
 // under /ui/, which hold no data and call the /v1/ API with the user's
-// key) are open.
+// key) are open. The E2B-compatible API under E2BPrefix authenticates
+// its own requests: the control plane by X-API-Key, with the rules of
+// Bearer keys (authenticator.e2bTenant), and a sandbox's data plane by
+// the sandbox's access token.
 func (s *Server) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if apiErr := s.checkBrowser(r); apiErr != nil {
@@ -176,6 +194,12 @@ func (s *Server) Handler() http.Handler {
 		// resource than it named (PUT .../files//etc/passwd). Refuse it.
 		if p := r.URL.Path; p != "/" && path.Clean(p) != strings.TrimSuffix(p, "/") || strings.HasSuffix(p, "//") {
 			writeError(w, invalid("path", "must be a clean path: no empty, '.' or '..' segments"))
+			return
+		}
+		if strings.HasPrefix(r.URL.Path, E2BPrefix+"/") {
+			// E2B's API, not Crucible's: not in /openapi.json, and
+			// authenticated by package e2bapi itself.
+			http.StripPrefix(E2BPrefix, s.e2b).ServeHTTP(w, r)
 			return
 		}
 		h, pattern := s.mux.Handler(r)

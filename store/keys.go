@@ -36,6 +36,9 @@ type APIKey struct {
 // apiKeyPrefix starts every secret, so that a leaked one is recognisable.
 const apiKeyPrefix = "crk_"
 
+// e2bKeyPrefix starts the secrets of KeyE2B.
+const e2bKeyPrefix = "e2b_"
+
 // tenantRE is what a tenant name may be: short, lower-case, safe in URLs,
 // logs and metric labels.
 var tenantRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
@@ -49,6 +52,28 @@ func ValidTenant(name string) bool { return tenantRE.MatchString(name) }
 // it has 256 random bits, so a fast hash is enough to store it (no
 // password-style stretching is needed against guessing).
 func NewAPIKey(tenant, name string) (secret string, key *APIKey, err error) {
+	return NewAPIKeyOf(KeyCrucible, tenant, name)
+}
+
+// KeyForm is the shape of a key's secret. Every form is stored and looked
+// up the same way (HashAPIKey), so a key of any form works wherever a key
+// is asked for.
+type KeyForm int
+
+// The forms of a secret.
+const (
+	// KeyCrucible is "crk_" and 43 characters of unpadded base64url:
+	// Crucible's own form.
+	KeyCrucible KeyForm = iota
+	// KeyE2B is "e2b_" and 64 lower-case hex digits, the shape E2B's SDKs
+	// expect of E2B_API_KEY (they check it against ^e2b_[0-9a-f]+$), for
+	// the E2B-compatible API (package e2bapi).
+	KeyE2B
+)
+
+// NewAPIKeyOf is NewAPIKey with a secret of the given form; each form
+// holds 256 random bits.
+func NewAPIKeyOf(form KeyForm, tenant, name string) (secret string, key *APIKey, err error) {
 	if !ValidTenant(tenant) {
 		return "", nil, fmt.Errorf("store: tenant %q: must be 1-63 characters of a-z, 0-9, '_' or '-', starting with a letter or digit", tenant)
 	}
@@ -57,7 +82,14 @@ func NewAPIKey(tenant, name string) (secret string, key *APIKey, err error) {
 	}
 	var b [32]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
-	secret = apiKeyPrefix + base64.RawURLEncoding.EncodeToString(b[:])
+	switch form {
+	case KeyCrucible:
+		secret = apiKeyPrefix + base64.RawURLEncoding.EncodeToString(b[:])
+	case KeyE2B:
+		secret = e2bKeyPrefix + hex.EncodeToString(b[:])
+	default:
+		return "", nil, fmt.Errorf("store: key form %d: must be KeyCrucible or KeyE2B", form)
+	}
 	return secret, &APIKey{ID: idgen.New(idgen.APIKey), Tenant: tenant, Name: name, Hash: HashAPIKey(secret)}, nil
 }
 

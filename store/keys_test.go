@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"errors"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -26,6 +27,29 @@ func TestNewAPIKey(t *testing.T) {
 		if _, _, err := NewAPIKey(tenant, "x"); err == nil || !strings.Contains(err.Error(), "tenant") {
 			t.Errorf("NewAPIKey(%q) = %v, want a tenant error", tenant, err)
 		}
+	}
+}
+
+// TestNewAPIKeyOf: each form of secret has its shape (an E2B one passes
+// the E2B SDKs' check, ^e2b_[0-9a-f]+$, with 64 hex digits) and is stored
+// as its hash, like any key; an unknown form is refused.
+func TestNewAPIKeyOf(t *testing.T) {
+	e2bShape := regexp.MustCompile(`^e2b_[0-9a-f]{64}$`)
+	crkShape := regexp.MustCompile(`^crk_[A-Za-z0-9_-]{43}$`)
+	for _, tc := range []struct {
+		form  KeyForm
+		shape *regexp.Regexp
+	}{{KeyCrucible, crkShape}, {KeyE2B, e2bShape}} {
+		secret, k, err := NewAPIKeyOf(tc.form, "acme", "sdk")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !tc.shape.MatchString(secret) || k.Hash != HashAPIKey(secret) || k.Tenant != "acme" {
+			t.Errorf("form %d: secret %q, key %+v; want %s stored as its hash", tc.form, secret, k, tc.shape)
+		}
+	}
+	if _, _, err := NewAPIKeyOf(KeyForm(7), "acme", ""); err == nil || !strings.Contains(err.Error(), "form") {
+		t.Errorf("an unknown form: %v, want an error naming the form", err)
 	}
 }
 

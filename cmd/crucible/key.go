@@ -34,14 +34,19 @@ beyond loopback.`,
 	cmd.PersistentFlags().StringVar(&db, "db", "", "run store: SQLite file path or postgres:// URL (default "+store.DefaultSQLitePath+")")
 
 	var tenant, name string
-	var asJSON bool
+	var asJSON, e2b bool
 	create := &cobra.Command{
-		Use:     "create --tenant NAME",
-		Example: `  crucible key create --tenant team-a --name ci`,
-		Short:   "Create a key and print its secret (once)",
-		Args:    cobra.NoArgs,
+		Use: "create --tenant NAME",
+		Example: `  crucible key create --tenant team-a --name ci
+  crucible key create --tenant team-a --e2b   # for E2B's SDKs: E2B_API_KEY=e2b_...`,
+		Short: "Create a key and print its secret (once)",
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			secret, k, err := store.NewAPIKey(tenant, name)
+			form := store.KeyCrucible
+			if e2b {
+				form = store.KeyE2B
+			}
+			secret, k, err := store.NewAPIKeyOf(form, tenant, name)
 			if err != nil {
 				return usageError(fmt.Errorf("--tenant/--name: %w", err))
 			}
@@ -64,6 +69,7 @@ beyond loopback.`,
 	create.Flags().StringVar(&tenant, "tenant", "", "tenant the key acts as (a-z, 0-9, '_', '-'; required)")
 	create.Flags().StringVar(&name, "name", "", "a label for the key, such as \"ci\"")
 	create.Flags().BoolVar(&asJSON, "json", false, "print the key, secret included, as JSON")
+	create.Flags().BoolVar(&e2b, "e2b", false, "make the secret E2B-shaped (e2b_ and 64 hex digits), as E2B's SDKs expect of E2B_API_KEY; it works for the /v1 API too")
 	_ = create.MarkFlagRequired("tenant")
 
 	var listJSON bool
