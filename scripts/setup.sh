@@ -5,8 +5,8 @@
 #   3. installs the Debian packages the sandboxes use, and chromium, the
 #      headless browser the web UI's tests drive, only if missing,
 #   4. builds bin/crucible, installs staticcheck, the MCP client's npm
-#      packages (tools/mcp-client) and E2B's official JavaScript SDKs
-#      (tools/e2b-client), each with npm ci, pinned by its package-lock.json,
+#      packages (tools/mcp-client, npm ci, pinned by its package-lock.json)
+#      and E2B's SDKs (tools/e2b-client, likewise),
 #   5a. Docker and gVisor for the docker and gvisor runtimes: installs
 #      docker.io, builds gVisor's runsc pinned by module version (once; about
 #      three minutes on empty Go caches), registers it in
@@ -32,7 +32,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # chromium is the browser the web UI's tests drive (e2e/ui_*_test.go);
 # iproute2's ip and postgresql's initdb and pg_ctl make the test's own
 # network namespaces and PostgreSQL clusters (each test starts its own).
-# npm (for the MCP clients and E2B's SDKs) is installed below only when no npm is on PATH:
+# npm (for the MCP clients) is installed below only when no npm is on PATH:
 # NodeSource's nodejs package bundles npm and conflicts with Debian's.
 APT_PACKAGES=(python3 nodejs bash coreutils procps util-linux ca-certificates debootstrap postgresql gcc libc6-dev chromium curl jq iproute2)
 
@@ -142,10 +142,9 @@ if ! cmp -s "$mcpdir/package-lock.json" "$mcpdir/node_modules/.package-lock.json
 	cp "$mcpdir/package-lock.json" "$mcpdir/node_modules/.package-lock.json.installed"
 fi
 
-# 4d. E2B's official JavaScript SDKs (e2b, @e2b/code-interpreter), pinned in
-# tools/e2b-client/package-lock.json, for the tests of the E2B-compatible
-# API (e2e/e2b_test.go); npm ci only when the lock changed since the last
-# install.
+# 4d. E2B's official JavaScript SDKs (e2b, @e2b/code-interpreter), pinned
+# in tools/e2b-client/package-lock.json, for the E2B-compatible API's
+# tests (package e2bapi); npm ci only when the lock changed.
 e2bdir=tools/e2b-client
 if ! cmp -s "$e2bdir/package-lock.json" "$e2bdir/node_modules/.package-lock.json.installed"; then
 	step "installing E2B's SDKs (npm ci in $e2bdir)"
