@@ -106,7 +106,7 @@ func TestE2BDataAnalysisAgent(t *testing.T) {
 			Role, Content string
 		} `json:"conversation"`
 	}
-	e.runScript(t, "analyst.mjs", e.e2bEnv(e.AliceE2B, "OPENAI_BASE_URL="+baseURL, "OPENAI_API_KEY="+apiKey), 3*time.Minute, &got)
+	e.runScript(t, "tests/e2e/analyst.mjs", e.e2bEnv(e.AliceE2B, "OPENAI_BASE_URL="+baseURL, "OPENAI_API_KEY="+apiKey), 3*time.Minute, &got)
 
 	reqs := seen()
 	if len(reqs) != 2 {

@@ -60,7 +60,7 @@ func TestE2BBench(t *testing.T) {
 		RunCode []float64 `json:"runCode"`
 		V1Exec  []float64 `json:"v1Exec"`
 	}
-	e.runScript(t, "../../bench.mjs", e.e2bEnv(e.AliceE2B, "CRUCIBLE_URL="+e.URL, "CRUCIBLE_KEY="+e.AlicePlain,
+	e.runScript(t, "bench.mjs", e.e2bEnv(e.AliceE2B, "CRUCIBLE_URL="+e.URL, "CRUCIBLE_KEY="+e.AlicePlain,
 		"BENCH_N="+strconv.Itoa(*e2bBenchN)), 20*time.Minute, &got)
 	crk, v1crk := median(got.CreateRunKill), median(got.V1CreateRunKill)
 	rc, v1 := median(got.RunCode), median(got.V1Exec)

@@ -106,14 +106,15 @@ func (e *e2bServer) e2bEnv(key string, more ...string) []string {
 	return append(env, more...)
 }
 
-// runScript runs `node tests/e2e/NAME` in e.Clients with env and decodes the
+// runScript runs `node script` (a path in e.Clients, such as
+// tests/e2e/seed_flow.mjs) there with env and decodes the
 // JSON object it prints last into out; it fails t if the script threw,
 // printed no JSON or ran past timeout.
-func (e *e2bServer) runScript(t *testing.T, name string, env []string, timeout time.Duration, out any) {
+func (e *e2bServer) runScript(t *testing.T, script string, env []string, timeout time.Duration, out any) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", filepath.Join("tests", "e2e", name))
+	cmd := exec.CommandContext(ctx, "node", script)
 	cmd.Dir = e.Clients
 	cmd.Env = env
 	var stdout, stderr bytes.Buffer
@@ -127,16 +128,16 @@ func (e *e2bServer) runScript(t *testing.T, name string, env []string, timeout t
 		Thrown json.RawMessage `json:"thrown"`
 	}
 	if jerr := json.Unmarshal([]byte(last), &status); jerr != nil {
-		t.Fatalf("node tests/e2e/%s (%v, after %v) printed no JSON last (%v)\nstdout:\n%s\nstderr:\n%s",
-			name, err, time.Since(start).Round(time.Millisecond), jerr, clip(stdout.Bytes()), clip(stderr.Bytes()))
+		t.Fatalf("node %s (%v, after %v) printed no JSON last (%v)\nstdout:\n%s\nstderr:\n%s",
+			script, err, time.Since(start).Round(time.Millisecond), jerr, clip(stdout.Bytes()), clip(stderr.Bytes()))
 	}
 	if !status.OK || err != nil {
-		t.Fatalf("node tests/e2e/%s failed (%v, after %v): it threw %s\nstderr:\n%s", name, err, time.Since(start).Round(time.Millisecond), status.Thrown, clip(stderr.Bytes()))
+		t.Fatalf("node %s failed (%v, after %v): it threw %s\nstderr:\n%s", script, err, time.Since(start).Round(time.Millisecond), status.Thrown, clip(stderr.Bytes()))
 	}
 	if err := json.Unmarshal([]byte(last), out); err != nil {
-		t.Fatalf("node tests/e2e/%s: decoding %s: %v", name, clip([]byte(last)), err)
+		t.Fatalf("node %s: decoding %s: %v", script, clip([]byte(last)), err)
 	}
-	t.Logf("node tests/e2e/%s: %v", name, time.Since(start).Round(time.Millisecond))
+	t.Logf("node %s: %v", script, time.Since(start).Round(time.Millisecond))
 }
 
 // jsThrown is what a script reports of an attempt: whether it threw, and
@@ -259,7 +260,7 @@ func TestE2BSDK(t *testing.T) {
 			MS        int         `json:"ms"`
 			AfterKill jsThrown    `json:"afterKill"`
 		}
-		e.runScript(t, "seed_flow.mjs", e.e2bEnv(e.AliceE2B), scriptTimeout, &got)
+		e.runScript(t, "tests/e2e/seed_flow.mjs", e.e2bEnv(e.AliceE2B), scriptTimeout, &got)
 		if !got.Success || got.Stderr != "" || got.Execution.Error != nil {
 			t.Errorf("success %v, error %q (%+v), want success", got.Success, got.Stderr, got.Execution.Error)
 		}
@@ -293,7 +294,7 @@ func TestE2BSDK(t *testing.T) {
 			SavedFileBytes int         `json:"savedFileBytes"`
 			HTML           *string     `json:"html"`
 		}
-		e.runScript(t, "results.mjs", e.e2bEnv(e.AliceE2B), scriptTimeout, &got)
+		e.runScript(t, "tests/e2e/results.mjs", e.e2bEnv(e.AliceE2B), scriptTimeout, &got)
 		if got.Frame.text() != "   a  b\n0  1  x\n1  2  y" || got.HTML == nil || !strings.Contains(*got.HTML, "<table") {
 			t.Errorf("a DataFrame's main result: text %q, html %v; want its text and an HTML table", got.Frame.text(), got.HTML)
 		}
@@ -334,7 +335,7 @@ func TestE2BSDK(t *testing.T) {
 			} `json:"failed"`
 			Where result `json:"where"`
 		}
-		e.runScript(t, "commands.mjs", e.e2bEnv(e.AliceE2B), scriptTimeout, &got)
+		e.runScript(t, "tests/e2e/commands.mjs", e.e2bEnv(e.AliceE2B), scriptTimeout, &got)
 		if got.Hi != (result{Stdout: "hi\n"}) {
 			t.Errorf("commands.run('echo hi'): %+v, want stdout \"hi\\n\", exit 0", got.Hi)
 		}
@@ -363,7 +364,7 @@ func TestE2BSDK(t *testing.T) {
 			InDef   jsExecution                        `json:"inDefault"`
 			Listed  []string                           `json:"listed"`
 		}
-		e.runScript(t, "contexts.mjs", e.e2bEnv(e.AliceE2B), scriptTimeout, &got)
+		e.runScript(t, "tests/e2e/contexts.mjs", e.e2bEnv(e.AliceE2B), scriptTimeout, &got)
 		if got.Context.ID == "" || got.Context.ID == got.Other.ID {
 			t.Errorf("contexts %q and %q, want two ids", got.Context.ID, got.Other.ID)
 		}
@@ -393,7 +394,7 @@ func TestE2BSDK(t *testing.T) {
 			OnError   []struct{ Name, Value string } `json:"onError"`
 			Next      jsExecution                    `json:"next"`
 		}
-		e.runScript(t, "errors.mjs", e.e2bEnv(e.AliceE2B), scriptTimeout, &got)
+		e.runScript(t, "tests/e2e/errors.mjs", e.e2bEnv(e.AliceE2B), scriptTimeout, &got)
 		x := got.Execution
 		if x.Error == nil || x.Error.Name != "ZeroDivisionError" || !strings.Contains(x.Error.Value, "division by zero") ||
 			!strings.Contains(x.Error.Traceback, "ZeroDivisionError") {
@@ -421,7 +422,7 @@ func TestE2BSDK(t *testing.T) {
 			NextMS int         `json:"nextMs"`
 			Kept   jsExecution `json:"kept"`
 		}
-		e.runScript(t, "timeout.mjs", e.e2bEnv(e.AliceE2B), scriptTimeout, &got)
+		e.runScript(t, "tests/e2e/timeout.mjs", e.e2bEnv(e.AliceE2B), scriptTimeout, &got)
 		if !got.Spin.Threw || got.Spin.Class != "TimeoutError" {
 			t.Errorf("while True with timeoutMs 2000: %v, want the SDK's TimeoutError", got.Spin)
 		}
@@ -472,7 +473,7 @@ func TestE2BSDK(t *testing.T) {
 			WithBKey   reach    `json:"withBKey"`
 			BReadsOwn  jsThrown `json:"bReadsOwn"`
 		}
-		e.runScript(t, "tenants.mjs", e.e2bEnv("", "TENANT_A_KEY="+e.AliceE2B, "TENANT_B_KEY="+e.BobE2B), scriptTimeout, &got)
+		e.runScript(t, "tests/e2e/tenants.mjs", e.e2bEnv("", "TENANT_A_KEY="+e.AliceE2B, "TENANT_B_KEY="+e.BobE2B), scriptTimeout, &got)
 		if !got.BInfo.Threw || !strings.Contains(got.BInfo.Class, "NotFound") {
 			t.Errorf("bob's Sandbox.getInfo(alice's): %v, want not found", got.BInfo)
 		}
@@ -521,7 +522,7 @@ func TestE2BSDK(t *testing.T) {
 			ListUnknown   jsThrown `json:"listUnknown"`
 			CreateRevoked jsThrown `json:"createRevoked"`
 		}
-		e.runScript(t, "badkey.mjs", e.e2bEnv("", "REVOKED_KEY="+e.Revoked), scriptTimeout, &got)
+		e.runScript(t, "tests/e2e/badkey.mjs", e.e2bEnv("", "REVOKED_KEY="+e.Revoked), scriptTimeout, &got)
 		for what, j := range map[string]jsThrown{"Sandbox.create, unknown key": got.CreateUnknown,
 			"Sandbox.list, unknown key": got.ListUnknown, "Sandbox.create, revoked key": got.CreateRevoked} {
 			if !j.Threw || j.Class != "AuthenticationError" {
@@ -533,7 +534,7 @@ func TestE2BSDK(t *testing.T) {
 	// Proves an ordinary Crucible key works with E2B_VALIDATE_API_KEY=false.
 	t.Run("ordinary key", func(t *testing.T) {
 		var got struct{ Stdout, Error string }
-		e.runScript(t, "plain_key.mjs", e.e2bEnv(e.AlicePlain, "E2B_VALIDATE_API_KEY=false"), scriptTimeout, &got)
+		e.runScript(t, "tests/e2e/plain_key.mjs", e.e2bEnv(e.AlicePlain, "E2B_VALIDATE_API_KEY=false"), scriptTimeout, &got)
 		if got.Stdout != "1\n" || got.Error != "" {
 			t.Errorf("print(1) with a crk_ key: stdout %q error %q", got.Stdout, got.Error)
 		}
