@@ -1,0 +1,89 @@
+package e2bapi
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"connectrpc.com/connect"
+
+	"github.com/crucible-sandbox/crucible/service"
+)
+
+// envdSandbox is the sandbox an envd request acts on.
+type envdSandbox interface {
+	session() *service.Session
+	envVars() map[string]string // the sandbox's environment (E2B envVars)
+}
+
+// envdError is an error lookup returns to be answered with a Connect
+// code of its own; any other error is answered as CodeNotFound.
+type envdError struct {
+	code connect.Code
+	msg  string
+}
+
+func (e envdError) Error() string { return e.msg }
+
+// newEnvdRPC returns the handler of the envd Connect services; lookup finds
+// the sandbox a request names (it checks the E2b-Sandbox-Id header and the
+// access token) or returns an error to answer (an envdError with its code,
+// any other error as CodeNotFound).
+//
+// The services are process.Process (envd_process.go) and
+// filesystem.Filesystem (envd_fs.go), at E2B's procedure paths
+// (/process.Process/Start, /filesystem.Filesystem/Stat, ...), speaking the
+// Connect protocol with JSON through envdCodec.
+func newEnvdRPC(lookup func(r *http.Request) (envdSandbox, error)) http.Handler {
+	e := &envd{procs: newProcTables()}
+	mux := http.NewServeMux()
+	e.mountProcess(mux)
+	e.mountFilesystem(mux)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// connect's handlers see the request only through its headers:
+		// the sandbox (or why there is none) rides in the context, and
+		// each RPC answers a failed lookup as a Connect error, in the
+		// shape its protocol (unary or stream) needs.
+		sb, err := lookup(r)
+		mux.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sandboxKey{}, lookedUp{sb, err})))
+	})
+}
+
+// envd serves the envd services over the sandboxes lookup finds.
+type envd struct {
+	procs *procTables
+}
+
+type sandboxKey struct{}
+
+type lookedUp struct {
+	sb  envdSandbox
+	err error
+}
+
+// handlerOptions are the options of every envd RPC handler.
+func handlerOptions() []connect.HandlerOption {
+	return []connect.HandlerOption{connect.WithCodec(envdCodec{})}
+}
+
+// sandbox returns the sandbox the request named, or the Connect error to
+// answer.
+func (e *envd) sandbox(ctx context.Context) (envdSandbox, error) {
+	l, _ := ctx.Value(sandboxKey{}).(lookedUp)
+	if l.err != nil {
+		var ee envdError
+		if errors.As(l.err, &ee) {
+			return nil, connect.NewError(ee.code, errors.New(ee.msg))
+		}
+		return nil, connect.NewError(connect.CodeNotFound, l.err)
+	}
+	if l.sb == nil || l.sb.session() == nil {
+		return nil, connect.NewError(connect.CodeNotFound, errors.New("no sandbox named by the E2b-Sandbox-Id header"))
+	}
+	return l.sb, nil
+}
+
+// unimplemented answers an RPC this envd does not offer, saying why.
+func unimplemented(procedure, why string) error {
+	return connect.NewError(connect.CodeUnimplemented, errors.New(procedure+" is not supported by Crucible's envd: "+why))
+}
