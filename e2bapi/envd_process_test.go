@@ -1,0 +1,312 @@
+package e2bapi
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+
+	"github.com/crucible-sandbox/crucible/sandbox"
+	"github.com/crucible-sandbox/crucible/service"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+// TestEnvdStart runs commands through process.Process/Start over a real
+// session: exit codes, both streams, the environment (the sandbox's under
+// the request's), the working directory, and input that tries to break out
+// of the cell that embeds it.
+func TestEnvdStart(t *testing.T) {
+	f := newEnvdFixture(t, nil, map[string]string{"FROM_SANDBOX": "sbx", "BOTH": "sandbox"})
+	hostile := `"); import os; os.system("touch /work/pwned") #` + "\n" + `'''"""\" \u0022 %s {}`
+	cases := []struct {
+		name           string
+		cmd            string
+		mod            func(*startRequest)
+		stdout, stderr string
+		exit           int32
+		exited         bool
+	}{
+		{name: "exit code and both streams", cmd: "echo hi; echo err >&2; exit 3", stdout: "hi\n", stderr: "err\n", exit: 3, exited: true},
+		{name: "success", cmd: "echo ok", stdout: "ok\n", exited: true},
+		{name: "environment", cmd: `echo "$FROM_SANDBOX $BOTH $FROM_REQUEST"`,
+			mod:    func(r *startRequest) { r.Process.Envs = map[string]string{"BOTH": "request", "FROM_REQUEST": "req"} },
+			stdout: "sbx request req\n", exited: true},
+		{name: "default working directory", cmd: "pwd -P", stdout: "/work\n", exited: true},
+		{name: "working directory", cmd: "mkdir -p /work/sub && cd /work/sub && pwd -P",
+			stdout: "/work/sub\n", exited: true},
+		{name: "cwd asked", cmd: "pwd -P", mod: func(r *startRequest) { r.Process.Cwd = ptr("/tmp") }, stdout: "/tmp\n", exited: true},
+		{name: "cwd under /home/user", cmd: "pwd -P", mod: func(r *startRequest) { r.Process.Cwd = ptr("/home/user/sub") }, stdout: "/work/sub\n", exited: true},
+		{name: "hostile input stays data", cmd: `printf '%s' "$H"; test ! -e /work/pwned`,
+			mod:    func(r *startRequest) { r.Process.Envs = map[string]string{"H": hostile} },
+			stdout: hostile, exited: true},
+		{name: "killed by a signal", cmd: "kill -TERM $$", exit: -1},
+		{name: "the sleep counter sees a sleep", cmd: "sleep 5 & " + countSleeps + "; kill %1", stdout: "1\n", exited: true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			evs, err := f.run(ctx, c.cmd, c.mod)
+			if err != nil {
+				t.Fatalf("Start: %v", err)
+			}
+			o := outcomeOf(t, evs)
+			if o.end == nil {
+				t.Fatalf("no end event: %+v", evs)
+			}
+			if o.stdout != c.stdout || o.stderr != c.stderr {
+				t.Errorf("stdout %q stderr %q, want %q and %q", o.stdout, o.stderr, c.stdout, c.stderr)
+			}
+			if o.end.ExitCode != c.exit || o.end.Exited != c.exited {
+				t.Errorf("end %+v (error %v), want exit code %d exited %v", *o.end, deref(o.end.Error), c.exit, c.exited)
+			}
+			if (c.exit != 0) != (o.end.Error != nil) {
+				t.Errorf("end error %v for exit code %d", deref(o.end.Error), o.end.ExitCode)
+			}
+		})
+	}
+}
+
+// countSleeps prints how many sleep processes the sandbox has.
+const countSleeps = "cat /proc/[0-9]*/comm 2>/dev/null | grep -c '^sleep$' || true"
+
+func deref(s *string) string {
+	if s == nil {
+		return "<nil>"
+	}
+	return *s
+}
+
+// TestEnvdStreamsAsItComes checks that output reaches the stream while the
+// command still runs, with keepalives while it is silent.
+func TestEnvdStreamsAsItComes(t *testing.T) {
+	f := newEnvdFixture(t, nil, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c := connectClientStart(f)
+	req := connect.NewRequest(&startRequest{Process: &processConfig{Cmd: "/bin/bash", Args: []string{"-l", "-c", "echo first; sleep 2.5; echo second"}}})
+	for k, v := range f.headers() {
+		req.Header()[k] = v
+	}
+	req.Header().Set("Keepalive-Ping-Interval", "1")
+	s, err := c.CallServerStream(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var evs []timedEvent
+	for s.Receive() {
+		evs = append(evs, timedEvent{s.Msg().Event, time.Now()})
+	}
+	if err := s.Err(); err != nil {
+		t.Fatal(err)
+	}
+	o := outcomeOf(t, evs)
+	if o.stdout != "first\nsecond\n" || o.end == nil || o.end.ExitCode != 0 {
+		t.Fatalf("outcome %+v", o)
+	}
+	var first, end time.Time
+	for _, e := range evs {
+		if e.ev.Data != nil && first.IsZero() {
+			first = e.at
+		}
+		if e.ev.End != nil {
+			end = e.at
+		}
+	}
+	if gap := end.Sub(first); gap < 2*time.Second {
+		t.Errorf("first output came %v before the end, want at least 2s: it was not streamed", gap)
+	}
+	if o.keepalives < 1 {
+		t.Errorf("no keepalive during 2.5s of silence with Keepalive-Ping-Interval 1")
+	}
+}
+
+func connectClientStart(f *envdFixture) *connect.Client[startRequest, startResponse] {
+	return connect.NewClient[startRequest, startResponse](f.srv.Client(), f.srv.URL+"/process.Process/Start", connect.WithCodec(envdCodec{}))
+}
+
+// TestEnvdKillListConnect starts a long command, finds it in List,
+// re-attaches with Connect, kills it with SendSignal, and checks that both
+// streams end at once saying it was killed, that it is gone from List,
+// and that the session runs the next command.
+func TestEnvdKillListConnect(t *testing.T) {
+	f := newEnvdFixture(t, nil, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	type result struct {
+		evs []timedEvent
+		err error
+	}
+	started := make(chan result, 1)
+	go func() {
+		evs, err := f.run(ctx, "echo started; sleep 30", func(r *startRequest) { r.Tag = ptr("sleeper") })
+		started <- result{evs, err}
+	}()
+	var pid uint32
+	deadline := time.Now().Add(20 * time.Second)
+	for pid == 0 && time.Now().Before(deadline) {
+		l, err := unary[listRequest, listResponse](f, ctx, "/process.Process/List", &listRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(l.Processes) == 1 {
+			p := l.Processes[0]
+			if p.Config.Cmd != "/bin/bash" || len(p.Config.Args) != 3 || p.Config.Args[2] != "echo started; sleep 30" || deref(p.Tag) != "sleeper" {
+				t.Fatalf("List: %+v", l.Processes)
+			}
+			pid = p.Pid
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if pid == 0 {
+		t.Fatal("the command never showed in List")
+	}
+	attached := make(chan result, 1)
+	go func() {
+		evs, err := f.stream(ctx, "/process.Process/Connect", &connectRequest{Process: &processSelector{Pid: ptr(jsonUint32(pid))}})
+		attached <- result{evs, err}
+	}()
+	time.Sleep(time.Second) // the command is in its sleep; Connect has attached
+	killed := time.Now()
+	if _, err := unary[sendSignalRequest, sendSignalResponse](f, ctx, "/process.Process/SendSignal",
+		&sendSignalRequest{Process: &processSelector{Pid: ptr(jsonUint32(pid))}, Signal: signalSIGKILL}); err != nil {
+		t.Fatalf("SendSignal: %v", err)
+	}
+	for name, ch := range map[string]chan result{"Start": started, "Connect": attached} {
+		r := <-ch
+		if r.err != nil {
+			t.Fatalf("%s: %v", name, r.err)
+		}
+		o := outcomeOf(t, r.evs)
+		if o.end == nil || o.end.ExitCode != -1 || o.end.Exited || deref(o.end.Error) != "signal: killed" {
+			t.Errorf("%s: end %+v, want killed", name, o.end)
+		}
+		if o.pid != pid {
+			t.Errorf("%s: start pid %d, want %d", name, o.pid, pid)
+		}
+	}
+	if took := time.Since(killed); took > 5*time.Second {
+		t.Errorf("the kill took %v to end the command", took)
+	}
+	if l, err := unary[listRequest, listResponse](f, ctx, "/process.Process/List", &listRequest{}); err != nil || len(l.Processes) != 0 {
+		t.Errorf("List after the kill: %+v, %v", l, err)
+	}
+	_, err := unary[sendSignalRequest, sendSignalResponse](f, ctx, "/process.Process/SendSignal",
+		&sendSignalRequest{Process: &processSelector{Pid: ptr(jsonUint32(pid))}, Signal: signalSIGKILL})
+	if connect.CodeOf(err) != connect.CodeNotFound {
+		t.Errorf("SendSignal to an ended command: %v, want not_found", err)
+	}
+	// Nothing of the command is left: no sleep in the session.
+	evs, err := f.run(ctx, countSleeps, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := outcomeOf(t, evs); o.stdout != "0\n" {
+		t.Errorf("sleep processes left after the kill: %q", o.stdout)
+	}
+}
+
+// TestEnvdTimeout gives a command the Connect timeout E2B's timeoutMs
+// becomes: the call ends with deadline_exceeded, the command is killed,
+// and the session runs the next command.
+func TestEnvdTimeout(t *testing.T) {
+	f := newEnvdFixture(t, nil, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := f.run(ctx, "sleep 20", nil)
+	if connect.CodeOf(err) != connect.CodeDeadlineExceeded {
+		t.Fatalf("Start past its timeout: %v, want deadline_exceeded", err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("the timeout took %v", took)
+	}
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel2()
+	evs, err := f.run(ctx2, countSleeps, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := outcomeOf(t, evs); o.stdout != "0\n" || o.end == nil || o.end.ExitCode != 0 {
+		t.Errorf("after the timeout: %+v", o)
+	}
+}
+
+// TestEnvdPolicy runs a command in a session whose code policy blocks
+// subprocess: the command is refused with the policy's reason.
+func TestEnvdPolicy(t *testing.T) {
+	svc := envdService(t, func(c *service.Config) { c.Policy = sandbox.Policy{Mode: sandbox.PolicyBlock, Preset: "strict"} })
+	f := newEnvdFixture(t, svc, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	evs, err := f.run(ctx, "echo should-not-run", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := outcomeOf(t, evs)
+	if o.stdout != "" || o.end == nil || o.end.ExitCode != -1 || o.end.Status != "blocked" || !strings.Contains(deref(o.end.Error), "code policy") {
+		t.Errorf("blocked command: %+v (error %s)", o, deref(o.end.Error))
+	}
+}
+
+// TestEnvdRefusals checks the RPCs' refusals: a bad sandbox or token, no
+// command, stdin and pty, an unknown process, and the stdin RPCs.
+func TestEnvdRefusals(t *testing.T) {
+	f := newEnvdFixture(t, nil, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	call := func(h http.Header, req *startRequest) error {
+		c := connectClientStart(f)
+		r := connect.NewRequest(req)
+		for k, v := range h {
+			r.Header()[k] = v
+		}
+		s, err := c.CallServerStream(ctx, r)
+		if err != nil {
+			return err
+		}
+		for s.Receive() {
+		}
+		return s.Err()
+	}
+	ok := &startRequest{Process: &processConfig{Cmd: "/bin/true"}}
+	wrongToken := f.headers()
+	wrongToken.Set("X-Access-Token", "nope")
+	wrongSandbox := f.headers()
+	wrongSandbox.Set("E2b-Sandbox-Id", "sess_nope")
+	cases := []struct {
+		name string
+		err  error
+		code connect.Code
+		msg  string
+	}{
+		{"wrong token", call(wrongToken, ok), connect.CodeUnauthenticated, "X-Access-Token"},
+		{"wrong sandbox", call(wrongSandbox, ok), connect.CodeNotFound, "sess_nope"},
+		{"no command", call(f.headers(), &startRequest{Process: &processConfig{}}), connect.CodeInvalidArgument, "process.cmd"},
+		{"stdin", call(f.headers(), &startRequest{Process: ok.Process, Stdin: ptr(true)}), connect.CodeUnimplemented, "/dev/null"},
+		{"pty", call(f.headers(), &startRequest{Process: ok.Process, Pty: &ptyOptions{}}), connect.CodeUnimplemented, "pseudo-terminal"},
+		{"unknown pid", func() error {
+			_, err := unary[sendSignalRequest, sendSignalResponse](f, ctx, "/process.Process/SendSignal",
+				&sendSignalRequest{Process: &processSelector{Pid: ptr(jsonUint32(999))}, Signal: signalSIGKILL})
+			return err
+		}(), connect.CodeNotFound, "999"},
+		{"send input", func() error {
+			_, err := unary[sendInputRequest, sendInputResponse](f, ctx, "/process.Process/SendInput", &sendInputRequest{})
+			return err
+		}(), connect.CodeUnimplemented, "stdin"},
+	}
+	for _, c := range cases {
+		if connect.CodeOf(c.err) != c.code || !strings.Contains(c.err.Error(), c.msg) {
+			t.Errorf("%s: %v, want %v mentioning %q", c.name, c.err, c.code, c.msg)
+		}
+	}
+	var ce *connect.Error
+	if !errors.As(cases[0].err, &ce) {
+		t.Errorf("not a Connect error: %v", cases[0].err)
+	}
+}
