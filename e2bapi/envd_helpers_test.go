@@ -72,7 +72,7 @@ type testSandbox struct {
 	env map[string]string
 }
 
-func (s testSandbox) session() *service.Session    { return s.ss }
+func (s testSandbox) session() *service.Session  { return s.ss }
 func (s testSandbox) envVars() map[string]string { return s.env }
 
 // testToken is the access token the tests' lookup asks for.
