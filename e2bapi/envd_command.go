@@ -30,6 +30,13 @@ import (
 // is frozen with the session between cells as everything a cell leaves
 // behind is.
 //
+// Before it starts the command the cell writes startedMarker to fd 2, the
+// first bytes of its stderr (what an earlier cell wrote never shows in a
+// later cell's output, and nothing of the command has run yet, so nothing
+// can forge it): it tells the host that the cell runs, and so that a
+// cancel now interrupts it (see envdProcess.kill). The host strips it
+// from the stream.
+//
 // The cell's only name is popped from the namespace as it is called: a
 // command leaves nothing in the interpreter of the sandbox's runCode but
 // "_", the exit status, as any expression cell does.
@@ -46,6 +53,7 @@ const commandCell = `def _crucible_envd_command(spec):
     env.update(spec["env"])
     for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
         stream.flush()
+    os.write(2, %s.encode())
     child = None
     try:
         child = subprocess.Popen([spec["cmd"]] + spec["args"], cwd=cwd, env=env,
@@ -61,6 +69,9 @@ const commandCell = `def _crucible_envd_command(spec):
         raise
 globals().pop("_crucible_envd_command")(%s)
 `
+
+// startedMarker is what commandCell writes first to stderr.
+const startedMarker = "[crucible-envd: command started]\n"
 
 // commandSpec is what commandCell decodes.
 type commandSpec struct {
@@ -89,7 +100,7 @@ func commandCode(config processConfig, sandboxEnv map[string]string) string {
 	for k, v := range config.Envs {
 		spec.Env[k] = v
 	}
-	return fmt.Sprintf(commandCell, pyString(mustJSON(spec)))
+	return fmt.Sprintf(commandCell, pyString(startedMarker), pyString(mustJSON(spec)))
 }
 
 // pyString returns s as a Python string literal. A JSON string literal is

@@ -95,6 +95,10 @@ func (e *envd) run(sb envdSandbox, pt *procTable, p *envdProcess, timeoutMS int6
 		p.finish(commandEnd(sandbox.Result{Status: sandbox.StatusKilled}, nil))
 		return
 	}
+	if !p.handedToSession() { // killed as its turn came
+		p.finish(commandEnd(sandbox.Result{Status: sandbox.StatusKilled}, nil))
+		return
+	}
 	res, err := sb.session().Exec(p.ctx, sandbox.Cell{
 		Code:      commandCode(p.config, sb.envVars()),
 		TimeoutMS: timeoutMS,
@@ -182,7 +186,7 @@ func (e *envd) sendSignal(ctx context.Context, req *connect.Request[sendSignalRe
 	if err != nil {
 		return nil, err
 	}
-	p.cancel()
+	p.kill()
 	return connect.NewResponse(&sendSignalResponse{}), nil
 }
 

@@ -310,3 +310,47 @@ func TestEnvdRefusals(t *testing.T) {
 		t.Errorf("not a Connect error: %v", cases[0].err)
 	}
 }
+
+// TestEnvdKillQueuedCommand kills a command queued behind another cell
+// of the session (a runCode): the command ends killed without running,
+// and the session lives on. A cell cancelled before the kernel starts it
+// loses the session's interrupt, so a kill that cancelled it at once
+// would leave it uninterruptible and get the whole session killed.
+func TestEnvdKillQueuedCommand(t *testing.T) {
+	f := newEnvdFixture(t, nil, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	busy := make(chan error, 1)
+	go func() {
+		_, err := f.sb.ss.Exec(ctx, sandbox.Cell{Code: "import time\ntime.sleep(2)\n1"})
+		busy <- err
+	}()
+	time.Sleep(300 * time.Millisecond)
+	ended := make(chan []timedEvent, 1)
+	go func() { evs, _ := f.run(ctx, "sleep 30", nil); ended <- evs }()
+	var pid uint32
+	for i := 0; i < 100 && pid == 0; i++ {
+		time.Sleep(20 * time.Millisecond)
+		if l, err := unary[listRequest, listResponse](f, ctx, "/process.Process/List", &listRequest{}); err == nil && len(l.Processes) == 1 {
+			pid = l.Processes[0].Pid
+		}
+	}
+	if pid == 0 {
+		t.Fatal("the command never showed in List")
+	}
+	if _, err := unary[sendSignalRequest, sendSignalResponse](f, ctx, "/process.Process/SendSignal",
+		&sendSignalRequest{Process: &processSelector{Pid: ptr(jsonUint32(pid))}, Signal: signalSIGKILL}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-busy; err != nil {
+		t.Fatalf("the running cell: %v", err)
+	}
+	o := outcomeOf(t, <-ended)
+	if o.end == nil || deref(o.end.Error) != "signal: killed" {
+		t.Errorf("the killed command: %+v", o.end)
+	}
+	r, err := f.sb.ss.Exec(ctx, sandbox.Cell{Code: "6*7"})
+	if err != nil || r.Value != "42" {
+		t.Fatalf("the session after the kill: %v %q, %v", r.Status, r.Value, err)
+	}
+}

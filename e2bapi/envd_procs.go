@@ -1,6 +1,7 @@
 package e2bapi
 
 import (
+	"bytes"
 	"context"
 	"sort"
 	"sync"
@@ -115,6 +116,35 @@ type envdProcess struct {
 	mu        sync.Mutex
 	followers map[*follower]struct{}
 	end       *endEvent // set once the process has ended
+	inCell    bool      // its cell was handed to the session
+	started   bool      // its cell runs: startedMarker came
+	killed    bool      // a kill waits for started
+	prefix    []byte    // the start of stderr, until startedMarker is whole
+}
+
+// kill ends the process: at once if its cell waits for its turn or runs;
+// once it runs, if the session has it but the kernel may not have started
+// it yet. A session interrupts a cell by sending its kernel SIGINT, which
+// the kernel ignores between cells, so a cell cancelled before the kernel
+// starts it would run on, uninterruptible, until the session kills the
+// whole sandbox for not yielding: that is when a command queued behind
+// another cell (runCode) is killed.
+func (p *envdProcess) kill() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.killed = true
+	if !p.inCell || p.started {
+		p.cancel()
+	}
+}
+
+// handedToSession marks the process's cell given to the session, unless
+// it was killed already: then it says false, and the cell must not run.
+func (p *envdProcess) handedToSession() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.inCell = true
+	return !p.killed
 }
 
 // follower is a stream's view of a process's events: those published
@@ -152,13 +182,27 @@ func (p *envdProcess) unfollow(f *follower) {
 // session's output callback must not): a follower whose queue is full
 // loses the chunk and is told so.
 func (p *envdProcess) output(stdout bool, chunk []byte) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !stdout && !p.started {
+		p.prefix = append(p.prefix, chunk...)
+		if len(p.prefix) < len(startedMarker) {
+			return
+		}
+		chunk = bytes.TrimPrefix(p.prefix, []byte(startedMarker))
+		p.started, p.prefix = true, nil
+		if p.killed {
+			p.cancel()
+		}
+		if len(chunk) == 0 {
+			return
+		}
+	}
 	b := append([]byte(nil), chunk...)
 	ev := processEvent{Data: &dataEvent{Stderr: b}}
 	if stdout {
 		ev = processEvent{Data: &dataEvent{Stdout: b}}
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	for f := range p.followers {
 		f.pushData(ev, len(b))
 	}
@@ -172,6 +216,11 @@ func (p *envdProcess) finish(end endEvent) {
 		return
 	}
 	p.end = &end
+	if len(p.prefix) > 0 { // stderr of a cell that never started the command
+		for f := range p.followers {
+			f.pushData(processEvent{Data: &dataEvent{Stderr: p.prefix}}, len(p.prefix))
+		}
+	}
 	for f := range p.followers {
 		f.push(processEvent{End: &end})
 	}
