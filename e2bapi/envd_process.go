@@ -19,6 +19,14 @@ import (
 // header (seconds; E2B's SDK asks 50).
 const keepaliveEvery = 5 * time.Second
 
+// minCommandTimeout is the shortest timeout a command's cell gets. The
+// session interrupts a cell past its timeout with a SIGINT that its kernel
+// ignores until it has started the cell: a timeout of a few milliseconds
+// could fire before, leaving the cell uninterruptible and the session to
+// be killed. A caller that asks less still sees its call end at its own
+// deadline; the command ends within this.
+const minCommandTimeout = time.Second
+
 // mountProcess serves process.Process.
 //
 // A command runs as one cell of the sandbox's session, for as long as the
@@ -74,7 +82,7 @@ func (e *envd) start(ctx context.Context, req *connect.Request[startRequest], st
 	}
 	var timeoutMS int64
 	if dl, ok := ctx.Deadline(); ok {
-		timeoutMS = max(time.Until(dl).Milliseconds(), 1)
+		timeoutMS = max(time.Until(dl).Milliseconds(), minCommandTimeout.Milliseconds())
 	}
 	pt := e.procs.of(sb)
 	p := pt.add(*m.Process, m.Tag)
