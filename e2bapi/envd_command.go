@@ -25,8 +25,8 @@ import (
 // waits and its value is the exit status (negative: the signal that
 // killed it). When the cell is interrupted (the session sends SIGINT on a
 // cancel or a timeout: KeyboardInterrupt), it kills the whole process
-// group and waits for it before ending, so nothing of the command is left
-// to run. A process that leaves the group (setsid) survives the cell, and
+// group and waits (up to a second) until the group is gone, reaped, so
+// nothing of the command is left when the cell ends. A process that leaves the group (setsid) survives the cell, and
 // is frozen with the session between cells as everything a cell leaves
 // behind is.
 //
@@ -41,7 +41,7 @@ import (
 // command leaves nothing in the interpreter of the sandbox's runCode but
 // "_", the exit status, as any expression cell does.
 const commandCell = `def _crucible_envd_command(spec):
-    import json, os, signal, subprocess, sys
+    import json, os, signal, subprocess, sys, time
     spec = json.loads(spec)
     home = "/home/user"
     if not os.path.isdir(home):
@@ -66,6 +66,12 @@ const commandCell = `def _crucible_envd_command(spec):
             except OSError:
                 pass
             child.wait()
+            for _ in range(200):  # until the sandbox's init has reaped the rest of the group
+                try:
+                    os.killpg(child.pid, 0)
+                except OSError:
+                    break
+                time.sleep(0.005)
         raise
 globals().pop("_crucible_envd_command")(%s)
 `

@@ -30,6 +30,7 @@ func TestEnvdStart(t *testing.T) {
 		stdout, stderr string
 		exit           int32
 		exited         bool
+		errHas         string // what the end's error says, when set
 	}{
 		{name: "exit code and both streams", cmd: "echo hi; echo err >&2; exit 3", stdout: "hi\n", stderr: "err\n", exit: 3, exited: true},
 		{name: "success", cmd: "echo ok", stdout: "ok\n", exited: true},
@@ -45,7 +46,10 @@ func TestEnvdStart(t *testing.T) {
 			mod:    func(r *startRequest) { r.Process.Envs = map[string]string{"H": hostile} },
 			stdout: hostile, exited: true},
 		{name: "killed by a signal", cmd: "kill -TERM $$", exit: -1},
-		{name: "the sleep counter sees a sleep", cmd: "sleep 5 & " + countSleeps + "; kill %1", stdout: "1\n", exited: true},
+		{name: "a missing cwd", cmd: "echo no", mod: func(r *startRequest) { r.Process.Cwd = ptr("/nonexistent") }, exit: -1,
+			errHas: "the command could not start: FileNotFoundError"},
+		{name: "past the output limit", cmd: "head -c 3000000 /dev/zero; sleep 20", exit: -1, errHas: "output limit of 1MiB reached"},
+		{name: "the sleep counter sees a sleep", cmd: "sleep 5 & sleep 0.3; " + countSleeps + "; kill %1", stdout: "1\n", exited: true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -58,6 +62,12 @@ func TestEnvdStart(t *testing.T) {
 			o := outcomeOf(t, evs)
 			if o.end == nil {
 				t.Fatalf("no end event: %+v", evs)
+			}
+			if c.errHas != "" {
+				if !strings.Contains(deref(o.end.Error), c.errHas) {
+					t.Errorf("end error %q, want it to say %q", deref(o.end.Error), c.errHas)
+				}
+				c.stdout = o.stdout // not the point of these cases
 			}
 			if o.stdout != c.stdout || o.stderr != c.stderr {
 				t.Errorf("stdout %q stderr %q, want %q and %q", o.stdout, o.stderr, c.stdout, c.stderr)
