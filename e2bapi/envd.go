@@ -23,6 +23,7 @@ type envdError struct {
 	msg  string
 }
 
+// Error is the message.
 func (e envdError) Error() string { return e.msg }
 
 // newEnvdRPC returns the handler of the envd Connect services; lookup finds
@@ -61,8 +62,8 @@ type lookedUp struct {
 	err error
 }
 
-// handlerOptions are the options of every envd RPC handler.
-func handlerOptions() []connect.HandlerOption {
+// envdHandlerOptions are the options of every envd RPC handler.
+func envdHandlerOptions() []connect.HandlerOption {
 	return []connect.HandlerOption{connect.WithCodec(envdCodec{})}
 }
 
@@ -83,7 +84,7 @@ func (e *envd) sandbox(ctx context.Context) (envdSandbox, error) {
 	return l.sb, nil
 }
 
-// unimplemented answers an RPC this envd does not offer, saying why.
-func unimplemented(procedure, why string) error {
+// envdUnimplemented answers an RPC this envd does not offer, saying why.
+func envdUnimplemented(procedure, why string) error {
 	return connect.NewError(connect.CodeUnimplemented, errors.New(procedure+" is not supported by Crucible's envd: "+why))
 }

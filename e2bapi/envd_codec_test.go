@@ -18,12 +18,12 @@ func TestEnvdCodec(t *testing.T) {
 		{"start event", &startResponse{Event: processEvent{Start: &startEvent{Pid: 7}}}, `{"event":{"start":{"pid":7}}}`},
 		{"stdout as base64", &startResponse{Event: processEvent{Data: &dataEvent{Stdout: []byte("hi\n")}}}, `{"event":{"data":{"stdout":"aGkK"}}}`},
 		{"stderr as base64", &startResponse{Event: processEvent{Data: &dataEvent{Stderr: []byte{0xff}}}}, `{"event":{"data":{"stderr":"/w=="}}}`},
-		{"end", &startResponse{Event: processEvent{End: &endEvent{ExitCode: 3, Exited: true, Status: "exit status 3", Error: ptr("exit status 3")}}},
+		{"end", &startResponse{Event: processEvent{End: &endEvent{ExitCode: 3, Exited: true, Status: "exit status 3", Error: envdPtr("exit status 3")}}},
 			`{"event":{"end":{"exitCode":3,"exited":true,"status":"exit status 3","error":"exit status 3"}}}`},
 		{"keepalive", &connectResponse{Event: processEvent{Keepalive: &struct{}{}}}, `{"event":{"keepalive":{}}}`},
-		{"entry: int64 size as a string, enum by name, RFC 3339 time", &statResponse{Entry: &entryInfo{Name: "a.csv", Type: fileTypeFile, Path: "/home/user/a.csv", Size: 1 << 40, ModifiedTime: &mod}},
+		{"entry: int64 size as a string, enum by name, RFC 3339 time", &statResponse{Entry: &envdEntry{Name: "a.csv", Type: envdFileTypeFile, Path: "/home/user/a.csv", Size: 1 << 40, ModifiedTime: &mod}},
 			`{"entry":{"name":"a.csv","type":"FILE_TYPE_FILE","path":"/home/user/a.csv","size":"1099511627776","modifiedTime":"2026-11-27T10:00:00.0000005Z"}}`},
-		{"process list", &listResponse{Processes: []processInfo{{Config: processConfig{Cmd: "/bin/bash", Args: []string{"-c", "x"}, Cwd: ptr("/tmp")}, Pid: 2, Tag: ptr("t")}}},
+		{"process list", &processListResponse{Processes: []processInfo{{Config: processConfig{Cmd: "/bin/bash", Args: []string{"-c", "x"}, Cwd: envdPtr("/tmp")}, Pid: 2, Tag: envdPtr("t")}}},
 			`{"processes":[{"config":{"cmd":"/bin/bash","args":["-c","x"],"cwd":"/tmp"},"pid":2,"tag":"t"}]}`},
 		{"signal by name", &sendSignalRequest{Signal: signalSIGKILL}, `{"process":null,"signal":"SIGNAL_SIGKILL"}`},
 	}
@@ -50,7 +50,7 @@ func TestEnvdCodec(t *testing.T) {
 		start.Process.Cmd != "/bin/bash" || start.Process.Envs["A"] != "1" || *start.Process.Cwd != "/home/user" || *start.Stdin {
 		t.Errorf("start request: %+v, %v", start, err)
 	}
-	var empty listRequest
+	var empty processListRequest
 	if err := (envdCodec{}).Unmarshal(nil, &empty); err != nil {
 		t.Errorf("empty body: %v", err)
 	}
@@ -91,12 +91,12 @@ func TestWorkPath(t *testing.T) {
 		{"a\x00b", "", "path: must not contain a NUL byte"},
 	}
 	for _, c := range cases {
-		got, err := workPath("path", c.in)
+		got, err := envdWorkPath("path", c.in)
 		if c.err == "" && (err != nil || got != c.want) {
-			t.Errorf("workPath(%q) = %q, %v; want %q", c.in, got, err, c.want)
+			t.Errorf("envdWorkPath(%q) = %q, %v; want %q", c.in, got, err, c.want)
 		}
 		if c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)) {
-			t.Errorf("workPath(%q) = %q, %v; want an error saying %q", c.in, got, err, c.err)
+			t.Errorf("envdWorkPath(%q) = %q, %v; want an error saying %q", c.in, got, err, c.err)
 		}
 	}
 }

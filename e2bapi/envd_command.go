@@ -106,15 +106,16 @@ func commandCode(config processConfig, sandboxEnv map[string]string) string {
 	for k, v := range config.Envs {
 		spec.Env[k] = v
 	}
-	return fmt.Sprintf(commandCell, pyString(startedMarker), pyString(mustJSON(spec)))
+	return fmt.Sprintf(commandCell, envdPyString(startedMarker), envdPyString(envdJSON(spec)))
 }
 
-// pyString returns s as a Python string literal. A JSON string literal is
+// envdPyString returns s as a Python string literal. A JSON string literal is
 // one, as encoding/json writes it: its only escapes (\" \\ \n \r \t \b \f
 // and \uXXXX) mean the same in Python, and it never writes \/.
-func pyString(s string) string { return mustJSON(s) }
+func envdPyString(s string) string { return envdJSON(s) }
 
-func mustJSON(v any) string {
+// envdJSON is v as JSON; v is one of ours, which always encodes.
+func envdJSON(v any) string {
 	b, err := json.Marshal(v)
 	if err != nil { // maps and strings: cannot fail
 		panic(err)

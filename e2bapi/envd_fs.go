@@ -16,12 +16,12 @@ import (
 )
 
 // mountFilesystem serves filesystem.Filesystem over the session's working
-// directory (see workPath). Stat and ListDir read the session's file
+// directory (see envdWorkPath). Stat and ListDir read the session's file
 // listing (no cell: they answer while a command runs); MakeDir, Move and
 // Remove run a platform cell (envd_fscell.go), which waits for a running
 // command to end. Watching is not offered.
 func (e *envd) mountFilesystem(mux *http.ServeMux) {
-	opts := handlerOptions()
+	opts := envdHandlerOptions()
 	mux.Handle("/filesystem.Filesystem/Stat", connect.NewUnaryHandler("/filesystem.Filesystem/Stat", e.stat, opts...))
 	mux.Handle("/filesystem.Filesystem/ListDir", connect.NewUnaryHandler("/filesystem.Filesystem/ListDir", e.listDir, opts...))
 	mux.Handle("/filesystem.Filesystem/MakeDir", connect.NewUnaryHandler("/filesystem.Filesystem/MakeDir", e.makeDir, opts...))
@@ -30,27 +30,27 @@ func (e *envd) mountFilesystem(mux *http.ServeMux) {
 	const noWatch = "a session's files are listed on request, not watched"
 	mux.Handle("/filesystem.Filesystem/WatchDir", connect.NewServerStreamHandler("/filesystem.Filesystem/WatchDir",
 		func(context.Context, *connect.Request[watchRequest], *connect.ServerStream[watchResponse]) error {
-			return unimplemented("filesystem.Filesystem/WatchDir", noWatch)
+			return envdUnimplemented("filesystem.Filesystem/WatchDir", noWatch)
 		}, opts...))
 	for _, name := range []string{"CreateWatcher", "GetWatcherEvents", "RemoveWatcher"} {
 		procedure := "/filesystem.Filesystem/" + name
 		mux.Handle(procedure, connect.NewUnaryHandler(procedure,
 			func(context.Context, *connect.Request[watchRequest]) (*connect.Response[watchResponse], error) {
-				return nil, unimplemented("filesystem.Filesystem/"+name, noWatch)
+				return nil, envdUnimplemented("filesystem.Filesystem/"+name, noWatch)
 			}, opts...))
 	}
 }
 
-// files is the session's working directory as a listing, by name.
-type files map[string]sandbox.FileInfo
+// envdFiles is the session's working directory as a listing, by name.
+type envdFiles map[string]sandbox.FileInfo
 
-// listing reads the session's file listing.
-func listing(ctx context.Context, ss *service.Session) (files, error) {
+// envdListing reads the session's file listing.
+func envdListing(ctx context.Context, ss *service.Session) (envdFiles, error) {
 	list, err := ss.ListFiles(ctx)
 	if err != nil {
-		return nil, sessionError(err)
+		return nil, envdSessionError(err)
 	}
-	fs := make(files, len(list))
+	fs := make(envdFiles, len(list))
 	for _, f := range list {
 		fs[f.Name] = f
 	}
@@ -59,24 +59,24 @@ func listing(ctx context.Context, ss *service.Session) (files, error) {
 
 // entry describes rel, the working directory itself for ".": nil if it
 // does not exist.
-func (fs files) entry(rel string) *entryInfo {
+func (fs envdFiles) entry(rel string) *envdEntry {
 	if rel == "." {
-		return &entryInfo{Name: path.Base(homeDir), Type: fileTypeDirectory, Path: homeDir}
+		return &envdEntry{Name: path.Base(envdHome), Type: envdFileTypeDir, Path: envdHome}
 	}
 	f, ok := fs[rel]
 	if !ok {
 		return nil
 	}
 	t := f.ModTime.UTC()
-	e := &entryInfo{Name: path.Base(rel), Type: fileTypeFile, Path: sandboxPath(rel), Size: f.Size, ModifiedTime: &t}
+	e := &envdEntry{Name: path.Base(rel), Type: envdFileTypeFile, Path: envdPath(rel), Size: f.Size, ModifiedTime: &t}
 	if f.Dir {
-		e.Type = fileTypeDirectory
+		e.Type = envdFileTypeDir
 	}
 	return e
 }
 
-// notFound is the error of a path that does not exist.
-func notFound(p string) error {
+// envdNotFound is the error of a path that does not exist.
+func envdNotFound(p string) error {
 	return connect.NewError(connect.CodeNotFound, fmt.Errorf("path %q: no such file or directory", p))
 }
 
@@ -86,17 +86,17 @@ func (e *envd) stat(ctx context.Context, req *connect.Request[statRequest]) (*co
 	if err != nil {
 		return nil, err
 	}
-	rel, err := workPath("path", req.Msg.Path)
+	rel, err := envdWorkPath("path", req.Msg.Path)
 	if err != nil {
 		return nil, err
 	}
-	fs, err := listing(ctx, sb.session())
+	fs, err := envdListing(ctx, sb.session())
 	if err != nil {
 		return nil, err
 	}
 	ent := fs.entry(rel)
 	if ent == nil {
-		return nil, notFound(req.Msg.Path)
+		return nil, envdNotFound(req.Msg.Path)
 	}
 	return connect.NewResponse(&statResponse{Entry: ent}), nil
 }
@@ -108,19 +108,19 @@ func (e *envd) listDir(ctx context.Context, req *connect.Request[listDirRequest]
 	if err != nil {
 		return nil, err
 	}
-	rel, err := workPath("path", req.Msg.Path)
+	rel, err := envdWorkPath("path", req.Msg.Path)
 	if err != nil {
 		return nil, err
 	}
-	fs, err := listing(ctx, sb.session())
+	fs, err := envdListing(ctx, sb.session())
 	if err != nil {
 		return nil, err
 	}
 	dir := fs.entry(rel)
 	switch {
 	case dir == nil:
-		return nil, notFound(req.Msg.Path)
-	case dir.Type != fileTypeDirectory:
+		return nil, envdNotFound(req.Msg.Path)
+	case dir.Type != envdFileTypeDir:
 		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("path %q: must be a directory, it is a file", req.Msg.Path))
 	}
 	depth := max(int(req.Msg.Depth), 1)
@@ -128,7 +128,7 @@ func (e *envd) listDir(ctx context.Context, req *connect.Request[listDirRequest]
 	if rel == "." {
 		prefix = ""
 	}
-	out := []entryInfo{}
+	out := []envdEntry{}
 	for name := range fs {
 		below, ok := strings.CutPrefix(name, prefix)
 		if !ok || strings.Count(below, "/") >= depth {
@@ -136,7 +136,7 @@ func (e *envd) listDir(ctx context.Context, req *connect.Request[listDirRequest]
 		}
 		out = append(out, *fs.entry(name))
 	}
-	sortEntries(out)
+	envdSortEntries(out)
 	return connect.NewResponse(&listDirResponse{Entries: out}), nil
 }
 
@@ -147,7 +147,7 @@ func (e *envd) makeDir(ctx context.Context, req *connect.Request[makeDirRequest]
 	if err != nil {
 		return nil, err
 	}
-	rel, err := workPath("path", req.Msg.Path)
+	rel, err := envdWorkPath("path", req.Msg.Path)
 	if err != nil {
 		return nil, err
 	}
@@ -168,16 +168,16 @@ func (e *envd) move(ctx context.Context, req *connect.Request[moveRequest]) (*co
 	if err != nil {
 		return nil, err
 	}
-	src, err := workPath("source", req.Msg.Source)
+	src, err := envdWorkPath("source", req.Msg.Source)
 	if err != nil {
 		return nil, err
 	}
-	dst, err := workPath("destination", req.Msg.Destination)
+	dst, err := envdWorkPath("destination", req.Msg.Destination)
 	if err != nil {
 		return nil, err
 	}
 	if src == "." || dst == "." {
-		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("source and destination: must not be %s itself", homeDir))
+		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("source and destination: must not be %s itself", envdHome))
 	}
 	if err := runFSCell(ctx, sb, fsOp{Op: "move", Path: src, To: dst}, req.Msg.Source, req.Msg.Destination); err != nil {
 		return nil, err
@@ -196,12 +196,12 @@ func (e *envd) remove(ctx context.Context, req *connect.Request[removeRequest]) 
 	if err != nil {
 		return nil, err
 	}
-	rel, err := workPath("path", req.Msg.Path)
+	rel, err := envdWorkPath("path", req.Msg.Path)
 	if err != nil {
 		return nil, err
 	}
 	if rel == "." {
-		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("path: must not be %s itself", homeDir))
+		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("path: must not be %s itself", envdHome))
 	}
 	if err := runFSCell(ctx, sb, fsOp{Op: "remove", Path: rel}, req.Msg.Path, ""); err != nil {
 		return nil, err
@@ -210,8 +210,8 @@ func (e *envd) remove(ctx context.Context, req *connect.Request[removeRequest]) 
 }
 
 // statAfter describes rel after an operation made it.
-func statAfter(ctx context.Context, sb envdSandbox, rel string) (*entryInfo, error) {
-	fs, err := listing(ctx, sb.session())
+func statAfter(ctx context.Context, sb envdSandbox, rel string) (*envdEntry, error) {
+	fs, err := envdListing(ctx, sb.session())
 	if err != nil {
 		return nil, err
 	}
@@ -219,11 +219,11 @@ func statAfter(ctx context.Context, sb envdSandbox, rel string) (*entryInfo, err
 		return ent, nil
 	}
 	// A name the redactor changed is listed under its redacted form.
-	return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("%s: made, but not in the session's file listing", sandboxPath(rel)))
+	return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("%s: made, but not in the session's file listing", envdPath(rel)))
 }
 
-// sessionError turns a session's error into a Connect error.
-func sessionError(err error) error {
+// envdSessionError turns a session's error into a Connect error.
+func envdSessionError(err error) error {
 	var se *service.Error
 	if errors.As(err, &se) {
 		switch se.Kind {
@@ -240,7 +240,7 @@ func sessionError(err error) error {
 	return connect.NewError(connect.CodeInternal, err)
 }
 
-// sortEntries orders a listing by path.
-func sortEntries(es []entryInfo) {
+// envdSortEntries orders a listing by path.
+func envdSortEntries(es []envdEntry) {
 	sort.Slice(es, func(i, j int) bool { return es[i].Path < es[j].Path })
 }

@@ -19,22 +19,22 @@ func TestEnvdFilesystem(t *testing.T) {
 	if err := ss.WriteFile(ctx, "top.txt", []byte("12345")); err != nil {
 		t.Fatal(err)
 	}
-	stat := func(p string) (*entryInfo, error) {
-		r, err := unary[statRequest, statResponse](f, ctx, "/filesystem.Filesystem/Stat", &statRequest{Path: p})
+	stat := func(p string) (*envdEntry, error) {
+		r, err := envdUnary[statRequest, statResponse](f, ctx, "/filesystem.Filesystem/Stat", &statRequest{Path: p})
 		if err != nil {
 			return nil, err
 		}
 		return r.Entry, nil
 	}
-	mkdir := func(p string) (*entryInfo, error) {
-		r, err := unary[makeDirRequest, makeDirResponse](f, ctx, "/filesystem.Filesystem/MakeDir", &makeDirRequest{Path: p})
+	mkdir := func(p string) (*envdEntry, error) {
+		r, err := envdUnary[makeDirRequest, makeDirResponse](f, ctx, "/filesystem.Filesystem/MakeDir", &makeDirRequest{Path: p})
 		if err != nil {
 			return nil, err
 		}
 		return r.Entry, nil
 	}
 	list := func(p string, depth uint32) ([]string, error) {
-		r, err := unary[listDirRequest, listDirResponse](f, ctx, "/filesystem.Filesystem/ListDir", &listDirRequest{Path: p, Depth: depth})
+		r, err := envdUnary[listDirRequest, listDirResponse](f, ctx, "/filesystem.Filesystem/ListDir", &listDirRequest{Path: p, Depth: depth})
 		if err != nil {
 			return nil, err
 		}
@@ -44,15 +44,15 @@ func TestEnvdFilesystem(t *testing.T) {
 		}
 		return out, nil
 	}
-	move := func(from, to string) (*entryInfo, error) {
-		r, err := unary[moveRequest, moveResponse](f, ctx, "/filesystem.Filesystem/Move", &moveRequest{Source: from, Destination: to})
+	move := func(from, to string) (*envdEntry, error) {
+		r, err := envdUnary[moveRequest, moveResponse](f, ctx, "/filesystem.Filesystem/Move", &moveRequest{Source: from, Destination: to})
 		if err != nil {
 			return nil, err
 		}
 		return r.Entry, nil
 	}
 	remove := func(p string) error {
-		_, err := unary[removeRequest, removeResponse](f, ctx, "/filesystem.Filesystem/Remove", &removeRequest{Path: p})
+		_, err := envdUnary[removeRequest, removeResponse](f, ctx, "/filesystem.Filesystem/Remove", &removeRequest{Path: p})
 		return err
 	}
 	wantCode := func(what string, err error, code connect.Code, says string) {
@@ -63,17 +63,17 @@ func TestEnvdFilesystem(t *testing.T) {
 	}
 
 	// Stat: a file, the home directory, a missing path.
-	if e, err := stat("/home/user/top.txt"); err != nil || e.Type != fileTypeFile || e.Size != 5 || e.Name != "top.txt" || e.Path != "/home/user/top.txt" || e.ModifiedTime == nil {
+	if e, err := stat("/home/user/top.txt"); err != nil || e.Type != envdFileTypeFile || e.Size != 5 || e.Name != "top.txt" || e.Path != "/home/user/top.txt" || e.ModifiedTime == nil {
 		t.Errorf("Stat top.txt: %+v, %v", e, err)
 	}
-	if e, err := stat("/home/user"); err != nil || e.Type != fileTypeDirectory {
+	if e, err := stat("/home/user"); err != nil || e.Type != envdFileTypeDir {
 		t.Errorf("Stat /home/user: %+v, %v", e, err)
 	}
 	_, err := stat("missing.txt")
 	wantCode("Stat of a missing file", err, connect.CodeNotFound, "missing.txt")
 
 	// MakeDir makes the parents; a second time, AlreadyExists.
-	if e, err := mkdir("/home/user/a/b/c"); err != nil || e.Type != fileTypeDirectory || e.Path != "/home/user/a/b/c" {
+	if e, err := mkdir("/home/user/a/b/c"); err != nil || e.Type != envdFileTypeDir || e.Path != "/home/user/a/b/c" {
 		t.Fatalf("MakeDir a/b/c: %+v, %v", e, err)
 	}
 	_, err = mkdir("a/b")
@@ -135,21 +135,21 @@ func TestEnvdFilesystem(t *testing.T) {
 	// A symbolic link the sandbox's code made does not lead the file
 	// operations out of the working directory.
 	evs, err := f.run(ctx, "ln -s /tmp /work/out && touch /tmp/keep", nil)
-	if err != nil || outcomeOf(t, evs).end.ExitCode != 0 {
+	if err != nil || envdOutcomeOf(t, evs).end.ExitCode != 0 {
 		t.Fatalf("ln: %v %+v", err, evs)
 	}
 	_, err = mkdir("out/made")
 	wantCode("MakeDir through a link out", err, connect.CodeInvalidArgument, "symbolic link")
 	wantCode("Remove through a link out", remove("out/keep"), connect.CodeInvalidArgument, "symbolic link")
 	evs, err = f.run(ctx, "test -e /tmp/keep && test ! -e /tmp/made", nil)
-	if err != nil || outcomeOf(t, evs).end.ExitCode != 0 {
-		t.Errorf("the link's target changed: %v %+v", err, outcomeOf(t, evs).end)
+	if err != nil || envdOutcomeOf(t, evs).end.ExitCode != 0 {
+		t.Errorf("the link's target changed: %v %+v", err, envdOutcomeOf(t, evs).end)
 	}
 	if err := remove("out"); err != nil {
 		t.Errorf("Remove the link itself: %v", err)
 	}
 	evs, _ = f.run(ctx, "test ! -e /work/out && test -e /tmp/keep", nil)
-	if o := outcomeOf(t, evs); o.end == nil || o.end.ExitCode != 0 {
+	if o := envdOutcomeOf(t, evs); o.end == nil || o.end.ExitCode != 0 {
 		t.Errorf("removing the link removed its target, or not the link: %+v", o.end)
 	}
 }

@@ -18,7 +18,7 @@ const fsCellTimeoutMS = 60_000
 // method for: make a directory (with its parents), move, and remove (a
 // directory with everything in it, as E2B does). It is the platform's own
 // code, so no code policy checks it (Cell.Unchecked); the paths it takes
-// were validated in Go (workPath: relative, no "..") and arrive as a JSON
+// were validated in Go (envdWorkPath: relative, no "..") and arrive as a JSON
 // string literal decoded with json.loads, never spliced into the code.
 // It also refuses a path whose parent resolves (through a symbolic link
 // the sandbox's code made) outside the working directory: these
@@ -80,10 +80,10 @@ type fsOp struct {
 // cancel it as it starts, and the operation is short once it runs.
 func runFSCell(ctx context.Context, sb envdSandbox, op fsOp, name, to string) error {
 	res, err := sb.session().Exec(context.WithoutCancel(ctx), sandbox.Cell{
-		Code: fmt.Sprintf(fsCell, pyString(mustJSON(op))), TimeoutMS: fsCellTimeoutMS, Unchecked: true,
+		Code: fmt.Sprintf(fsCell, envdPyString(envdJSON(op))), TimeoutMS: fsCellTimeoutMS, Unchecked: true,
 	})
 	if err != nil {
-		return sessionError(err)
+		return envdSessionError(err)
 	}
 	return fsResult(res, op.Op, name, to)
 }
@@ -135,7 +135,7 @@ func fsResult(res sandbox.Result, op, name, to string) error {
 		}
 		return fail(connect.CodeInvalidArgument, "%s %q: a parent of it is not a directory", field, name)
 	case 4:
-		return fail(connect.CodeInvalidArgument, "%s %q: must resolve inside %s; a symbolic link leads out of it", field, name, homeDir)
+		return fail(connect.CodeInvalidArgument, "%s %q: must resolve inside %s; a symbolic link leads out of it", field, name, envdHome)
 	}
 	return errors.New(op + ": unknown outcome " + res.Value)
 }

@@ -65,29 +65,29 @@ func envdService(t *testing.T, adjust func(*service.Config)) *service.Service {
 	return svc
 }
 
-// testSandbox is a sandbox of the tests: a real session and its
+// envdTestSandbox is a sandbox of the tests: a real session and its
 // environment.
-type testSandbox struct {
+type envdTestSandbox struct {
 	ss  *service.Session
 	env map[string]string
 }
 
-func (s testSandbox) session() *service.Session  { return s.ss }
-func (s testSandbox) envVars() map[string]string { return s.env }
+func (s envdTestSandbox) session() *service.Session  { return s.ss }
+func (s envdTestSandbox) envVars() map[string]string { return s.env }
 
-// testToken is the access token the tests' lookup asks for.
-const testToken = "test-access-token"
+// envdTestToken is the access token the tests' lookup asks for.
+const envdTestToken = "test-access-token"
 
 // envdFixture is a sandbox served by newEnvdRPC.
 type envdFixture struct {
 	t   *testing.T
-	sb  testSandbox
+	sb  envdTestSandbox
 	srv *httptest.Server
 }
 
 // newEnvdFixture opens a session of svc (a new service if nil) with env
 // and serves the envd RPCs of it; lookup accepts the session's ID with
-// testToken only.
+// envdTestToken only.
 func newEnvdFixture(t *testing.T, svc *service.Service, env map[string]string) *envdFixture {
 	t.Helper()
 	if svc == nil {
@@ -98,7 +98,7 @@ func newEnvdFixture(t *testing.T, svc *service.Service, env map[string]string) *
 		t.Fatalf("OpenSession: %v", err)
 	}
 	t.Cleanup(func() { ss.Close() })
-	f := &envdFixture{t: t, sb: testSandbox{ss: ss, env: env}}
+	f := &envdFixture{t: t, sb: envdTestSandbox{ss: ss, env: env}}
 	f.srv = httptest.NewServer(newEnvdRPC(f.lookup))
 	t.Cleanup(f.srv.Close)
 	return f
@@ -110,7 +110,7 @@ func (f *envdFixture) lookup(r *http.Request) (envdSandbox, error) {
 	if r.Header.Get("E2b-Sandbox-Id") != f.sb.ss.ID() {
 		return nil, errors.New("sandbox " + r.Header.Get("E2b-Sandbox-Id") + " not found")
 	}
-	if r.Header.Get("X-Access-Token") != testToken {
+	if r.Header.Get("X-Access-Token") != envdTestToken {
 		return nil, envdError{code: connect.CodeUnauthenticated, msg: "X-Access-Token: wrong or missing"}
 	}
 	return f.sb, nil
@@ -118,12 +118,12 @@ func (f *envdFixture) lookup(r *http.Request) (envdSandbox, error) {
 
 // headers are the headers E2B's SDK sends with every envd request.
 func (f *envdFixture) headers() http.Header {
-	return http.Header{"E2b-Sandbox-Id": {f.sb.ss.ID()}, "X-Access-Token": {testToken}, "E2b-Sandbox-Port": {"49983"}}
+	return http.Header{"E2b-Sandbox-Id": {f.sb.ss.ID()}, "X-Access-Token": {envdTestToken}, "E2b-Sandbox-Port": {"49983"}}
 }
 
-// unary calls procedure with req, the SDK's headers set, and returns the
+// envdUnary calls procedure with req, the SDK's headers set, and returns the
 // response message.
-func unary[Req, Res any](f *envdFixture, ctx context.Context, procedure string, req *Req) (*Res, error) {
+func envdUnary[Req, Res any](f *envdFixture, ctx context.Context, procedure string, req *Req) (*Res, error) {
 	c := connect.NewClient[Req, Res](f.srv.Client(), f.srv.URL+procedure, connect.WithCodec(envdCodec{}))
 	r := connect.NewRequest(req)
 	for k, v := range f.headers() {
@@ -136,15 +136,16 @@ func unary[Req, Res any](f *envdFixture, ctx context.Context, procedure string, 
 	return res.Msg, nil
 }
 
-// events calls a server-stream procedure and returns its events as they
-// come, each with the time it came, and the stream's error at the end.
-type timedEvent struct {
+// envdTimedEvent is an event and when it came.
+type envdTimedEvent struct {
 	ev processEvent
 	at time.Time
 }
 
-func (f *envdFixture) stream(ctx context.Context, procedure string, req any) ([]timedEvent, error) {
-	var evs []timedEvent
+// stream calls a server-stream procedure and returns its events as they
+// came, each with the time it came, and the stream's error at the end.
+func (f *envdFixture) stream(ctx context.Context, procedure string, req any) ([]envdTimedEvent, error) {
+	var evs []envdTimedEvent
 	var err error
 	switch r := req.(type) {
 	case *startRequest:
@@ -158,7 +159,7 @@ func (f *envdFixture) stream(ctx context.Context, procedure string, req any) ([]
 			return nil, serr
 		}
 		for s.Receive() {
-			evs = append(evs, timedEvent{s.Msg().Event, time.Now()})
+			evs = append(evs, envdTimedEvent{s.Msg().Event, time.Now()})
 		}
 		err = s.Err()
 	case *connectRequest:
@@ -172,7 +173,7 @@ func (f *envdFixture) stream(ctx context.Context, procedure string, req any) ([]
 			return nil, serr
 		}
 		for s.Receive() {
-			evs = append(evs, timedEvent{s.Msg().Event, time.Now()})
+			evs = append(evs, envdTimedEvent{s.Msg().Event, time.Now()})
 		}
 		err = s.Err()
 	}
@@ -180,7 +181,7 @@ func (f *envdFixture) stream(ctx context.Context, procedure string, req any) ([]
 }
 
 // run runs a bash command through Start and returns its events.
-func (f *envdFixture) run(ctx context.Context, cmd string, mod func(*startRequest)) ([]timedEvent, error) {
+func (f *envdFixture) run(ctx context.Context, cmd string, mod func(*startRequest)) ([]envdTimedEvent, error) {
 	req := &startRequest{Process: &processConfig{Cmd: "/bin/bash", Args: []string{"-l", "-c", cmd}}}
 	if mod != nil {
 		mod(req)
@@ -188,17 +189,18 @@ func (f *envdFixture) run(ctx context.Context, cmd string, mod func(*startReques
 	return f.stream(ctx, "/process.Process/Start", req)
 }
 
-// outcome is what a command's events say: its output and its end.
-type outcome struct {
+// envdOutcome is what a command's events say: its output and its end.
+type envdOutcome struct {
 	pid            uint32
 	stdout, stderr string
 	end            *endEvent
 	keepalives     int
 }
 
-func outcomeOf(t *testing.T, evs []timedEvent) outcome {
+// envdOutcomeOf reads a command's events.
+func envdOutcomeOf(t *testing.T, evs []envdTimedEvent) envdOutcome {
 	t.Helper()
-	var o outcome
+	var o envdOutcome
 	for i, e := range evs {
 		switch {
 		case e.ev.Start != nil:

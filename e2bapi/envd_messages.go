@@ -87,8 +87,8 @@ type connectRequest struct {
 	Process *processSelector `json:"process"`
 }
 
-// listRequest lists the running processes.
-type listRequest struct{}
+// processListRequest lists the running processes.
+type processListRequest struct{}
 
 // processInfo describes a running process.
 type processInfo struct {
@@ -97,8 +97,8 @@ type processInfo struct {
 	Tag    *string       `json:"tag,omitempty"`
 }
 
-// listResponse holds the running processes.
-type listResponse struct {
+// processListResponse holds the running processes.
+type processListResponse struct {
 	Processes []processInfo `json:"processes"`
 }
 
@@ -182,25 +182,25 @@ func (u *jsonUint32) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// fileType is filesystem.FileType, by name on the wire.
-type fileType string
+// envdFileType is filesystem.FileType, by name on the wire.
+type envdFileType string
 
 // The file types E2B's SDK knows; a session lists regular files and
 // directories only.
 const (
-	fileTypeFile      fileType = "FILE_TYPE_FILE"
-	fileTypeDirectory fileType = "FILE_TYPE_DIRECTORY"
+	envdFileTypeFile envdFileType = "FILE_TYPE_FILE"
+	envdFileTypeDir  envdFileType = "FILE_TYPE_DIRECTORY"
 )
 
-// entryInfo describes a file or a directory. Mode, permissions, owner and
+// envdEntry describes a file or a directory. Mode, permissions, owner and
 // group are left out (protobuf's JSON omits empty fields): a session's
 // file listing does not carry them, and they are not made up.
-type entryInfo struct {
-	Name         string     `json:"name"`
-	Type         fileType   `json:"type"`
-	Path         string     `json:"path"`
-	Size         int64      `json:"size,string"`
-	ModifiedTime *time.Time `json:"modifiedTime,omitempty"`
+type envdEntry struct {
+	Name         string       `json:"name"`
+	Type         envdFileType `json:"type"`
+	Path         string       `json:"path"`
+	Size         int64        `json:"size,string"`
+	ModifiedTime *time.Time   `json:"modifiedTime,omitempty"`
 }
 
 // The requests and responses of filesystem.Filesystem's RPCs.
@@ -209,27 +209,27 @@ type (
 		Path string `json:"path"`
 	}
 	statResponse struct {
-		Entry *entryInfo `json:"entry"`
+		Entry *envdEntry `json:"entry"`
 	}
 	listDirRequest struct {
 		Path  string `json:"path"`
 		Depth uint32 `json:"depth"`
 	}
 	listDirResponse struct {
-		Entries []entryInfo `json:"entries"`
+		Entries []envdEntry `json:"entries"`
 	}
 	makeDirRequest struct {
 		Path string `json:"path"`
 	}
 	makeDirResponse struct {
-		Entry *entryInfo `json:"entry"`
+		Entry *envdEntry `json:"entry"`
 	}
 	moveRequest struct {
 		Source      string `json:"source"`
 		Destination string `json:"destination"`
 	}
 	moveResponse struct {
-		Entry *entryInfo `json:"entry"`
+		Entry *envdEntry `json:"entry"`
 	}
 	removeRequest struct {
 		Path string `json:"path"`

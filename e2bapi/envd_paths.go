@@ -8,39 +8,39 @@ import (
 	"connectrpc.com/connect"
 )
 
-// homeDir is where E2B's SDKs and programs expect their files: the
+// envdHome is where E2B's SDKs and programs expect their files: the
 // session's working directory (/work in the sandbox), under the name E2B
 // gives it.
-const homeDir = "/home/user"
+const envdHome = "/home/user"
 
-// workPath maps a path of an E2B request to a name in the session's
+// envdWorkPath maps a path of an E2B request to a name in the session's
 // working directory ("." for the directory itself): an absolute path
 // under /home/user, or a path relative to it. Any other path, or one that
 // climbs out with "..", is an InvalidArgument naming field: the file
 // operations reach the working directory only.
-func workPath(field, p string) (string, error) {
+func envdWorkPath(field, p string) (string, error) {
 	if strings.ContainsRune(p, 0) {
 		return "", connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("%s: must not contain a NUL byte", field))
 	}
 	abs := p
 	if !strings.HasPrefix(p, "/") {
-		abs = homeDir + "/" + p
+		abs = envdHome + "/" + p
 	}
 	abs = path.Clean(abs)
-	if abs == homeDir {
+	if abs == envdHome {
 		return ".", nil
 	}
-	if rel, ok := strings.CutPrefix(abs, homeDir+"/"); ok {
+	if rel, ok := strings.CutPrefix(abs, envdHome+"/"); ok {
 		return rel, nil
 	}
 	return "", connect.NewError(connect.CodeInvalidArgument, fmt.Errorf(
-		"%s: must be under %s (the sandbox's working directory) or relative to it, got %q", field, homeDir, p))
+		"%s: must be under %s (the sandbox's working directory) or relative to it, got %q", field, envdHome, p))
 }
 
-// sandboxPath is the E2B path of a name in the working directory.
-func sandboxPath(rel string) string {
+// envdPath is the E2B path of a name in the working directory.
+func envdPath(rel string) string {
 	if rel == "." {
-		return homeDir
+		return envdHome
 	}
-	return homeDir + "/" + rel
+	return envdHome + "/" + rel
 }

@@ -37,7 +37,7 @@ const minCommandTimeout = time.Second
 // others. Between cells the session's processes are frozen by design, so
 // nothing runs in the background of a sandbox.
 func (e *envd) mountProcess(mux *http.ServeMux) {
-	opts := handlerOptions()
+	opts := envdHandlerOptions()
 	mux.Handle("/process.Process/Start", connect.NewServerStreamHandler("/process.Process/Start", e.start, opts...))
 	mux.Handle("/process.Process/Connect", connect.NewServerStreamHandler("/process.Process/Connect", e.connect, opts...))
 	mux.Handle("/process.Process/List", connect.NewUnaryHandler("/process.Process/List", e.list, opts...))
@@ -45,19 +45,19 @@ func (e *envd) mountProcess(mux *http.ServeMux) {
 	const noStdin = "a command's stdin is /dev/null here"
 	mux.Handle("/process.Process/SendInput", connect.NewUnaryHandler("/process.Process/SendInput",
 		func(context.Context, *connect.Request[sendInputRequest]) (*connect.Response[sendInputResponse], error) {
-			return nil, unimplemented("process.Process/SendInput", noStdin)
+			return nil, envdUnimplemented("process.Process/SendInput", noStdin)
 		}, opts...))
 	mux.Handle("/process.Process/CloseStdin", connect.NewUnaryHandler("/process.Process/CloseStdin",
 		func(context.Context, *connect.Request[closeStdinRequest]) (*connect.Response[closeStdinResponse], error) {
-			return nil, unimplemented("process.Process/CloseStdin", noStdin)
+			return nil, envdUnimplemented("process.Process/CloseStdin", noStdin)
 		}, opts...))
 	mux.Handle("/process.Process/StreamInput", connect.NewClientStreamHandler("/process.Process/StreamInput",
 		func(context.Context, *connect.ClientStream[streamInputRequest]) (*connect.Response[streamInputResp], error) {
-			return nil, unimplemented("process.Process/StreamInput", noStdin)
+			return nil, envdUnimplemented("process.Process/StreamInput", noStdin)
 		}, opts...))
 	mux.Handle("/process.Process/Update", connect.NewUnaryHandler("/process.Process/Update",
 		func(context.Context, *connect.Request[updateRequest]) (*connect.Response[updateResponse], error) {
-			return nil, unimplemented("process.Process/Update", "there are no pseudo-terminals to resize")
+			return nil, envdUnimplemented("process.Process/Update", "there are no pseudo-terminals to resize")
 		}, opts...))
 }
 
@@ -76,9 +76,9 @@ func (e *envd) start(ctx context.Context, req *connect.Request[startRequest], st
 	case m.Process == nil || m.Process.Cmd == "":
 		return connect.NewError(connect.CodeInvalidArgument, errors.New("process.cmd: must name the program to run"))
 	case m.Pty != nil:
-		return unimplemented("a pseudo-terminal (pty)", "commands run with pipes, stdin /dev/null")
+		return envdUnimplemented("a pseudo-terminal (pty)", "commands run with pipes, stdin /dev/null")
 	case m.Stdin != nil && *m.Stdin:
-		return unimplemented("stdin: true", "a command's stdin is /dev/null here")
+		return envdUnimplemented("stdin: true", "a command's stdin is /dev/null here")
 	}
 	var timeoutMS int64
 	if dl, ok := ctx.Deadline(); ok {
@@ -88,7 +88,7 @@ func (e *envd) start(ctx context.Context, req *connect.Request[startRequest], st
 	p := pt.add(*m.Process, m.Tag)
 	f := p.follow()
 	go e.run(sb, pt, p, timeoutMS)
-	return follow(ctx, req.Header(), p, f, func(ev processEvent) error { return stream.Send(&startResponse{Event: ev}) })
+	return envdFollow(ctx, req.Header(), p, f, func(ev processEvent) error { return stream.Send(&startResponse{Event: ev}) })
 }
 
 // run runs p's cell when its turn comes, publishing its output and its
@@ -115,10 +115,10 @@ func (e *envd) run(sb envdSandbox, pt *procTable, p *envdProcess, timeoutMS int6
 	p.finish(commandEnd(res, err))
 }
 
-// follow sends a start event for p, then f's events until p's end, with
+// envdFollow sends a start event for p, then f's events until p's end, with
 // keepalives while there are none. It returns when the end is sent, when
 // the stream's context ends, or with an error when f lost output.
-func follow(ctx context.Context, h http.Header, p *envdProcess, f *follower, send func(processEvent) error) error {
+func envdFollow(ctx context.Context, h http.Header, p *envdProcess, f *follower, send func(processEvent) error) error {
 	defer p.unfollow(f)
 	if err := send(processEvent{Start: &startEvent{Pid: p.pid}}); err != nil {
 		return err
@@ -167,16 +167,16 @@ func (e *envd) connect(ctx context.Context, req *connect.Request[connectRequest]
 	if err != nil {
 		return err
 	}
-	return follow(ctx, req.Header(), p, p.follow(), func(ev processEvent) error { return stream.Send(&connectResponse{Event: ev}) })
+	return envdFollow(ctx, req.Header(), p, p.follow(), func(ev processEvent) error { return stream.Send(&connectResponse{Event: ev}) })
 }
 
 // list lists the sandbox's commands, running or waiting their turn.
-func (e *envd) list(ctx context.Context, _ *connect.Request[listRequest]) (*connect.Response[listResponse], error) {
+func (e *envd) list(ctx context.Context, _ *connect.Request[processListRequest]) (*connect.Response[processListResponse], error) {
 	sb, err := e.sandbox(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return connect.NewResponse(&listResponse{Processes: e.procs.of(sb).list()}), nil
+	return connect.NewResponse(&processListResponse{Processes: e.procs.of(sb).list()}), nil
 }
 
 // sendSignal ends a command (handle.kill()): its cell is cancelled, the

@@ -14,7 +14,7 @@ import (
 	"github.com/crucible-sandbox/crucible/service"
 )
 
-func ptr[T any](v T) *T { return &v }
+func envdPtr[T any](v T) *T { return &v }
 
 // TestEnvdStart runs commands through process.Process/Start over a real
 // session: exit codes, both streams, the environment (the sandbox's under
@@ -40,13 +40,13 @@ func TestEnvdStart(t *testing.T) {
 		{name: "default working directory", cmd: "pwd -P", stdout: "/work\n", exited: true},
 		{name: "working directory", cmd: "mkdir -p /work/sub && cd /work/sub && pwd -P",
 			stdout: "/work/sub\n", exited: true},
-		{name: "cwd asked", cmd: "pwd -P", mod: func(r *startRequest) { r.Process.Cwd = ptr("/tmp") }, stdout: "/tmp\n", exited: true},
-		{name: "cwd under /home/user", cmd: "pwd -P", mod: func(r *startRequest) { r.Process.Cwd = ptr("/home/user/sub") }, stdout: "/work/sub\n", exited: true},
+		{name: "cwd asked", cmd: "pwd -P", mod: func(r *startRequest) { r.Process.Cwd = envdPtr("/tmp") }, stdout: "/tmp\n", exited: true},
+		{name: "cwd under /home/user", cmd: "pwd -P", mod: func(r *startRequest) { r.Process.Cwd = envdPtr("/home/user/sub") }, stdout: "/work/sub\n", exited: true},
 		{name: "hostile input stays data", cmd: `printf '%s' "$H"; test ! -e /work/pwned`,
 			mod:    func(r *startRequest) { r.Process.Envs = map[string]string{"H": hostile} },
 			stdout: hostile, exited: true},
 		{name: "killed by a signal", cmd: "kill -TERM $$", exit: -1},
-		{name: "a missing cwd", cmd: "echo no", mod: func(r *startRequest) { r.Process.Cwd = ptr("/nonexistent") }, exit: -1,
+		{name: "a missing cwd", cmd: "echo no", mod: func(r *startRequest) { r.Process.Cwd = envdPtr("/nonexistent") }, exit: -1,
 			errHas: "the command could not start: FileNotFoundError"},
 		{name: "past the output limit", cmd: "head -c 3000000 /dev/zero; sleep 20", exit: -1, errHas: "output limit of 1MiB reached"},
 		{name: "the sleep counter sees a sleep", cmd: "sleep 5 & sleep 0.3; " + countSleeps + "; kill %1", stdout: "1\n", exited: true},
@@ -59,13 +59,13 @@ func TestEnvdStart(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Start: %v", err)
 			}
-			o := outcomeOf(t, evs)
+			o := envdOutcomeOf(t, evs)
 			if o.end == nil {
 				t.Fatalf("no end event: %+v", evs)
 			}
 			if c.errHas != "" {
-				if !strings.Contains(deref(o.end.Error), c.errHas) {
-					t.Errorf("end error %q, want it to say %q", deref(o.end.Error), c.errHas)
+				if !strings.Contains(envdDeref(o.end.Error), c.errHas) {
+					t.Errorf("end error %q, want it to say %q", envdDeref(o.end.Error), c.errHas)
 				}
 				c.stdout = o.stdout // not the point of these cases
 			}
@@ -73,10 +73,10 @@ func TestEnvdStart(t *testing.T) {
 				t.Errorf("stdout %q stderr %q, want %q and %q", o.stdout, o.stderr, c.stdout, c.stderr)
 			}
 			if o.end.ExitCode != c.exit || o.end.Exited != c.exited {
-				t.Errorf("end %+v (error %v), want exit code %d exited %v", *o.end, deref(o.end.Error), c.exit, c.exited)
+				t.Errorf("end %+v (error %v), want exit code %d exited %v", *o.end, envdDeref(o.end.Error), c.exit, c.exited)
 			}
 			if (c.exit != 0) != (o.end.Error != nil) {
-				t.Errorf("end error %v for exit code %d", deref(o.end.Error), o.end.ExitCode)
+				t.Errorf("end error %v for exit code %d", envdDeref(o.end.Error), o.end.ExitCode)
 			}
 		})
 	}
@@ -85,7 +85,7 @@ func TestEnvdStart(t *testing.T) {
 // countSleeps prints how many sleep processes the sandbox has.
 const countSleeps = "cat /proc/[0-9]*/comm 2>/dev/null | grep -c '^sleep$' || true"
 
-func deref(s *string) string {
+func envdDeref(s *string) string {
 	if s == nil {
 		return "<nil>"
 	}
@@ -108,14 +108,14 @@ func TestEnvdStreamsAsItComes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var evs []timedEvent
+	var evs []envdTimedEvent
 	for s.Receive() {
-		evs = append(evs, timedEvent{s.Msg().Event, time.Now()})
+		evs = append(evs, envdTimedEvent{s.Msg().Event, time.Now()})
 	}
 	if err := s.Err(); err != nil {
 		t.Fatal(err)
 	}
-	o := outcomeOf(t, evs)
+	o := envdOutcomeOf(t, evs)
 	if o.stdout != "first\nsecond\n" || o.end == nil || o.end.ExitCode != 0 {
 		t.Fatalf("outcome %+v", o)
 	}
@@ -149,24 +149,24 @@ func TestEnvdKillListConnect(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	type result struct {
-		evs []timedEvent
+		evs []envdTimedEvent
 		err error
 	}
 	started := make(chan result, 1)
 	go func() {
-		evs, err := f.run(ctx, "echo started; sleep 30", func(r *startRequest) { r.Tag = ptr("sleeper") })
+		evs, err := f.run(ctx, "echo started; sleep 30", func(r *startRequest) { r.Tag = envdPtr("sleeper") })
 		started <- result{evs, err}
 	}()
 	var pid uint32
 	deadline := time.Now().Add(20 * time.Second)
 	for pid == 0 && time.Now().Before(deadline) {
-		l, err := unary[listRequest, listResponse](f, ctx, "/process.Process/List", &listRequest{})
+		l, err := envdUnary[processListRequest, processListResponse](f, ctx, "/process.Process/List", &processListRequest{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(l.Processes) == 1 {
 			p := l.Processes[0]
-			if p.Config.Cmd != "/bin/bash" || len(p.Config.Args) != 3 || p.Config.Args[2] != "echo started; sleep 30" || deref(p.Tag) != "sleeper" {
+			if p.Config.Cmd != "/bin/bash" || len(p.Config.Args) != 3 || p.Config.Args[2] != "echo started; sleep 30" || envdDeref(p.Tag) != "sleeper" {
 				t.Fatalf("List: %+v", l.Processes)
 			}
 			pid = p.Pid
@@ -178,13 +178,13 @@ func TestEnvdKillListConnect(t *testing.T) {
 	}
 	attached := make(chan result, 1)
 	go func() {
-		evs, err := f.stream(ctx, "/process.Process/Connect", &connectRequest{Process: &processSelector{Pid: ptr(jsonUint32(pid))}})
+		evs, err := f.stream(ctx, "/process.Process/Connect", &connectRequest{Process: &processSelector{Pid: envdPtr(jsonUint32(pid))}})
 		attached <- result{evs, err}
 	}()
 	time.Sleep(time.Second) // the command is in its sleep; Connect has attached
 	killed := time.Now()
-	if _, err := unary[sendSignalRequest, sendSignalResponse](f, ctx, "/process.Process/SendSignal",
-		&sendSignalRequest{Process: &processSelector{Pid: ptr(jsonUint32(pid))}, Signal: signalSIGKILL}); err != nil {
+	if _, err := envdUnary[sendSignalRequest, sendSignalResponse](f, ctx, "/process.Process/SendSignal",
+		&sendSignalRequest{Process: &processSelector{Pid: envdPtr(jsonUint32(pid))}, Signal: signalSIGKILL}); err != nil {
 		t.Fatalf("SendSignal: %v", err)
 	}
 	for name, ch := range map[string]chan result{"Start": started, "Connect": attached} {
@@ -192,8 +192,8 @@ func TestEnvdKillListConnect(t *testing.T) {
 		if r.err != nil {
 			t.Fatalf("%s: %v", name, r.err)
 		}
-		o := outcomeOf(t, r.evs)
-		if o.end == nil || o.end.ExitCode != -1 || o.end.Exited || deref(o.end.Error) != "signal: killed" {
+		o := envdOutcomeOf(t, r.evs)
+		if o.end == nil || o.end.ExitCode != -1 || o.end.Exited || envdDeref(o.end.Error) != "signal: killed" {
 			t.Errorf("%s: end %+v, want killed", name, o.end)
 		}
 		if o.pid != pid {
@@ -203,11 +203,11 @@ func TestEnvdKillListConnect(t *testing.T) {
 	if took := time.Since(killed); took > 5*time.Second {
 		t.Errorf("the kill took %v to end the command", took)
 	}
-	if l, err := unary[listRequest, listResponse](f, ctx, "/process.Process/List", &listRequest{}); err != nil || len(l.Processes) != 0 {
+	if l, err := envdUnary[processListRequest, processListResponse](f, ctx, "/process.Process/List", &processListRequest{}); err != nil || len(l.Processes) != 0 {
 		t.Errorf("List after the kill: %+v, %v", l, err)
 	}
-	_, err := unary[sendSignalRequest, sendSignalResponse](f, ctx, "/process.Process/SendSignal",
-		&sendSignalRequest{Process: &processSelector{Pid: ptr(jsonUint32(pid))}, Signal: signalSIGKILL})
+	_, err := envdUnary[sendSignalRequest, sendSignalResponse](f, ctx, "/process.Process/SendSignal",
+		&sendSignalRequest{Process: &processSelector{Pid: envdPtr(jsonUint32(pid))}, Signal: signalSIGKILL})
 	if connect.CodeOf(err) != connect.CodeNotFound {
 		t.Errorf("SendSignal to an ended command: %v, want not_found", err)
 	}
@@ -216,7 +216,7 @@ func TestEnvdKillListConnect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o := outcomeOf(t, evs); o.stdout != "0\n" {
+	if o := envdOutcomeOf(t, evs); o.stdout != "0\n" {
 		t.Errorf("sleep processes left after the kill: %q", o.stdout)
 	}
 }
@@ -242,7 +242,7 @@ func TestEnvdTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o := outcomeOf(t, evs); o.stdout != "0\n" || o.end == nil || o.end.ExitCode != 0 {
+	if o := envdOutcomeOf(t, evs); o.stdout != "0\n" || o.end == nil || o.end.ExitCode != 0 {
 		t.Errorf("after the timeout: %+v", o)
 	}
 }
@@ -258,9 +258,9 @@ func TestEnvdPolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := outcomeOf(t, evs)
-	if o.stdout != "" || o.end == nil || o.end.ExitCode != -1 || o.end.Status != "blocked" || !strings.Contains(deref(o.end.Error), "code policy") {
-		t.Errorf("blocked command: %+v (error %s)", o, deref(o.end.Error))
+	o := envdOutcomeOf(t, evs)
+	if o.stdout != "" || o.end == nil || o.end.ExitCode != -1 || o.end.Status != "blocked" || !strings.Contains(envdDeref(o.end.Error), "code policy") {
+		t.Errorf("blocked command: %+v (error %s)", o, envdDeref(o.end.Error))
 	}
 }
 
@@ -298,15 +298,15 @@ func TestEnvdRefusals(t *testing.T) {
 		{"wrong token", call(wrongToken, ok), connect.CodeUnauthenticated, "X-Access-Token"},
 		{"wrong sandbox", call(wrongSandbox, ok), connect.CodeNotFound, "sess_nope"},
 		{"no command", call(f.headers(), &startRequest{Process: &processConfig{}}), connect.CodeInvalidArgument, "process.cmd"},
-		{"stdin", call(f.headers(), &startRequest{Process: ok.Process, Stdin: ptr(true)}), connect.CodeUnimplemented, "/dev/null"},
+		{"stdin", call(f.headers(), &startRequest{Process: ok.Process, Stdin: envdPtr(true)}), connect.CodeUnimplemented, "/dev/null"},
 		{"pty", call(f.headers(), &startRequest{Process: ok.Process, Pty: &ptyOptions{}}), connect.CodeUnimplemented, "pseudo-terminal"},
 		{"unknown pid", func() error {
-			_, err := unary[sendSignalRequest, sendSignalResponse](f, ctx, "/process.Process/SendSignal",
-				&sendSignalRequest{Process: &processSelector{Pid: ptr(jsonUint32(999))}, Signal: signalSIGKILL})
+			_, err := envdUnary[sendSignalRequest, sendSignalResponse](f, ctx, "/process.Process/SendSignal",
+				&sendSignalRequest{Process: &processSelector{Pid: envdPtr(jsonUint32(999))}, Signal: signalSIGKILL})
 			return err
 		}(), connect.CodeNotFound, "999"},
 		{"send input", func() error {
-			_, err := unary[sendInputRequest, sendInputResponse](f, ctx, "/process.Process/SendInput", &sendInputRequest{})
+			_, err := envdUnary[sendInputRequest, sendInputResponse](f, ctx, "/process.Process/SendInput", &sendInputRequest{})
 			return err
 		}(), connect.CodeUnimplemented, "stdin"},
 	}
@@ -336,27 +336,27 @@ func TestEnvdKillQueuedCommand(t *testing.T) {
 		busy <- err
 	}()
 	time.Sleep(300 * time.Millisecond)
-	ended := make(chan []timedEvent, 1)
+	ended := make(chan []envdTimedEvent, 1)
 	go func() { evs, _ := f.run(ctx, "sleep 30", nil); ended <- evs }()
 	var pid uint32
 	for i := 0; i < 100 && pid == 0; i++ {
 		time.Sleep(20 * time.Millisecond)
-		if l, err := unary[listRequest, listResponse](f, ctx, "/process.Process/List", &listRequest{}); err == nil && len(l.Processes) == 1 {
+		if l, err := envdUnary[processListRequest, processListResponse](f, ctx, "/process.Process/List", &processListRequest{}); err == nil && len(l.Processes) == 1 {
 			pid = l.Processes[0].Pid
 		}
 	}
 	if pid == 0 {
 		t.Fatal("the command never showed in List")
 	}
-	if _, err := unary[sendSignalRequest, sendSignalResponse](f, ctx, "/process.Process/SendSignal",
-		&sendSignalRequest{Process: &processSelector{Pid: ptr(jsonUint32(pid))}, Signal: signalSIGKILL}); err != nil {
+	if _, err := envdUnary[sendSignalRequest, sendSignalResponse](f, ctx, "/process.Process/SendSignal",
+		&sendSignalRequest{Process: &processSelector{Pid: envdPtr(jsonUint32(pid))}, Signal: signalSIGKILL}); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-busy; err != nil {
 		t.Fatalf("the running cell: %v", err)
 	}
-	o := outcomeOf(t, <-ended)
-	if o.end == nil || deref(o.end.Error) != "signal: killed" {
+	o := envdOutcomeOf(t, <-ended)
+	if o.end == nil || envdDeref(o.end.Error) != "signal: killed" {
 		t.Errorf("the killed command: %+v", o.end)
 	}
 	r, err := f.sb.ss.Exec(ctx, sandbox.Cell{Code: "6*7"})

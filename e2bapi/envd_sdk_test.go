@@ -59,7 +59,7 @@ func controlPlaneStandIn(t *testing.T, f *envdFixture) http.Handler {
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusCreated)
-		_ = json.NewEncoder(w).Encode(map[string]string{"sandboxID": id, "templateID": "base", "clientID": "x", "envdVersion": "0.5.7", "envdAccessToken": testToken})
+		_ = json.NewEncoder(w).Encode(map[string]string{"sandboxID": id, "templateID": "base", "clientID": "x", "envdVersion": "0.5.7", "envdAccessToken": envdTestToken})
 	}
 	mux.HandleFunc("POST /v2/sandboxes", create)
 	mux.HandleFunc("POST /sandboxes", create)
