@@ -22,6 +22,8 @@ func TestEnvdSDK(t *testing.T) {
 	dir := e2bClients(t)
 	for _, script := range []string{"commands.mjs", "filesystem.mjs"} {
 		t.Run(script, func(t *testing.T) {
+			// The sandbox's environment, as commands.mjs creates it
+			// (the stand-in does not read the create request).
 			f := newEnvdFixture(t, nil, map[string]string{"SANDBOX_VAR": "from-sandbox"})
 			srv := httptest.NewServer(controlPlaneStandIn(t, f))
 			t.Cleanup(srv.Close)

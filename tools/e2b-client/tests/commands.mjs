@@ -83,7 +83,8 @@ check('a timeout ends the command', async (sbx) => {
   assert.equal(after.stdout, '0\n', 'the timed-out command left a sleep behind');
 });
 
-const sbx = await Sandbox.create();
+// The sandbox's own environment (E2B's envVars), which every command gets.
+const sbx = await Sandbox.create({ envs: { SANDBOX_VAR: 'from-sandbox' } });
 let failed = 0;
 try {
   for (const [name, fn] of checks) {
