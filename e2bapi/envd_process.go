@@ -107,11 +107,20 @@ func (e *envd) run(sb envdSandbox, pt *procTable, p *envdProcess, timeoutMS int6
 		p.finish(commandEnd(sandbox.Result{Status: sandbox.StatusKilled}, nil))
 		return
 	}
-	res, err := sb.session().Exec(p.ctx, sandbox.Cell{
+	cell := sandbox.Cell{
 		Code:      commandCode(p.config, sb.envVars()),
 		TimeoutMS: timeoutMS,
 		OnOutput:  func(s sandbox.Stream, chunk []byte) { p.output(s == sandbox.StreamStdout, chunk) },
-	})
+	}
+	res, err := sb.session().Exec(p.ctx, cell)
+	var ie *sandbox.InputError
+	if errors.As(err, &ie) && ie.Field == "timeout_ms" {
+		// Longer than this server lets any cell run (E2B's SDK asks 60 s
+		// unless told otherwise): the sandbox's own wall-time limit
+		// instead. The refusal came before anything ran.
+		cell.TimeoutMS = 0
+		res, err = sb.session().Exec(p.ctx, cell)
+	}
 	p.finish(commandEnd(res, err))
 }
 

@@ -364,3 +364,20 @@ func TestEnvdKillQueuedCommand(t *testing.T) {
 		t.Fatalf("the session after the kill: %v %q, %v", r.Status, r.Value, err)
 	}
 }
+
+// TestEnvdTimeoutAboveMaximum runs a command whose timeout (E2B's default
+// 60 s) is above the server's maximum wall time: it runs under the
+// sandbox's own limit instead of failing.
+func TestEnvdTimeoutAboveMaximum(t *testing.T) {
+	svc := envdService(t, func(c *service.Config) { c.Maxima = sandbox.Limits{WallTimeMS: 10_000} })
+	f := newEnvdFixture(t, svc, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	evs, err := f.run(ctx, "echo ran", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := envdOutcomeOf(t, evs); o.stdout != "ran\n" || o.end == nil || o.end.ExitCode != 0 {
+		t.Errorf("a command with a timeout above the maximum: %+v (error %s)", o, envdDeref(o.end.Error))
+	}
+}
