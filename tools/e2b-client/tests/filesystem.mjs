@@ -57,6 +57,12 @@ check('a path outside /home/user is refused', async (sbx) => {
   }
 });
 
+check('watchDir is refused, saying why', async (sbx) => {
+  const err = await sbx.files.watchDir('/home/user', () => {}).then(() => null, (e) => e);
+  assert.ok(err, 'watchDir did not fail');
+  assert.match(err.message, /WatchDir is not supported by Crucible's envd: a session's files are listed on request, not watched/);
+});
+
 const sbx = await Sandbox.create();
 let failed = 0;
 try {
