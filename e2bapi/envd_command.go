@@ -151,6 +151,9 @@ func commandEnd(res sandbox.Result, err error) endEvent {
 	case sandbox.StatusKilled:
 		return failed("signal: killed", "signal: killed")
 	case sandbox.StatusTimeout:
+		if res.Limits.WallTimeMS == 0 {
+			return failed("timeout", "the command's timeout passed while it waited for its turn; it did not run")
+		}
 		return failed("timeout", fmt.Sprintf("the command ran past its timeout of %d ms and was killed", res.Limits.WallTimeMS))
 	case sandbox.StatusBlocked:
 		return failed("blocked", res.Reason)

@@ -80,32 +80,49 @@ func (e *envd) start(ctx context.Context, req *connect.Request[startRequest], st
 	case m.Stdin != nil && *m.Stdin:
 		return envdUnimplemented("stdin: true", "a command's stdin is /dev/null here")
 	}
-	var timeoutMS int64
-	if dl, ok := ctx.Deadline(); ok {
-		timeoutMS = max(time.Until(dl).Milliseconds(), minCommandTimeout.Milliseconds())
-	}
+	deadline, _ := ctx.Deadline()
 	pt := e.procs.of(sb)
 	p := pt.add(*m.Process, m.Tag)
 	f := p.follow()
-	go e.run(sb, pt, p, timeoutMS)
+	go e.run(sb, pt, p, deadline)
 	return envdFollow(ctx, req.Header(), p, f, func(ev processEvent) error { return stream.Send(&startResponse{Event: ev}) })
 }
 
 // run runs p's cell when its turn comes, publishing its output and its
-// end, and forgets p. A command killed while it waits never runs.
-func (e *envd) run(sb envdSandbox, pt *procTable, p *envdProcess, timeoutMS int64) {
+// end, and forgets p. A command killed while it waits, or whose
+// deadline (zero: none) passes meanwhile, never runs; one that runs gets
+// what is left of its deadline.
+func (e *envd) run(sb envdSandbox, pt *procTable, p *envdProcess, deadline time.Time) {
 	defer pt.remove(p)
 	defer p.cancel()
+	var expired <-chan time.Time
+	if !deadline.IsZero() {
+		t := time.NewTimer(time.Until(deadline))
+		defer t.Stop()
+		expired = t.C
+	}
 	select {
 	case pt.turn <- struct{}{}:
 		defer func() { <-pt.turn }()
 	case <-p.ctx.Done():
 		p.finish(commandEnd(sandbox.Result{Status: sandbox.StatusKilled}, nil))
 		return
+	case <-expired:
+		p.finish(commandEnd(sandbox.Result{Status: sandbox.StatusTimeout}, nil))
+		return
 	}
 	if !p.handedToSession() { // killed as its turn came
 		p.finish(commandEnd(sandbox.Result{Status: sandbox.StatusKilled}, nil))
 		return
+	}
+	var timeoutMS int64
+	if !deadline.IsZero() {
+		left := time.Until(deadline)
+		if left <= 0 { // its caller's timeout passed while it waited
+			p.finish(commandEnd(sandbox.Result{Status: sandbox.StatusTimeout}, nil))
+			return
+		}
+		timeoutMS = max(left.Milliseconds(), minCommandTimeout.Milliseconds())
 	}
 	cell := sandbox.Cell{
 		Code:      commandCode(p.config, sb.envVars()),

@@ -381,3 +381,56 @@ func TestEnvdTimeoutAboveMaximum(t *testing.T) {
 		t.Errorf("a command with a timeout above the maximum: %+v (error %s)", o, envdDeref(o.end.Error))
 	}
 }
+
+// TestEnvdQueuedCommands runs commands in turn: a second command waits
+// for the first (both listed meanwhile), and one whose caller's timeout
+// passes while it waits never runs.
+func TestEnvdQueuedCommands(t *testing.T) {
+	f := newEnvdFixture(t, nil, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	first := make(chan envdOutcome, 1)
+	go func() {
+		evs, _ := f.run(ctx, "sleep 2; echo first", nil)
+		first <- envdOutcomeOf(t, evs)
+	}()
+	time.Sleep(300 * time.Millisecond)
+	second := make(chan envdOutcome, 1)
+	go func() {
+		evs, _ := f.run(ctx, "echo second > /work/second.txt", nil)
+		second <- envdOutcomeOf(t, evs)
+	}()
+	short, cancelShort := context.WithTimeout(ctx, 700*time.Millisecond)
+	defer cancelShort()
+	_, err := f.run(short, "echo late > /work/late.txt", nil)
+	if connect.CodeOf(err) != connect.CodeDeadlineExceeded {
+		t.Errorf("the command that timed out waiting: %v", err)
+	}
+	var l *processListResponse
+	for i := 0; i < 20; i++ { // the late one leaves the table as its deadline passes
+		if l, err = envdUnary[processListRequest, processListResponse](f, ctx, "/process.Process/List", &processListRequest{}); err != nil || len(l.Processes) == 2 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err != nil || len(l.Processes) != 2 || l.Processes[0].Config.Args[2] != "sleep 2; echo first" || l.Processes[1].Config.Args[2] != "echo second > /work/second.txt" {
+		t.Errorf("List while one runs and one waits: %+v, %v", l, err)
+	}
+	if o := <-first; o.stdout != "first\n" {
+		t.Errorf("first: %+v", o)
+	}
+	if o := <-second; o.end == nil || o.end.ExitCode != 0 {
+		t.Errorf("second: %+v", o)
+	}
+	names := map[string]bool{}
+	list, err := f.sb.ss.ListFiles(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fi := range list {
+		names[fi.Name] = true
+	}
+	if !names["second.txt"] || names["late.txt"] {
+		t.Errorf("files after: %v; want second.txt and no late.txt", names)
+	}
+}
