@@ -26,16 +26,18 @@ import (
 // killed it). When the cell is interrupted (the session sends SIGINT on a
 // cancel or a timeout: KeyboardInterrupt), it kills the whole process
 // group and waits (up to a second) until the group is gone, reaped, so
-// nothing of the command is left when the cell ends. A process that leaves the group (setsid) survives the cell, and
-// is frozen with the session between cells as everything a cell leaves
-// behind is.
+// nothing of the command is left when the cell ends. A process that
+// leaves the group (setsid) survives the cell, and is frozen with the
+// session between cells as everything a cell leaves behind is.
 //
-// Before it starts the command the cell writes startedMarker to fd 2, the
-// first bytes of its stderr (what an earlier cell wrote never shows in a
-// later cell's output, and nothing of the command has run yet, so nothing
-// can forge it): it tells the host that the cell runs, and so that a
-// cancel now interrupts it (see envdProcess.kill). The host strips it
-// from the stream.
+// The command's environment is the interpreter's (the session's own, set
+// by the platform from an allowlist: never the host's), then the
+// sandbox's envVars, then the request's envs.
+//
+// Before it starts the command the cell writes startedMarker to fd 2 (the
+// command has not run yet, so it cannot have written it): it tells the
+// host that the cell runs, and so that a cancel now interrupts it (see
+// envdProcess.kill). The host cuts it out of the stream.
 //
 // The cell's only name is popped from the namespace as it is called: a
 // command leaves nothing in the interpreter of the sandbox's runCode but

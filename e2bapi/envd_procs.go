@@ -13,6 +13,10 @@ import (
 // and the process goes on.
 const maxQueuedBytes = 4 << 20
 
+// maxMarkerSearch bounds the stderr held back while looking for
+// startedMarker; past it, the cell is taken to run.
+const maxMarkerSearch = 64 << 10
+
 // procTables holds the process table of each sandbox, by session ID.
 type procTables struct {
 	mu     sync.Mutex
@@ -185,11 +189,19 @@ func (p *envdProcess) output(stdout bool, chunk []byte) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !stdout && !p.started {
+		// The marker is the cell's first write to stderr; a process an
+		// earlier command left behind may write before it, when the
+		// session thaws for this cell: that output is kept, the marker
+		// cut out of it.
 		p.prefix = append(p.prefix, chunk...)
-		if len(p.prefix) < len(startedMarker) {
+		i := bytes.Index(p.prefix, []byte(startedMarker))
+		if i < 0 && len(p.prefix) < maxMarkerSearch {
 			return
 		}
-		chunk = bytes.TrimPrefix(p.prefix, []byte(startedMarker))
+		chunk = p.prefix
+		if i >= 0 {
+			chunk = append(p.prefix[:i:i], p.prefix[i+len(startedMarker):]...)
+		}
 		p.started, p.prefix = true, nil
 		if p.killed {
 			p.cancel()

@@ -25,6 +25,7 @@ func TestEnvdProcessOutput(t *testing.T) {
 		{"marker split", []chunk{{false, m[:3]}, {false, m[3:10]}, {false, m[10:] + "x"}}, "", "x"},
 		{"stdout before the marker", []chunk{{true, "out"}, {false, m}, {false, "e"}}, "out", "e"},
 		{"the marker again later is output", []chunk{{false, m}, {false, m}}, "", m},
+		{"a leftover process wrote first", []chunk{{false, "old\n" + m[:5]}, {false, m[5:] + "new"}}, "", "old\nnew"},
 	}
 	for _, c := range cases {
 		pt := &procTable{procs: map[uint32]*envdProcess{}, turn: make(chan struct{}, 1)}
