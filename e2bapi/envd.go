@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"time"
 
 	"connectrpc.com/connect"
 
@@ -45,8 +46,15 @@ func newEnvdRPC(lookup func(r *http.Request) (envdSandbox, error)) http.Handler 
 		// the sandbox (or why there is none) rides in the context, and
 		// each RPC answers a failed lookup as a Connect error, in the
 		// shape its protocol (unary or stream) needs.
+		//
+		// The request message must arrive within envdBodyTimeout, so a
+		// client that trickles it cannot hold a handler; the deadline is
+		// lifted once it is read (sandbox): it bounds the request, not
+		// the stream that answers it.
+		rc := http.NewResponseController(w)
+		_ = rc.SetReadDeadline(time.Now().Add(envdBodyTimeout))
 		sb, err := lookup(r)
-		mux.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sandboxKey{}, lookedUp{sb, err})))
+		mux.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sandboxKey{}, lookedUp{sb, err, rc})))
 	})
 }
 
@@ -60,7 +68,11 @@ type sandboxKey struct{}
 type lookedUp struct {
 	sb  envdSandbox
 	err error
+	rc  *http.ResponseController
 }
+
+// envdBodyTimeout bounds the reading of a request's message.
+var envdBodyTimeout = 30 * time.Second
 
 // envdHandlerOptions are the options of every envd RPC handler.
 func envdHandlerOptions() []connect.HandlerOption {
@@ -68,9 +80,12 @@ func envdHandlerOptions() []connect.HandlerOption {
 }
 
 // sandbox returns the sandbox the request named, or the Connect error to
-// answer.
+// answer. Every RPC calls it first, once connect has read its message.
 func (e *envd) sandbox(ctx context.Context) (envdSandbox, error) {
 	l, _ := ctx.Value(sandboxKey{}).(lookedUp)
+	if l.rc != nil { // connect has read the request's message
+		_ = l.rc.SetReadDeadline(time.Time{})
+	}
 	if l.err != nil {
 		var ee envdError
 		if errors.As(l.err, &ee) {

@@ -3,6 +3,9 @@ package e2bapi
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -432,5 +435,38 @@ func TestEnvdQueuedCommands(t *testing.T) {
 	}
 	if !names["second.txt"] || names["late.txt"] {
 		t.Errorf("files after: %v; want second.txt and no late.txt", names)
+	}
+}
+
+// TestEnvdBodyTimeout checks that a client that trickles its request's
+// message is cut off after envdBodyTimeout, and that a stream outlives
+// it once its message is read.
+func TestEnvdBodyTimeout(t *testing.T) {
+	f := newEnvdFixture(t, nil, nil)
+	old := envdBodyTimeout
+	envdBodyTimeout = 500 * time.Millisecond
+	t.Cleanup(func() { envdBodyTimeout = old })
+
+	conn, err := net.Dial("tcp", strings.TrimPrefix(f.srv.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /process.Process/List HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\nE2b-Sandbox-Id: %s\r\nX-Access-Token: %s\r\n\r\n{", f.sb.ss.ID(), envdTestToken)
+	start := time.Now()
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	_, _ = io.ReadAll(conn) // an answer, then the connection closed; or just closed
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("a trickled request held its connection for %v", took)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	evs, err := f.run(ctx, "sleep 1.5; echo late", nil)
+	if err != nil {
+		t.Fatalf("a stream longer than the body timeout: %v", err)
+	}
+	if o := envdOutcomeOf(t, evs); o.stdout != "late\n" {
+		t.Errorf("a stream longer than the body timeout: %+v", o)
 	}
 }
