@@ -144,7 +144,7 @@ func connectClientStart(f *envdFixture) *connect.Client[startRequest, startRespo
 }
 
 // TestEnvdKillListConnect starts a long command, finds it in List,
-// re-attaches with Connect, kills it with SendSignal, and checks that both
+// re-attaches with Connect (by its tag), kills it with SendSignal, and checks that both
 // streams end at once saying it was killed, that it is gone from List,
 // and that the session runs the next command.
 func TestEnvdKillListConnect(t *testing.T) {
@@ -181,7 +181,7 @@ func TestEnvdKillListConnect(t *testing.T) {
 	}
 	attached := make(chan result, 1)
 	go func() {
-		evs, err := f.stream(ctx, "/process.Process/Connect", &connectRequest{Process: &processSelector{Pid: envdPtr(jsonUint32(pid))}})
+		evs, err := f.stream(ctx, "/process.Process/Connect", &connectRequest{Process: &processSelector{Tag: envdPtr("sleeper")}})
 		attached <- result{evs, err}
 	}()
 	time.Sleep(time.Second) // the command is in its sleep; Connect has attached
