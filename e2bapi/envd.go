@@ -30,7 +30,8 @@ func (e envdError) Error() string { return e.msg }
 // newEnvdRPC returns the handler of the envd Connect services; lookup finds
 // the sandbox a request names (it checks the E2b-Sandbox-Id header and the
 // access token) or returns an error to answer (an envdError with its code,
-// any other error as CodeNotFound).
+// any other error as CodeNotFound); it returns a sandbox whenever its
+// error is nil.
 //
 // The services are process.Process (envd_process.go) and
 // filesystem.Filesystem (envd_fs.go), at E2B's procedure paths

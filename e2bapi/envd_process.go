@@ -124,6 +124,9 @@ func (e *envd) run(sb envdSandbox, pt *procTable, p *envdProcess, deadline time.
 		}
 		timeoutMS = max(left.Milliseconds(), minCommandTimeout.Milliseconds())
 	}
+	// The command is the caller's code, not the platform's: the cell is
+	// not Unchecked, so the session's code policy checks it, and one that
+	// blocks subprocess blocks every command, its reason the end's error.
 	cell := sandbox.Cell{
 		Code:      commandCode(p.config, sb.envVars()),
 		TimeoutMS: timeoutMS,
