@@ -34,9 +34,7 @@ func TestSDKFiles(t *testing.T) {
 		{got.Missing.Name == "FileNotFoundError" || got.Missing.Name == "NotFoundError", "a missing file: not found"},
 		{got.Outside.Name == "InvalidArgumentError" && strings.Contains(got.Outside.Message, "path") && strings.Contains(got.Outside.Message, "/home/user"), "/etc/passwd: refused naming path"},
 		{got.Escape.Name == "InvalidArgumentError" && strings.Contains(got.Escape.Message, ".."), "../..: refused"},
-		// Until the envd RPC services are installed (Handler.SetRPC), list is
-		// unimplemented; once they are, it lists the files written.
-		{got.List.Name != "" && strings.Contains(got.List.Message, "not served") || strings.Contains(fmt.Sprint(got.List.Returned), "notes"), "files.list: unimplemented, or the files"},
+		{got.List.Name == "" && strings.Contains(fmt.Sprint(got.List.Returned), "notes"), "files.list lists the files written"},
 		{got.Running, "isRunning (GET /health)"},
 		{got.AfterKill.Name == "TimeoutError", "read after kill: the sandbox is gone (502)"},
 	}
