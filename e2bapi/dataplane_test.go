@@ -56,10 +56,15 @@ func TestDataPlaneAuth(t *testing.T) {
 		t.Errorf("GET /contexts: %d %s", r.status, r.body)
 	}
 	ts.do("POST", "/execute", map[string]any{"code": "print(1)"}, "E2b-Sandbox-Id", id, "E2b-Sandbox-Port", e2bapi.InterpreterPort).wantError(t, 401)
-	// The RPC services answer unimplemented until installed.
-	r = ts.do("POST", "/process.Process/Start", map[string]any{}, data(id, e2bapi.EnvdPort, c.EnvdAccessToken)...)
-	if r.status != http.StatusNotImplemented || !strings.Contains(string(r.body), `"code":"unimplemented"`) {
-		t.Errorf("Process/Start without RPC services: %d %s", r.status, r.body)
+	// The Connect services take the same tokens: a wrong one is
+	// unauthenticated, the sandbox's own lists its commands (none).
+	r = ts.do("POST", "/process.Process/List", map[string]any{}, data(id, e2bapi.EnvdPort, other.EnvdAccessToken)...)
+	if r.status != http.StatusUnauthorized || !strings.Contains(string(r.body), `"code":"unauthenticated"`) {
+		t.Errorf("Process/List with another sandbox's token: %d %s, want 401 unauthenticated", r.status, r.body)
+	}
+	r = ts.do("POST", "/process.Process/List", map[string]any{}, data(id, e2bapi.EnvdPort, c.EnvdAccessToken)...)
+	if r.status != http.StatusOK {
+		t.Errorf("Process/List with the sandbox's token: %d %s, want 200", r.status, r.body)
 	}
 }
 
