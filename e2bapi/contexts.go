@@ -116,7 +116,7 @@ func (h *Handler) createContext(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var body newContextBody
-	payload, err := h.readJSON(w, r, e.owner, &body)
+	payload, err := h.readJSON(w, r, e.tenant(), &body)
 	if err != nil {
 		h.fail(w, "read body", err, nil)
 		return

@@ -65,7 +65,7 @@ func (h *Handler) readFile(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, "read file", err, nil)
 		return
 	}
-	content, err := e.sess.ReadFile(r.Context(), name)
+	content, err := e.session().ReadFile(r.Context(), name)
 	if err != nil {
 		h.fail(w, "read file", err, nil)
 		return
@@ -113,7 +113,7 @@ func (h *Handler) writeFiles(w http.ResponseWriter, r *http.Request) {
 	}
 	query := r.URL.Query().Get("path")
 	var files []upload
-	payload, err := h.readBody(w, r, e.owner, func(body io.Reader) error {
+	payload, err := h.readBody(w, r, e.tenant(), func(body io.Reader) error {
 		var err error
 		files, err = readUploads(r.Header.Get("Content-Type"), query, body)
 		return err
@@ -125,7 +125,7 @@ func (h *Handler) writeFiles(w http.ResponseWriter, r *http.Request) {
 	defer payload.Release()
 	written := make([]entryInfo, 0, len(files))
 	for _, f := range files {
-		if err := e.sess.WriteFile(r.Context(), f.name, f.content); err != nil {
+		if err := e.session().WriteFile(r.Context(), f.name, f.content); err != nil {
 			h.fail(w, "write file", err, nil)
 			return
 		}

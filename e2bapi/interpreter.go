@@ -123,7 +123,7 @@ func (h *Handler) execute(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var body executeBody
-	payload, err := h.readJSON(w, r, e.owner, &body)
+	payload, err := h.readJSON(w, r, e.tenant(), &body)
 	if err != nil {
 		h.fail(w, "read body", err, nil)
 		return
@@ -150,7 +150,7 @@ func (h *Handler) execute(w http.ResponseWriter, r *http.Request) {
 			out.send(outputMsg{Type: string(stream), Text: text, Timestamp: time.Now().UTC().Format(time.RFC3339Nano)})
 		}
 	}
-	resp, err := e.sess.ExecRecorded(r.Context(), cell)
+	resp, err := e.session().ExecRecorded(r.Context(), cell)
 	for name, s := range streams {
 		if text := s.text(nil, true); text != "" {
 			out.send(outputMsg{Type: string(name), Text: text, Timestamp: time.Now().UTC().Format(time.RFC3339Nano)})
