@@ -10,7 +10,8 @@ import (
 
 // TestSDKInterpreter: through E2B's official code-interpreter SDK
 // (interpreter.mjs): the seed's flow gives the DataFrame's shape on
-// stdout and the chart as a real PNG result; output streams as the cell
+// stdout and the chart as a real PNG result (and a chart saved to a file
+// as one, the file's content); output streams as the cell
 // runs; an error keeps its class, message and traceback; variables
 // persist; a DataFrame's table comes as HTML; a cell past the SDK's
 // timeout ends the call and the sandbox goes on; a language other than
@@ -23,6 +24,10 @@ func TestSDKInterpreter(t *testing.T) {
 			Error          any
 			PNGs           []string
 			ExecutionCount int
+		}
+		Saved struct {
+			PNGs       int
+			SameAsFile bool
 		}
 		Streamed struct {
 			Stdout, Stderr string
@@ -50,6 +55,9 @@ func TestSDKInterpreter(t *testing.T) {
 		t.Errorf("the seed's flow: %+v; want the shape (4, 2), no error, one PNG, execution 1", got.Seed)
 	} else if png, err := base64.StdEncoding.DecodeString(got.Seed.PNGs[0]); err != nil || !bytes.HasPrefix(png, []byte("\x89PNG\r\n\x1a\n")) || len(png) < 1000 {
 		t.Errorf("the chart is no PNG: %d bytes, %v", len(png), err)
+	}
+	if got.Saved.PNGs != 1 || !got.Saved.SameAsFile {
+		t.Errorf("a chart saved with savefig: %+v; want one PNG result, the file's content", got.Saved)
 	}
 	if a := got.Streamed.Arrivals; got.Streamed.Stdout != "0\n1\n2\n" || got.Streamed.Stderr != "warn\n" || len(a) < 2 || a[len(a)-1].At-a[0].At < 600 {
 		t.Errorf("streamed: %+v; want 0 1 2 arriving over 0.8 s, and warn on stderr", got.Streamed)

@@ -37,6 +37,12 @@ out.seed = {
   executionCount: analysis.executionCount,
 }
 
+// A chart saved to a file is a PNG result too (as in a notebook, where the
+// saved figure is still shown), and the file is there.
+const saved = await sbx.runCode('import matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\nplt.savefig("chart.png")')
+const file = Buffer.from(await sbx.files.read('/home/user/chart.png', { format: 'bytes' }))
+out.saved = { pngs: saved.results.filter((r) => r.png).length, sameAsFile: saved.results.some((r) => r.png && Buffer.from(r.png, 'base64').equals(file)) }
+
 // Output streamed as the cell runs: the first line arrives long before
 // the last.
 const arrivals = []
