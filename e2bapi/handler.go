@@ -18,8 +18,8 @@ type Config struct {
 	Service *service.Service
 	// Authenticate maps the X-API-Key header of a control-plane request
 	// ("" when absent) to the tenant it acts as. A refused key is an
-	// error wrapping ErrUnauthorized, whose text the caller sees (401);
-	// any other error is a failure of the platform.
+	// error that is ErrUnauthorized (Unauthorized makes one), whose text
+	// the caller sees (401); any other error is a failure of the platform.
 	Authenticate func(ctx context.Context, apiKey string) (tenant string, err error)
 	// BodyTimeout is how long a request body may take to arrive (default
 	// DefaultBodyTimeout).
