@@ -68,6 +68,17 @@ type Request struct {
 	// Policy, when set, is checked against the cell before it runs (a
 	// "blocked" Reply runs nothing).
 	Policy *sandbox.CodeRules `json:"policy,omitempty"`
+	// Context names the namespace the cell runs in (sandbox.Cell's
+	// Context): "" the default one.
+	Context string `json:"context,omitempty"`
+	// ResetContext empties the context's namespace before the cell runs.
+	ResetContext bool `json:"reset_context,omitempty"`
+}
+
+// NewRequest is the Request that runs cell as the session's cell n, its
+// reply to carry token.
+func NewRequest(n int, cell sandbox.Cell, token string) Request {
+	return Request{ID: n, Code: cell.Code, Token: token, Policy: cell.Rules, Context: cell.Context, ResetContext: cell.ResetContext}
 }
 
 // Run asks the kernel to run a stateless program as __main__ and exit with

@@ -1,11 +1,12 @@
 """Crucible's Python session kernel.
 
-Runs cells in one persistent namespace. Requests arrive as JSON lines on
-fd 3 and replies leave on fd 4: a private channel, never the user's
-stdout. The program's own stdout and stderr stay the user's; the host
-tells which output belongs to which cell by itself (what the pipes hold
-when the reply comes), so the kernel only flushes them before it replies.
-A reply carries its request's id and token.
+Runs cells in one persistent namespace, or one per named context.
+Requests arrive as JSON lines on fd 3 and replies leave on fd 4: a
+private channel, never the user's stdout. The program's own stdout and
+stderr stay the user's; the host tells which output belongs to which
+cell by itself (what the pipes hold when the reply comes), so the kernel
+only flushes them before it replies. A reply carries its request's id
+and token.
 
 This program runs inside the sandbox as the unprivileged user, with every
 restriction already in place: it is a convenience for the user's code,
@@ -93,8 +94,55 @@ def private_fd(fd, mode):
 
 REQUESTS = private_fd(3, "r")
 REPLIES = private_fd(4, "w")
-NAMESPACE = {"__name__": "__main__", "__builtins__": __builtins__}
 KERNEL_FILE = __file__
+
+
+def fresh_namespace():
+    """An empty namespace for cells, as a script's __main__ starts."""
+    return {"__name__": "__main__", "__builtins__": __builtins__}
+
+
+# NAMESPACE is the namespace of the running cell's context, and between
+# cells the default context's: what the notebook habits (a "!" line's
+# _exit_code, %who, %time) act on. CONTEXTS holds every context's by name,
+# the default's under "", each made on first use; MAX_CONTEXTS bounds the
+# named ones (sandbox.MaxCellContexts), so that a caller cannot make the
+# kernel keep namespaces without end. Contexts share the interpreter, its
+# modules and the files: they are no boundary, only separate variables.
+NAMESPACE = fresh_namespace()
+CONTEXTS = {"": NAMESPACE}
+MAX_CONTEXTS = 64
+
+
+class ContextError(Exception):
+    """A cell's context cannot be made: the session holds MAX_CONTEXTS."""
+
+
+def enter_context(request):
+    """Make the request's context the cell's: NAMESPACE its namespace,
+    emptied first if the request resets it. Returns False when nothing is
+    left to run: an empty cell that only reset a named context, whose
+    place is then free. Raises ContextError for one context too many."""
+    global NAMESPACE
+    name = request.get("context") or ""
+    if request.get("reset_context"):
+        CONTEXTS.pop(name, None)
+        if name and not request["code"].strip():
+            return False
+    namespace = CONTEXTS.get(name)
+    if namespace is None:
+        if name and len(CONTEXTS) - 1 >= MAX_CONTEXTS:
+            raise ContextError("a session holds at most %d contexts besides the default one, and %r would be "
+                               "one more: reset a context with no code to free its place" % (MAX_CONTEXTS, name))
+        namespace = CONTEXTS[name] = fresh_namespace()
+    NAMESPACE = namespace
+    return True
+
+
+def leave_context():
+    """Make the default context's namespace NAMESPACE again."""
+    global NAMESPACE
+    NAMESPACE = CONTEXTS[""]
 
 
 def read_to_end(fd):
@@ -195,7 +243,8 @@ def on_interrupt(signum, frame):
 
 
 def run_cell(request):
-    """Run one cell and return its reply; none of it when the policy blocks it.
+    """Run one cell, in its context's namespace (enter_context), and
+    return its reply; none of it when the policy blocks it.
 
     The cell's "!" and "%" lines are rewritten first (nb_transform); the
     policy checks the rewritten cell as nb_transform gives it for the
@@ -222,6 +271,13 @@ def run_cell(request):
             if rules.get("mode") == "block":
                 reply["status"] = "blocked"
                 return reply
+    try:
+        if not enter_context(request):
+            return reply
+    except ContextError as exc:
+        reply["status"] = "error"
+        reply["error"] = {"type": "ContextError", "message": str(exc)}
+        return reply
     cpu0, wall0 = nb_clock() if cell.cell_time else (0, 0)
     try:
         CELL_RUNNING = True
@@ -257,6 +313,7 @@ def run_cell(request):
             pass
     if cell.cell_time:
         nb_print_times(cpu0, wall0)
+    leave_context()
     if NB_DISPLAYS:
         reply["displays"] = NB_DISPLAYS
     NB_DISPLAYS = []

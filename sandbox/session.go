@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"regexp"
 	"strings"
 	"time"
 )
@@ -53,6 +54,20 @@ type Cell struct {
 	Code string `json:"code"`
 	// TimeoutMS overrides the session's wall-time limit for this cell.
 	TimeoutMS int64 `json:"timeout_ms,omitempty"`
+	// Context names the namespace the cell runs in: cells of one context
+	// share their variables, and see none of another context's; all share
+	// the session's files, interpreter and limits (E2B's code contexts).
+	// "" is the session's default namespace. A named context is made,
+	// empty, by its first cell; a session holds at most MaxCellContexts
+	// of them besides the default (a cell asking for one more fails, the
+	// session goes on). A context is no security boundary: a cell can
+	// reach every namespace of its interpreter.
+	Context string `json:"context,omitempty"`
+	// ResetContext replaces the context's namespace by an empty one
+	// before the cell runs (E2B's context restart); with empty code it
+	// only resets. Resetting a named context frees its place among the
+	// MaxCellContexts until a cell uses it again.
+	ResetContext bool `json:"reset_context,omitempty"`
 	// OnOutput, when set, receives the cell's output while it runs.
 	OnOutput OutputFunc `json:"-"`
 	// Rules, set by the service from the session's policy, are checked
@@ -73,8 +88,19 @@ func (c *Cell) Validate() error {
 	if c.TimeoutMS < 0 || c.TimeoutMS > maxLimits.WallTimeMS {
 		return inputErrorf("timeout_ms", "must be between 0 (the session's limit) and %d, got %d", maxLimits.WallTimeMS, c.TimeoutMS)
 	}
+	if c.Context != "" && !contextNameRE.MatchString(c.Context) {
+		return inputErrorf("context", "must be empty (the default context) or 1 to 64 letters, digits, '_' and '-', starting with a letter or digit, got %q", c.Context)
+	}
 	return nil
 }
+
+// MaxCellContexts is how many named contexts (Cell.Context) a session
+// holds at most, besides its default one. The kernel enforces it.
+const MaxCellContexts = 64
+
+// contextNameRE is what a Cell.Context name may be: short, printable,
+// safe in a URL path and a log line.
+var contextNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
 
 // FileInfo describes a file in a session's working directory.
 type FileInfo struct {

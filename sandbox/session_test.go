@@ -24,6 +24,21 @@ func TestCellValidate(t *testing.T) {
 		{"surrogate in code", Cell{Code: "x = '\xed\xa0\x80'"}, "code", "valid UTF-8"},
 		{"negative timeout", Cell{Code: "1", TimeoutMS: -1}, "timeout_ms", "between"},
 		{"absurd timeout", Cell{Code: "1", TimeoutMS: MaxLimits().WallTimeMS + 1}, "timeout_ms", "between"},
+		{"default context", Cell{Code: "1", Context: ""}, "", ""},
+		{"named context", Cell{Code: "1", Context: "ctx-1_a"}, "", ""},
+		{"E2B context id", Cell{Code: "1", Context: "3f2c9a1e-7b4d-4c2a-9e8f-0a1b2c3d4e5f"}, "", ""},
+		{"one-character context", Cell{Code: "1", Context: "a"}, "", ""},
+		{"64-character context", Cell{Code: "1", Context: strings.Repeat("a", 64)}, "", ""},
+		{"reset default context", Cell{ResetContext: true}, "", ""},
+		{"reset named context", Cell{Context: "a", ResetContext: true}, "", ""},
+		{"65-character context", Cell{Code: "1", Context: strings.Repeat("a", 65)}, "context", "1 to 64 letters"},
+		{"context starting with '-'", Cell{Code: "1", Context: "-a"}, "context", "starting with a letter or digit"},
+		{"context starting with '_'", Cell{Code: "1", Context: "_a"}, "context", "starting with a letter or digit"},
+		{"context with a slash", Cell{Code: "1", Context: "a/b"}, "context", "letters, digits"},
+		{"context with a space", Cell{Code: "1", Context: "a b"}, "context", "letters, digits"},
+		{"context with a dot", Cell{Code: "1", Context: "a.b"}, "context", "letters, digits"},
+		{"context with a newline", Cell{Code: "1", Context: "a\n"}, "context", "letters, digits"},
+		{"non-ASCII context", Cell{Code: "1", Context: "é"}, "context", "letters, digits"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -156,7 +156,7 @@ func (s *Session) runCell(ctx context.Context, cell sandbox.Cell, n int) (sandbo
 		interrupt(sandbox.StatusOutputLimit, "output limit of "+units.BytesSize(float64(s.lim.OutputBytes))+" reached; the cell was interrupted")
 	}, cell.OnOutput)
 	token := ids.New(ids.Session)
-	req, _ := json.Marshal(kernel.Request{ID: n, Code: cell.Code, Token: token, Policy: cell.Rules})
+	req, _ := json.Marshal(kernel.NewRequest(n, cell, token))
 	life.request(append(req, '\n'))
 	timer := time.NewTimer(wall)
 	defer timer.Stop()

@@ -20,6 +20,12 @@ const CodeDir = "/code"
 // WorkDir is the writable working directory inside the sandbox.
 const WorkDir = "/work"
 
+// HomeUser is, in every sandbox, a symbolic link to WorkDir: the home
+// directory E2B's SDKs, and the code written for them, take for the
+// working directory (files.write("/home/user/data.csv"),
+// pd.read_csv("/home/user/data.csv")), reaching the same files.
+const HomeUser = "/home/user"
+
 // Spec describes one language.
 type Spec struct {
 	// Language is the language described.

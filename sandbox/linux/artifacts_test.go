@@ -158,3 +158,26 @@ func TestRunCancelledWhileCollecting(t *testing.T) {
 			res.Status, res.ExitCode, res.Reason, len(res.Artifacts))
 	}
 }
+
+// TestRunCancelledWhileBooting proves a run cancelled while its sandbox's
+// kernel starts ends as killed, not as a platform failure (the conformance
+// suite's Cancel once saw status internal, "context canceled", there).
+func TestRunCancelledWhileBooting(t *testing.T) {
+	testenv.Root(t)
+	rt, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	testHookBooting = cancel
+	defer func() { testHookBooting = nil }()
+	res, err := rt.Run(ctx, sandbox.Request{Language: sandbox.Python, Code: "print('ran')"})
+	if err != nil {
+		t.Fatalf("Run cancelled while booting: %v, want no error", err)
+	}
+	if res.Status != sandbox.StatusKilled || !strings.Contains(res.Reason, "cancelled") || len(res.Stdout) != 0 {
+		t.Errorf("run cancelled while booting: status %s, reason %q, stdout %q; want killed, cancelled, nothing", res.Status, res.Reason, res.Stdout)
+	}
+}

@@ -30,6 +30,10 @@ const cpuPollInterval = 50 * time.Millisecond
 // host slow to react.
 var testHookStarted func()
 
+// testHookBooting, when a test sets it, runs as the host begins to start
+// a cold run's kernel: it cancels the run there.
+var testHookBooting func()
+
 // testHookCollecting, when a test sets it, runs as the host begins to
 // collect a run's artifacts: it cancels the run there.
 var testHookCollecting func()

@@ -70,6 +70,9 @@ func TestImageLayout(t *testing.T) {
 			t.Errorf("%s must not be bound from an image", hidden)
 		}
 	}
+	if e := got["/home/user"]; e.Link != "/work" || e.Source != "" {
+		t.Errorf("/home/user must be a link to /work, got %+v", e)
+	}
 	if _, err := imageLayout(filepath.Join(dir, "etc")); err == nil {
 		t.Error("a directory without /usr accepted as a root filesystem")
 	}
@@ -80,12 +83,20 @@ func TestHostLayoutHidesSecrets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	linked := false
 	for _, e := range root {
+		if e == homeLink() {
+			linked = true
+			continue // a link to the sandbox's own /work, nothing of the host's /home
+		}
 		for _, bad := range []string{"/home", "/root", "/run", "/var", "/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/ssh"} {
 			if e.Target == bad || strings.HasPrefix(e.Target, bad+"/") {
 				t.Errorf("host layout exposes %s", e.Target)
 			}
 		}
+	}
+	if !linked {
+		t.Errorf("the host layout has no %s linked to %s", lang.HomeUser, lang.WorkDir)
 	}
 }
 

@@ -31,6 +31,9 @@ func (x *execution) runByKernel() bool {
 // directory of them named in PYTHONPATH exists when the interpreter
 // first looks at it (it remembers a directory it found missing).
 func (x *execution) bootForRun(ctx context.Context, p *sandboxProc) error {
+	if testHookBooting != nil {
+		testHookBooting()
+	}
 	k, err := x.rt.bootKernel(ctx, p, x.lim, x.req.Env, x.req.Files, coldKernel, nil)
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/crucible-sandbox/crucible/image"
+	"github.com/crucible-sandbox/crucible/sandbox/lang"
 	"github.com/crucible-sandbox/crucible/sandbox/linux/sandboxinit"
 )
 
@@ -55,8 +56,8 @@ func identityEntries(id int) []sandboxinit.RootEntry {
 }
 
 // hostLayout describes a root made of the host's system directories,
-// bound read-only, as bubblewrap does, the allowlisted /etc files, and
-// generatedEtc.
+// bound read-only, as bubblewrap does, the allowlisted /etc files,
+// generatedEtc and homeLink.
 func hostLayout() ([]sandboxinit.RootEntry, error) {
 	var root []sandboxinit.RootEntry
 	for _, dir := range hostSystemDirs {
@@ -87,7 +88,18 @@ func hostLayout() ([]sandboxinit.RootEntry, error) {
 		}
 		root = append(root, e)
 	}
-	return append(root, generatedEtc()...), nil
+	root = append(root, generatedEtc()...)
+	return append(root, homeLink()), nil
+}
+
+// homeLink makes lang.HomeUser, in every sandbox, a symbolic link to the
+// working directory, so that both paths reach the same writable files.
+// It is a link in the sandbox's own root, to the sandbox's own /work: it
+// exposes nothing of the host's /home (left out of every root, on the
+// host's directories and in an image alike) and is no second writable
+// place (the root stays read-only, /home holds nothing else).
+func homeLink() sandboxinit.RootEntry {
+	return sandboxinit.RootEntry{Target: lang.HomeUser, Link: lang.WorkDir}
 }
 
 // generatedEtc are the /etc files every sandbox gets from the runtime,
@@ -110,7 +122,7 @@ func generatedEtc() []sandboxinit.RootEntry {
 
 // imageLayout describes a root made of a root filesystem image directory:
 // each top-level entry bound read-only, except those in rootfsSkipped,
-// generatedEtc over the image's /etc, and buildHostEntries.
+// generatedEtc over the image's /etc, homeLink, and buildHostEntries.
 func imageLayout(dir string) ([]sandboxinit.RootEntry, error) {
 	fi, err := os.Stat(dir)
 	if err != nil {
@@ -141,6 +153,7 @@ func imageLayout(dir string) ([]sandboxinit.RootEntry, error) {
 		return nil, fmt.Errorf("root filesystem %s has no /usr: is it a root filesystem?", dir)
 	}
 	root = append(root, generatedEtc()...)
+	root = append(root, homeLink())
 	return append(root, buildHostEntries(dir, root)...), nil
 }
 

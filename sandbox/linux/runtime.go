@@ -247,6 +247,13 @@ func (r *Runtime) Run(ctx context.Context, req sandbox.Request) (sandbox.Result,
 	}
 	x := &execution{rt: r, req: &req, lim: lim, spec: lang.For(req.Language), res: &res}
 	if err := x.run(ctx); err != nil {
+		// Cancelled while the sandbox or its kernel was being prepared:
+		// the caller's doing, not the platform's; nothing of the program
+		// ran (its processes, if any began, went with the sandbox).
+		if cerr := ctx.Err(); cerr != nil && errors.Is(err, cerr) {
+			res.Status, res.Reason = sandbox.StatusKilled, "run cancelled before the program started: "+cerr.Error()
+			return res, nil
+		}
 		res.Status, res.Reason = sandbox.StatusInternal, err.Error()
 		return res, err
 	}

@@ -459,7 +459,7 @@ func (s *Session) runCell(ctx context.Context, cell sandbox.Cell, n int) (sandbo
 	s.stdout.begin(s.lim.OutputBytes, outputOver, out)
 	s.stderr.begin(s.lim.OutputBytes, outputOver, out)
 	token := ids.New(ids.Session)
-	req, _ := json.Marshal(kernel.Request{ID: n, Code: cell.Code, Token: token, Policy: cell.Rules})
+	req, _ := json.Marshal(kernel.NewRequest(n, cell, token))
 	start := time.Now()
 	timer := time.NewTimer(wall)
 	defer timer.Stop()

@@ -11,12 +11,13 @@ import (
 // each run a clean one, and one that builds a sandbox per run must not
 // share any writable place between them.
 
-// persistPlant leaves, named after its token, files in /work, /tmp and
-// /dev/shm (where writable) and a background process in a session of its
+// persistPlant leaves, named after its token, files in /work, /tmp,
+// /dev/shm (where writable) and /home/user (a link to /work, where a
+// runtime might have made a place of its own) and a background process in a session of its
 // own, which outlives the program unless the runtime ends it.
 const persistPlant = `import os, subprocess, time
 TOKEN = "{{TOKEN}}"
-for d in ("/work", "/tmp", "/dev/shm"):
+for d in ("/work", "/tmp", "/dev/shm", "/home/user"):
     try:
         open(os.path.join(d, TOKEN), "w").write(TOKEN)
         os.mkdir(os.path.join(d, TOKEN + ".d"))
@@ -28,11 +29,11 @@ print("planted")
 `
 
 // persistCheck reports, as JSON, what of a planted token it finds: names
-// in /work, /tmp and /dev/shm, and processes whose command line holds it.
+// in /work, /tmp, /dev/shm and /home/user, and processes whose command line holds it.
 const persistCheck = `import json, os
 TOKEN = "{{PLANTED}}"
 found = []
-for d in ("/work", "/tmp", "/dev/shm"):
+for d in ("/work", "/tmp", "/dev/shm", "/home/user"):
     try:
         found += [os.path.join(d, n) for n in os.listdir(d) if TOKEN in n]
     except OSError:

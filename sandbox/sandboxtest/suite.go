@@ -162,6 +162,8 @@ func RunWith(t *testing.T, newRuntime func(t *testing.T) sandbox.Runtime, opts O
 		{"SparseArtifacts", testSparseArtifacts},
 		{"SpecialFileArtifacts", testSpecialFileArtifacts},
 		{"Env", testEnv},
+		// /home/user leads to the working directory (homeuser.go).
+		{"HomeUser", testHomeUser},
 		// Output handed over while the program runs (output.go).
 		{"OnOutput", testOnOutput},
 		// Requests refused before anything runs (input.go).
@@ -179,6 +181,8 @@ func RunWith(t *testing.T, newRuntime func(t *testing.T) sandbox.Runtime, opts O
 		{"SessionBrokenChannel", testSessionBrokenChannel},
 		// A cell out of memory restarts the interpreter (sessionrestart.go).
 		{"SessionMemoryRestart", testSessionMemoryRestart},
+		// Cells in named contexts of one session (sessioncontexts.go).
+		{"SessionContexts", testSessionContexts},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if why, ok := opts.NotApplicable[tc.name]; ok {
