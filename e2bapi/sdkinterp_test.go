@@ -15,7 +15,8 @@ import (
 // runs; an error keeps its class, message and traceback; variables
 // persist; a DataFrame's table comes as HTML; a cell past the SDK's
 // timeout ends the call and the sandbox goes on; a language other than
-// Python and per-cell envs are refused with the field named.
+// Python and per-cell envs are refused with the field named; code
+// contexts keep variables apart, restart empties one, removal forgets it.
 func TestSDKInterpreter(t *testing.T) {
 	ts := newTestServer(t, nil)
 	var got struct {
@@ -41,13 +42,14 @@ func TestSDKInterpreter(t *testing.T) {
 			Text  string
 			Count int
 		}
-		Table                     struct{ Text, HTML string }
-		Timeout                   thrown
-		AfterTimeout              string
-		Language, Envs            struct{ Name, Value string }
-		InContext                 struct{ Name, Value string }
-		Contexts, ContextsAfter   []string
-		UnknownContext, AfterKill thrown
+		Table                                                                    struct{ Text, HTML string }
+		Timeout                                                                  thrown
+		AfterTimeout                                                             string
+		Language, Envs                                                           struct{ Name, Value string }
+		InContext, DefaultSeesY, ContextSeesX, AfterRestart, DefaultAfterRestart string
+		RemovedRun                                                               thrown
+		Contexts, ContextsAfter                                                  []string
+		UnknownContext, AfterKill                                                thrown
 	}
 	runSDK(t, ts, "interpreter.mjs", ts.newKey("acme"), &got)
 
@@ -83,8 +85,15 @@ func TestSDKInterpreter(t *testing.T) {
 	if len(got.Contexts) != 2 || got.Contexts[0] != "default" || !slices.Equal(got.ContextsAfter, []string{"default"}) {
 		t.Errorf("contexts: %v, after removing one %v", got.Contexts, got.ContextsAfter)
 	}
-	if got.InContext.Name != "NotSupportedError" {
-		t.Errorf("a cell in a context: %+v (until sandbox.Cell has Context)", got.InContext)
+	if got.InContext != "'in ctx'" || got.DefaultSeesY != "NameError" || got.ContextSeesX != "NameError" {
+		t.Errorf("contexts: y in its context %q, from the default %q, x from the context %q; want 'in ctx', NameError, NameError",
+			got.InContext, got.DefaultSeesY, got.ContextSeesX)
+	}
+	if got.AfterRestart != "NameError" || got.DefaultAfterRestart != "5" {
+		t.Errorf("after a restart of the context: y there %q, x in the default %q; want NameError and 5 (the default untouched)", got.AfterRestart, got.DefaultAfterRestart)
+	}
+	if got.RemovedRun.Name != "NotFoundError" {
+		t.Errorf("runCode in a removed context: %+v", got.RemovedRun)
 	}
 	if got.UnknownContext.Name != "NotFoundError" {
 		t.Errorf("an unknown context: %+v", got.UnknownContext)
