@@ -178,3 +178,37 @@ func TestKeys(t *testing.T) {
 		t.Errorf("an e2b_ key on /v1/sessions: %d", resp.StatusCode)
 	}
 }
+
+// TestCellsRecorded: a sandbox's cells go through the service's pipeline:
+// each is a run record of the sandbox's session, its output redacted,
+// which Crucible's own API lists by the sandbox's ID with the same e2b_
+// key.
+func TestCellsRecorded(t *testing.T) {
+	ts := newTestServer(t, nil)
+	key := ts.newKey("acme")
+	c := ts.create(key, map[string]any{"templateID": "base"})
+	secret := "sk-" + strings.Repeat("a1B2", 12) // an OpenAI-style key, which redaction hides
+	msgs := execute(t, ts, c, map[string]any{"code": "print('token " + secret + "')"})
+	if out := ofType(msgs, "stdout"); len(out) != 1 || strings.Contains(out[0]["text"].(string), secret) {
+		t.Errorf("the cell's stdout: %v; want it redacted", out)
+	}
+	req, _ := http.NewRequest("GET", ts.http.URL+"/v1/runs?session="+c.SandboxID, nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := ts.http.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var list struct {
+		Runs []struct {
+			SessionID string `json:"session_id"`
+			Status    string `json:"status"`
+		} `json:"runs"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("GET /v1/runs?session=: %d %v", resp.StatusCode, err)
+	}
+	if len(list.Runs) != 1 || list.Runs[0].SessionID != c.SandboxID || list.Runs[0].Status != "ok" {
+		t.Errorf("the sandbox's records: %+v; want its one cell", list.Runs)
+	}
+}

@@ -17,8 +17,8 @@ type Config struct {
 	Service *service.Service
 	// Authenticate maps the X-API-Key header of a control-plane request
 	// ("" when absent) to the tenant it acts as. A refused key is an
-	// error wrapping ErrUnauthorized, whose text the caller sees (401);
-	// any other error is a failure of the platform.
+	// error that is ErrUnauthorized (Unauthorized makes one), whose text
+	// the caller sees (401); any other error is a failure of the platform.
 	Authenticate func(ctx context.Context, apiKey string) (tenant string, err error)
 	// BodyTimeout is how long a request body may take to arrive (default
 	// DefaultBodyTimeout).
@@ -74,14 +74,17 @@ func New(cfg Config) (*Handler, error) {
 
 // envdSandboxOf is sandboxOf for envd's Connect services: a refusal keeps
 // its meaning as a Connect code (a wrong or missing token is
-// unauthenticated; anything else, such as a sandbox that is gone, not
-// found).
+// unauthenticated, a sandbox that does not run unavailable).
 func (h *Handler) envdSandboxOf(r *http.Request) (envdSandbox, error) {
 	e, err := h.sandboxOf(r)
 	if err != nil {
 		var ae *apiError
-		if errors.As(err, &ae) && ae.Code == http.StatusUnauthorized {
+		switch {
+		case errors.As(err, &ae) && ae.Code == http.StatusUnauthorized:
 			return nil, envdError{code: connect.CodeUnauthenticated, msg: ae.Message}
+		case errors.As(err, &ae) && ae.Code == http.StatusBadGateway:
+			// As the plain routes' 502: the SDK reads it as a sandbox gone.
+			return nil, envdError{code: connect.CodeUnavailable, msg: ae.Message}
 		}
 		return nil, envdError{code: connect.CodeNotFound, msg: err.Error()}
 	}

@@ -4,8 +4,9 @@
 #   2. finds Go (on PATH, else /usr/local/go/bin),
 #   3. installs the Debian packages the sandboxes use, and chromium, the
 #      headless browser the web UI's tests drive, only if missing,
-#   4. builds bin/crucible, installs staticcheck and the MCP client's npm
-#      packages (tools/mcp-client, npm ci, pinned by its package-lock.json),
+#   4. builds bin/crucible, installs staticcheck, the MCP client's npm
+#      packages (tools/mcp-client, npm ci, pinned by its package-lock.json)
+#      and E2B's SDKs (tools/e2b-client, likewise),
 #   5a. Docker and gVisor for the docker and gvisor runtimes: installs
 #      docker.io, builds gVisor's runsc pinned by module version (once; about
 #      three minutes on empty Go caches), registers it in
@@ -139,6 +140,16 @@ if ! cmp -s "$mcpdir/package-lock.json" "$mcpdir/node_modules/.package-lock.json
 	step "installing the MCP client packages (npm ci in $mcpdir)"
 	run_quiet "$log" npm ci --prefix "$mcpdir" --no-audit --no-fund || die "npm ci in $mcpdir failed"
 	cp "$mcpdir/package-lock.json" "$mcpdir/node_modules/.package-lock.json.installed"
+fi
+
+# 4d. E2B's official JavaScript SDKs (e2b, @e2b/code-interpreter), pinned
+# in tools/e2b-client/package-lock.json, for the E2B-compatible API's
+# tests (package e2bapi); npm ci only when the lock changed.
+e2bdir=tools/e2b-client
+if ! cmp -s "$e2bdir/package-lock.json" "$e2bdir/node_modules/.package-lock.json.installed"; then
+	step "installing E2B's SDKs (npm ci in $e2bdir)"
+	run_quiet "$log" npm ci --prefix "$e2bdir" --no-audit --no-fund || die "npm ci in $e2bdir failed"
+	cp "$e2bdir/package-lock.json" "$e2bdir/node_modules/.package-lock.json.installed"
 fi
 
 # 5a. Docker Engine and gVisor (scripts/dockerd.sh): docker.io, runsc built
