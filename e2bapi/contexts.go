@@ -1,6 +1,7 @@
 package e2bapi
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"net/http"
@@ -15,11 +16,14 @@ import (
 const defaultContextID = "default"
 
 // MaxContexts bounds the code contexts a sandbox holds besides its
-// default one (as the session kernel bounds its namespaces).
-const MaxContexts = 64
+// default one: the namespaces its session's kernel holds at most.
+const MaxContexts = sandbox.MaxCellContexts
 
 // codeContext is a code interpreter's context: a namespace of variables
-// of its own, in the sandbox's one interpreter.
+// of its own in the sandbox's one interpreter (sandbox.Cell.Context),
+// sharing its modules and files. It is no security boundary: a cell can
+// reach every namespace of its interpreter, as every context of a sandbox
+// belongs to the same caller.
 type codeContext struct {
 	ID       string `json:"id"`
 	Language string `json:"language"`
@@ -58,32 +62,23 @@ func (t *contextTable) counted(c *codeContext) int {
 	return c.executions
 }
 
-// ── Code contexts and the session's cells ──────────────────────────────
-//
-// cellInContext places the code context c into cell. A context is a
-// namespace of the sandbox's one interpreter (sandbox.Cell.Context, from
-// branch i27-ctx); the default context is the session's own namespace.
-// Until Cell has that field, only the default context runs cells: the
-// others are listed, made and removed, and a cell in one is refused.
-// When it lands, the context's name in the cell is "" (the session's
-// namespace) for the default context, else its ID (newContextID makes a
-// valid name): `if c.ID != defaultContextID { cell.Context = c.ID }`.
-func cellInContext(cell *sandbox.Cell, c *codeContext) error {
-	_ = cell
+// contextName is c's namespace in the session (sandbox.Cell.Context): ""
+// (the session's own) for the default context, else its ID, which
+// newContextID makes a valid name.
+func contextName(c *codeContext) string {
 	if c.ID == defaultContextID {
-		return nil
+		return ""
 	}
-	return notImplemented("code context %q: running cells in a context other than the default is not supported by this server yet; run without a context", c.ID)
+	return c.ID
 }
 
-// resetContext empties c's namespace (POST /contexts/{id}/restart). When
-// Cell has ResetContext: run sandbox.Cell{Context: (as above),
-// ResetContext: true} in the session.
-func resetContext(c *codeContext) error {
-	return notImplemented("restarting code context %q is not supported by this server yet: create a new context, or a new sandbox", c.ID)
+// resetContext empties c's namespace in e's session, with a cell of no
+// code that resets it: a restart, and, for a named context, the freeing
+// of its place in the kernel until a cell uses it again.
+func resetContext(ctx context.Context, e *sandboxEntry, c *codeContext) error {
+	_, err := e.session().ExecRecorded(ctx, sandbox.Cell{Context: contextName(c), ResetContext: true})
+	return err
 }
-
-// ───────────────────────────────────────────────────────────────────────
 
 // newContextID returns a new context's ID: 16 random hex digits, a valid
 // context name for the kernel.
@@ -116,7 +111,7 @@ func (h *Handler) createContext(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var body newContextBody
-	payload, err := h.readJSON(w, r, e.owner, &body)
+	payload, err := h.readJSON(w, r, e.tenant(), &body)
 	if err != nil {
 		h.fail(w, "read body", err, nil)
 		return
@@ -185,6 +180,12 @@ func (h *Handler) deleteContext(w http.ResponseWriter, r *http.Request) {
 		writeError(w, invalid("id", "must name a context made with POST /contexts: the default context cannot be removed"))
 		return
 	}
+	// The context's namespace is emptied, which frees its place in the
+	// kernel, before it is forgotten.
+	if err := resetContext(r.Context(), e, c); err != nil {
+		h.fail(w, "delete context", err, nil)
+		return
+	}
 	t := &e.contexts
 	t.mu.Lock()
 	t.list = slices.DeleteFunc(t.list, func(x *codeContext) bool { return x == c })
@@ -203,9 +204,12 @@ func (h *Handler) restartContext(w http.ResponseWriter, r *http.Request) {
 	if c == nil {
 		return
 	}
-	if err := resetContext(c); err != nil {
+	if err := resetContext(r.Context(), e, c); err != nil {
 		h.fail(w, "restart context", err, nil)
 		return
 	}
+	e.contexts.mu.Lock()
+	c.executions = 0
+	e.contexts.mu.Unlock()
 	w.WriteHeader(http.StatusNoContent)
 }

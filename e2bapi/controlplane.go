@@ -299,7 +299,7 @@ func (h *Handler) setTimeout(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var body timeoutBody
-	payload, err := h.readJSON(w, r, e.owner, &body)
+	payload, err := h.readJSON(w, r, e.tenant(), &body)
 	if err != nil {
 		h.fail(w, "read body", err, nil)
 		return
@@ -330,7 +330,7 @@ func (h *Handler) connectSandbox(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var body timeoutBody
-	payload, err := h.readJSON(w, r, e.owner, &body)
+	payload, err := h.readJSON(w, r, e.tenant(), &body)
 	if err != nil {
 		h.fail(w, "read body", err, nil)
 		return

@@ -56,10 +56,15 @@ func TestDataPlaneAuth(t *testing.T) {
 		t.Errorf("GET /contexts: %d %s", r.status, r.body)
 	}
 	ts.do("POST", "/execute", map[string]any{"code": "print(1)"}, "E2b-Sandbox-Id", id, "E2b-Sandbox-Port", e2bapi.InterpreterPort).wantError(t, 401)
-	// The RPC services answer unimplemented until installed.
-	r = ts.do("POST", "/process.Process/Start", map[string]any{}, data(id, e2bapi.EnvdPort, c.EnvdAccessToken)...)
-	if r.status != http.StatusNotImplemented || !strings.Contains(string(r.body), `"code":"unimplemented"`) {
-		t.Errorf("Process/Start without RPC services: %d %s", r.status, r.body)
+	// The Connect services take the same tokens: a wrong one is
+	// unauthenticated, the sandbox's own lists its commands (none).
+	r = ts.do("POST", "/process.Process/List", map[string]any{}, data(id, e2bapi.EnvdPort, other.EnvdAccessToken)...)
+	if r.status != http.StatusUnauthorized || !strings.Contains(string(r.body), `"code":"unauthenticated"`) {
+		t.Errorf("Process/List with another sandbox's token: %d %s, want 401 unauthenticated", r.status, r.body)
+	}
+	r = ts.do("POST", "/process.Process/List", map[string]any{}, data(id, e2bapi.EnvdPort, c.EnvdAccessToken)...)
+	if r.status != http.StatusOK {
+		t.Errorf("Process/List with the sandbox's token: %d %s, want 200", r.status, r.body)
 	}
 }
 
@@ -171,5 +176,39 @@ func TestKeys(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 200 {
 		t.Errorf("an e2b_ key on /v1/sessions: %d", resp.StatusCode)
+	}
+}
+
+// TestCellsRecorded: a sandbox's cells go through the service's pipeline:
+// each is a run record of the sandbox's session, its output redacted,
+// which Crucible's own API lists by the sandbox's ID with the same e2b_
+// key.
+func TestCellsRecorded(t *testing.T) {
+	ts := newTestServer(t, nil)
+	key := ts.newKey("acme")
+	c := ts.create(key, map[string]any{"templateID": "base"})
+	secret := "sk-" + strings.Repeat("a1B2", 12) // an OpenAI-style key, which redaction hides
+	msgs := execute(t, ts, c, map[string]any{"code": "print('token " + secret + "')"})
+	if out := ofType(msgs, "stdout"); len(out) != 1 || strings.Contains(out[0]["text"].(string), secret) {
+		t.Errorf("the cell's stdout: %v; want it redacted", out)
+	}
+	req, _ := http.NewRequest("GET", ts.http.URL+"/v1/runs?session="+c.SandboxID, nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := ts.http.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var list struct {
+		Runs []struct {
+			SessionID string `json:"session_id"`
+			Status    string `json:"status"`
+		} `json:"runs"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("GET /v1/runs?session=: %d %v", resp.StatusCode, err)
+	}
+	if len(list.Runs) != 1 || list.Runs[0].SessionID != c.SandboxID || list.Runs[0].Status != "ok" {
+		t.Errorf("the sandbox's records: %+v; want its one cell", list.Runs)
 	}
 }

@@ -24,8 +24,7 @@
 //     not found.
 //   - envd, the in-sandbox daemon (E2b-Sandbox-Port other than 49999):
 //     GET /health, GET and POST /files, and the Connect RPC services
-//     process.Process and filesystem.Filesystem, served by the handler
-//     SetRPC installs.
+//     process.Process and filesystem.Filesystem (envd*.go).
 //   - The code interpreter (E2b-Sandbox-Port 49999): POST /execute
 //     (newline-delimited JSON, streamed as the cell runs), and the code
 //     contexts: POST and GET /contexts, DELETE /contexts/{id},

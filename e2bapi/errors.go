@@ -10,10 +10,20 @@ import (
 	"github.com/crucible-sandbox/crucible/service"
 )
 
-// ErrUnauthorized is what Config.Authenticate wraps when it refuses a
-// key; the error's text is shown to the caller (401). Any other error of
-// Authenticate is a failure of the platform (500, logged).
+// ErrUnauthorized is what an error of Config.Authenticate is (errors.Is)
+// when it refuses a key (make one with Unauthorized); the error's text is
+// shown to the caller (401). Any other error of Authenticate is a failure
+// of the platform (500, logged).
 var ErrUnauthorized = errors.New("unauthorized")
+
+// Unauthorized returns a refusal of a key, explained by message, for
+// Config.Authenticate to return: it is ErrUnauthorized.
+func Unauthorized(message string) error { return &unauthorizedError{message} }
+
+type unauthorizedError struct{ msg string }
+
+func (e *unauthorizedError) Error() string        { return e.msg }
+func (e *unauthorizedError) Is(target error) bool { return target == ErrUnauthorized }
 
 // apiError is an error as E2B's API answers it: Code is the HTTP status
 // (E2B's SDKs test error.code == 404 to tell "not found" apart) and

@@ -44,6 +44,9 @@ func sessionPath(p string) (string, error) {
 	return c, nil
 }
 
+// fileFields renames the session's field of a file name to envd's.
+var fileFields = map[string]string{"name": "path"}
+
 // entryInfo describes a file written, as envd answers POST /files.
 type entryInfo struct {
 	Path string `json:"path"`
@@ -57,17 +60,17 @@ type entryInfo struct {
 func (h *Handler) readFile(w http.ResponseWriter, r *http.Request) {
 	e, err := h.sandboxOf(r)
 	if err != nil {
-		h.fail(w, "read file", err, nil)
+		h.fail(w, "read file", err, fileFields)
 		return
 	}
 	name, err := sessionPath(r.URL.Query().Get("path"))
 	if err != nil {
-		h.fail(w, "read file", err, nil)
+		h.fail(w, "read file", err, fileFields)
 		return
 	}
-	content, err := e.sess.ReadFile(r.Context(), name)
+	content, err := e.session().ReadFile(r.Context(), name)
 	if err != nil {
-		h.fail(w, "read file", err, nil)
+		h.fail(w, "read file", err, fileFields)
 		return
 	}
 	hd := w.Header()
@@ -94,7 +97,7 @@ type upload struct {
 func (h *Handler) writeFiles(w http.ResponseWriter, r *http.Request) {
 	e, err := h.sandboxOf(r)
 	if err != nil {
-		h.fail(w, "write file", err, nil)
+		h.fail(w, "write file", err, fileFields)
 		return
 	}
 	if enc := r.Header.Get("Content-Encoding"); enc != "" && enc != "identity" {
@@ -113,20 +116,20 @@ func (h *Handler) writeFiles(w http.ResponseWriter, r *http.Request) {
 	}
 	query := r.URL.Query().Get("path")
 	var files []upload
-	payload, err := h.readBody(w, r, e.owner, func(body io.Reader) error {
+	payload, err := h.readBody(w, r, e.tenant(), func(body io.Reader) error {
 		var err error
 		files, err = readUploads(r.Header.Get("Content-Type"), query, body)
 		return err
 	})
 	if err != nil {
-		h.fail(w, "write file", err, nil)
+		h.fail(w, "write file", err, fileFields)
 		return
 	}
 	defer payload.Release()
 	written := make([]entryInfo, 0, len(files))
 	for _, f := range files {
-		if err := e.sess.WriteFile(r.Context(), f.name, f.content); err != nil {
-			h.fail(w, "write file", err, nil)
+		if err := e.session().WriteFile(r.Context(), f.name, f.content); err != nil {
+			h.fail(w, "write file", err, fileFields)
 			return
 		}
 		written = append(written, entryInfo{Path: HomeDir + "/" + f.name, Name: path.Base(f.name), Type: "file"})

@@ -5,10 +5,9 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"strings"
-	"sync"
 	"time"
 
+	"connectrpc.com/connect"
 	"github.com/crucible-sandbox/crucible/service"
 )
 
@@ -18,8 +17,8 @@ type Config struct {
 	Service *service.Service
 	// Authenticate maps the X-API-Key header of a control-plane request
 	// ("" when absent) to the tenant it acts as. A refused key is an
-	// error wrapping ErrUnauthorized, whose text the caller sees (401);
-	// any other error is a failure of the platform.
+	// error that is ErrUnauthorized (Unauthorized makes one), whose text
+	// the caller sees (401); any other error is a failure of the platform.
 	Authenticate func(ctx context.Context, apiKey string) (tenant string, err error)
 	// BodyTimeout is how long a request body may take to arrive (default
 	// DefaultBodyTimeout).
@@ -49,9 +48,7 @@ type Handler struct {
 	envd        *http.ServeMux
 	interp      *http.ServeMux
 	sandboxes   sandboxTable
-
-	rpcMu sync.RWMutex
-	rpc   http.Handler // the Connect services of envd; nil until SetRPC
+	rpc         http.Handler // envd's Connect services (newEnvdRPC)
 }
 
 // New returns a handler for cfg.
@@ -70,17 +67,28 @@ func New(cfg Config) (*Handler, error) {
 	}
 	h := &Handler{svc: cfg.Service, auth: cfg.Authenticate, bodyTimeout: cfg.BodyTimeout, log: cfg.Logger,
 		sandboxes: sandboxTable{m: map[string]*sandboxEntry{}}}
+	h.rpc = newEnvdRPC(h.envdSandboxOf)
 	h.routes()
 	return h, nil
 }
 
-// SetRPC installs the handler of envd's Connect RPC services
-// (/process.Process/..., /filesystem.Filesystem/...). Until it is set
-// they answer 501.
-func (h *Handler) SetRPC(rpc http.Handler) {
-	h.rpcMu.Lock()
-	defer h.rpcMu.Unlock()
-	h.rpc = rpc
+// envdSandboxOf is sandboxOf for envd's Connect services: a refusal keeps
+// its meaning as a Connect code (a wrong or missing token is
+// unauthenticated, a sandbox that does not run unavailable).
+func (h *Handler) envdSandboxOf(r *http.Request) (envdSandbox, error) {
+	e, err := h.sandboxOf(r)
+	if err != nil {
+		var ae *apiError
+		switch {
+		case errors.As(err, &ae) && ae.Code == http.StatusUnauthorized:
+			return nil, envdError{code: connect.CodeUnauthenticated, msg: ae.Message}
+		case errors.As(err, &ae) && ae.Code == http.StatusBadGateway:
+			// As the plain routes' 502: the SDK reads it as a sandbox gone.
+			return nil, envdError{code: connect.CodeUnavailable, msg: ae.Message}
+		}
+		return nil, envdError{code: connect.CodeNotFound, msg: err.Error()}
+	}
+	return e, nil
 }
 
 func (h *Handler) routes() {
@@ -146,19 +154,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// serveRPC hands a Connect RPC of envd to the handler SetRPC installed,
-// which authorises it (sandboxOf); without one it answers a Connect
-// error, unimplemented.
+// serveRPC hands a Connect RPC of envd to its services (newEnvdRPC),
+// which authorise it (envdSandboxOf).
 func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request) {
-	h.rpcMu.RLock()
-	rpc := h.rpc
-	h.rpcMu.RUnlock()
-	if rpc != nil {
-		rpc.ServeHTTP(w, r)
-		return
-	}
-	writeJSON(w, http.StatusNotImplemented, map[string]string{"code": "unimplemented",
-		"message": "envd's " + strings.TrimPrefix(r.URL.Path, "/") + " is not served by this server: commands and file-system calls are not available; files.read and files.write are"})
+	h.rpc.ServeHTTP(w, r)
 }
 
 // unsupported answers 501 with message to what E2B offers and a Crucible

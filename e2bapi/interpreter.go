@@ -109,8 +109,8 @@ func (t *textStream) text(chunk []byte, final bool) string {
 //
 // Refusals the SDK shows only by status (it raises "400 Bad Request"
 // without the body) are answered as the cell's error instead, with the
-// field and the rule: a language other than Python, env_vars, a context
-// that cannot run cells yet, a cell the service refuses before it runs.
+// field and the rule: a language other than Python, env_vars, a cell the
+// service refuses before it runs.
 // A sandbox that no longer runs is a 502, as E2B answers it (the SDK
 // raises a TimeoutError saying the sandbox is gone); an unknown context
 // a 404. Once the cell is accepted the answer starts at once: a cell
@@ -123,7 +123,7 @@ func (h *Handler) execute(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var body executeBody
-	payload, err := h.readJSON(w, r, e.owner, &body)
+	payload, err := h.readJSON(w, r, e.tenant(), &body)
 	if err != nil {
 		h.fail(w, "read body", err, nil)
 		return
@@ -150,7 +150,7 @@ func (h *Handler) execute(w http.ResponseWriter, r *http.Request) {
 			out.send(outputMsg{Type: string(stream), Text: text, Timestamp: time.Now().UTC().Format(time.RFC3339Nano)})
 		}
 	}
-	resp, err := e.sess.ExecRecorded(r.Context(), cell)
+	resp, err := e.session().ExecRecorded(r.Context(), cell)
 	for name, s := range streams {
 		if text := s.text(nil, true); text != "" {
 			out.send(outputMsg{Type: string(name), Text: text, Timestamp: time.Now().UTC().Format(time.RFC3339Nano)})
@@ -181,7 +181,7 @@ func (h *Handler) execute(w http.ResponseWriter, r *http.Request) {
 }
 
 // refusal checks what a cell asks of the interpreter beyond its code,
-// and places it in its context.
+// and places it in its context's namespace.
 func (h *Handler) refusal(body executeBody, cell *sandbox.Cell, c *codeContext) error {
 	if body.Language != "" && body.ContextID == "" {
 		if err := checkLanguage("language", body.Language); err != nil {
@@ -194,7 +194,8 @@ func (h *Handler) refusal(body executeBody, cell *sandbox.Cell, c *codeContext) 
 		// not tell from the user's: refused rather than half done.
 		return invalid("env_vars", "must be empty: a cell cannot have variables of its own here; set them for the whole sandbox with envs at Sandbox.create")
 	}
-	return cellInContext(cell, c)
+	cell.Context = contextName(c)
+	return nil
 }
 
 // refusalMsg is the error message of a cell refused before it ran.
@@ -205,8 +206,6 @@ func refusalMsg(err error) errorMsg {
 		switch ae.Code {
 		case http.StatusBadRequest:
 			name = "InvalidArgumentError"
-		case http.StatusNotImplemented:
-			name = "NotSupportedError"
 		case http.StatusTooManyRequests:
 			name = "RateLimitError"
 		}

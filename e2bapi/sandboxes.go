@@ -51,7 +51,8 @@ type sandboxEntry struct {
 func (e *sandboxEntry) session() *service.Session { return e.sess }
 
 // envVars returns the sandbox's environment variables (envVars of its
-// creation), a copy.
+// creation), a copy: what envd's process.Start adds to a command's
+// environment, as the session's kernel has them.
 func (e *sandboxEntry) envVars() map[string]string { return maps.Clone(e.env) }
 
 // tenant returns the tenant the sandbox belongs to.

@@ -10,11 +10,13 @@ import (
 
 // TestSDKInterpreter: through E2B's official code-interpreter SDK
 // (interpreter.mjs): the seed's flow gives the DataFrame's shape on
-// stdout and the chart as a real PNG result; output streams as the cell
+// stdout and the chart as a real PNG result (and a chart saved to a file
+// as one, the file's content); output streams as the cell
 // runs; an error keeps its class, message and traceback; variables
 // persist; a DataFrame's table comes as HTML; a cell past the SDK's
 // timeout ends the call and the sandbox goes on; a language other than
-// Python and per-cell envs are refused with the field named.
+// Python and per-cell envs are refused with the field named; code
+// contexts keep variables apart, restart empties one, removal forgets it.
 func TestSDKInterpreter(t *testing.T) {
 	ts := newTestServer(t, nil)
 	var got struct {
@@ -23,6 +25,10 @@ func TestSDKInterpreter(t *testing.T) {
 			Error          any
 			PNGs           []string
 			ExecutionCount int
+		}
+		Saved struct {
+			PNGs       int
+			SameAsFile bool
 		}
 		Streamed struct {
 			Stdout, Stderr string
@@ -36,13 +42,14 @@ func TestSDKInterpreter(t *testing.T) {
 			Text  string
 			Count int
 		}
-		Table                     struct{ Text, HTML string }
-		Timeout                   thrown
-		AfterTimeout              string
-		Language, Envs            struct{ Name, Value string }
-		InContext                 struct{ Name, Value string }
-		Contexts, ContextsAfter   []string
-		UnknownContext, AfterKill thrown
+		Table                                                                    struct{ Text, HTML string }
+		Timeout                                                                  thrown
+		AfterTimeout                                                             string
+		Language, Envs                                                           struct{ Name, Value string }
+		InContext, DefaultSeesY, ContextSeesX, AfterRestart, DefaultAfterRestart string
+		RemovedRun                                                               thrown
+		Contexts, ContextsAfter                                                  []string
+		UnknownContext, AfterKill                                                thrown
 	}
 	runSDK(t, ts, "interpreter.mjs", ts.newKey("acme"), &got)
 
@@ -50,6 +57,9 @@ func TestSDKInterpreter(t *testing.T) {
 		t.Errorf("the seed's flow: %+v; want the shape (4, 2), no error, one PNG, execution 1", got.Seed)
 	} else if png, err := base64.StdEncoding.DecodeString(got.Seed.PNGs[0]); err != nil || !bytes.HasPrefix(png, []byte("\x89PNG\r\n\x1a\n")) || len(png) < 1000 {
 		t.Errorf("the chart is no PNG: %d bytes, %v", len(png), err)
+	}
+	if got.Saved.PNGs != 1 || !got.Saved.SameAsFile {
+		t.Errorf("a chart saved with savefig: %+v; want one PNG result, the file's content", got.Saved)
 	}
 	if a := got.Streamed.Arrivals; got.Streamed.Stdout != "0\n1\n2\n" || got.Streamed.Stderr != "warn\n" || len(a) < 2 || a[len(a)-1].At-a[0].At < 600 {
 		t.Errorf("streamed: %+v; want 0 1 2 arriving over 0.8 s, and warn on stderr", got.Streamed)
@@ -75,8 +85,15 @@ func TestSDKInterpreter(t *testing.T) {
 	if len(got.Contexts) != 2 || got.Contexts[0] != "default" || !slices.Equal(got.ContextsAfter, []string{"default"}) {
 		t.Errorf("contexts: %v, after removing one %v", got.Contexts, got.ContextsAfter)
 	}
-	if got.InContext.Name != "NotSupportedError" {
-		t.Errorf("a cell in a context: %+v (until sandbox.Cell has Context)", got.InContext)
+	if got.InContext != "'in ctx'" || got.DefaultSeesY != "NameError" || got.ContextSeesX != "NameError" {
+		t.Errorf("contexts: y in its context %q, from the default %q, x from the context %q; want 'in ctx', NameError, NameError",
+			got.InContext, got.DefaultSeesY, got.ContextSeesX)
+	}
+	if got.AfterRestart != "NameError" || got.DefaultAfterRestart != "5" {
+		t.Errorf("after a restart of the context: y there %q, x in the default %q; want NameError and 5 (the default untouched)", got.AfterRestart, got.DefaultAfterRestart)
+	}
+	if got.RemovedRun.Name != "NotFoundError" {
+		t.Errorf("runCode in a removed context: %+v", got.RemovedRun)
 	}
 	if got.UnknownContext.Name != "NotFoundError" {
 		t.Errorf("an unknown context: %+v", got.UnknownContext)

@@ -155,3 +155,13 @@ type Session interface {
 type SessionRuntime interface {
 	NewSession(ctx context.Context, req SessionRequest) (Session, error)
 }
+
+// CellNotStarted is the result of a cell whose context was done before it
+// could start (it waited its turn behind another cell): status killed,
+// nothing run, the session kept. A runtime answers it rather than send
+// the kernel a cell to interrupt at once: an interrupt that reaches the
+// kernel before it has begun the cell would be lost.
+func CellNotStarted(err error) Result {
+	return Result{Language: Python, Status: StatusKilled, ExitCode: -1, Stdout: Data{}, Stderr: Data{},
+		Reason: "cell cancelled before it started: " + err.Error()}
+}

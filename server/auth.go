@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -153,7 +152,7 @@ func tenantOf(r *http.Request) string {
 // holds is accepted then, as a missing Authorization header is); once one
 // exists, or keys are required, the key must be a valid one, of any form
 // (`crucible key create --e2b` makes one of the SDK's shape). A refusal
-// wraps e2bapi.ErrUnauthorized.
+// is e2bapi.ErrUnauthorized.
 func (a *authenticator) e2bTenant(ctx context.Context, key string) (string, error) {
 	n, err := a.activeKeys(ctx)
 	if err != nil {
@@ -163,14 +162,14 @@ func (a *authenticator) e2bTenant(ctx context.Context, key string) (string, erro
 		return DefaultTenant, nil
 	}
 	if key == "" {
-		return "", fmt.Errorf("%w: an API key is required: set E2B_API_KEY to a key of this server (create one with `crucible key create --e2b --tenant NAME`)", e2bapi.ErrUnauthorized)
+		return "", e2bapi.Unauthorized("an API key is required: set E2B_API_KEY to a key of this server (create one with `crucible key create --e2b --tenant NAME`)")
 	}
 	tenant, err := a.lookup(ctx, store.HashAPIKey(key))
 	if err != nil {
 		return "", err
 	}
 	if tenant == "" {
-		return "", fmt.Errorf("%w: the API key is invalid or revoked", e2bapi.ErrUnauthorized)
+		return "", e2bapi.Unauthorized("the API key is invalid or revoked (E2B_API_KEY must be a key of this server: crucible key create --e2b --tenant NAME)")
 	}
 	return tenant, nil
 }

@@ -71,7 +71,7 @@ func TestAuthenticatorRevocation(t *testing.T) {
 // TestE2BTenant: an E2B SDK's X-API-Key follows the rules of Bearer keys:
 // with no key stored and keys not required, anything (the SDKs insist on
 // some key) is the default tenant; when keys are required, or once one
-// exists, the key must be valid, of either form, and a refusal wraps
+// exists, the key must be valid, of either form, and a refusal is
 // e2bapi.ErrUnauthorized.
 func TestE2BTenant(t *testing.T) {
 	ctx := context.Background()

@@ -167,10 +167,6 @@ func (s *Server) routes() {
 // the server's address followed by it (http://HOST:PORT/e2b).
 const E2BPrefix = "/e2b"
 
-// E2B returns the handler of the E2B-compatible API, for installing its
-// envd RPC services (e2bapi.Handler.SetRPC).
-func (s *Server) E2B() *e2bapi.Handler { return s.e2b }
-
 // Handler returns the HTTP handler of the API. Every request, whatever
 // its route, must first name this server in its Host and not be a
 // browser's cross-site request (browser.go: against DNS rebinding and

@@ -73,7 +73,10 @@ func newServeCommand() *cobra.Command {
 sessions (/v1/sessions/...), code-agent runs (/v1/agent-runs/...), data
 analyses (/v1/analyses/...), the images offered (GET /v1/images), /healthz
 and /metrics; the Model Context Protocol over streamable HTTP at /mcp, for
-MCP clients, with the tools of crucible mcp, behind the same API keys; and
+MCP clients, with the tools of crucible mcp, behind the same API keys; an
+E2B-compatible API at /e2b, for E2B's SDKs unchanged (set E2B_API_URL and
+E2B_SANDBOX_URL to http://HOST:PORT/e2b, and E2B_API_KEY to a key of
+crucible key create --e2b); and
 at / a web UI, embedded in the binary: the analyst
 (upload data, read its profile, ask questions; a link to one analysis is
 /#/analyses/ID), a notebook over sessions and the run history, which use

@@ -60,6 +60,9 @@ func (s *Session) Exec(ctx context.Context, cell sandbox.Cell) (sandbox.Result, 
 		return sandbox.Result{}, errInterpreterExited
 	default:
 	}
+	if err := ctx.Err(); err != nil { // cancelled while it waited its turn
+		return sandbox.CellNotStarted(err), nil
+	}
 	s.cells++
 	return s.runCell(ctx, cell, s.cells)
 }

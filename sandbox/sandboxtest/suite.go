@@ -183,6 +183,8 @@ func RunWith(t *testing.T, newRuntime func(t *testing.T) sandbox.Runtime, opts O
 		{"SessionMemoryRestart", testSessionMemoryRestart},
 		// Cells in named contexts of one session (sessioncontexts.go).
 		{"SessionContexts", testSessionContexts},
+		// A cell cancelled while it waits its turn (sessionqueue.go).
+		{"SessionQueuedCancel", testSessionQueuedCancel},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if why, ok := opts.NotApplicable[tc.name]; ok {

@@ -2,7 +2,7 @@
 // a CSV, runCode a pandas program that prints the shape and draws a
 // chart, read the PNG result), streamed output, an error with its
 // traceback, variables kept between runCode calls, a DataFrame's HTML, a
-// cell past its time, refusals, contexts. Run by e2bapi's
+// cell past its time, refusals, code contexts. Run by e2bapi's
 // TestSDKInterpreter; it prints one JSON object of what it saw.
 import { Sandbox } from '@e2b/code-interpreter'
 
@@ -24,7 +24,7 @@ await sbx.files.write('/home/user/data.csv', csv)
 const analysis = await sbx.runCode(`
 import pandas as pd
 import matplotlib.pyplot as plt
-df = pd.read_csv("data.csv")
+df = pd.read_csv("/home/user/data.csv")
 print(df.shape)
 df.plot.bar(x="region", y="sales")
 plt.title("sales by region")
@@ -36,6 +36,12 @@ out.seed = {
   pngs: analysis.results.filter((r) => r.png).map((r) => r.png),
   executionCount: analysis.executionCount,
 }
+
+// A chart saved to a file is a PNG result too (as in a notebook, where the
+// saved figure is still shown), and the file is there.
+const saved = await sbx.runCode('import matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\nplt.savefig("chart.png")')
+const file = Buffer.from(await sbx.files.read('/home/user/chart.png', { format: 'bytes' }))
+out.saved = { pngs: saved.results.filter((r) => r.png).length, sameAsFile: saved.results.some((r) => r.png && Buffer.from(r.png, 'base64').equals(file)) }
 
 // Output streamed as the cell runs: the first line arrives long before
 // the last.
@@ -66,12 +72,20 @@ out.afterTimeout = (await sbx.runCode('print("alive")')).logs.stdout.join('')
 out.language = (await sbx.runCode('1', { language: 'r' })).error
 out.envs = (await sbx.runCode('1', { envs: { A: 'b' } })).error
 
-// Contexts: made, listed, removed; a cell runs only in the default one yet.
+// Contexts: each has variables of its own; a restart empties one; a
+// removed one is no longer listed.
 const ctx = await sbx.createCodeContext()
 out.contexts = (await sbx.listCodeContexts()).map((c) => c.id)
-out.inContext = (await sbx.runCode('1', { context: ctx })).error
+await sbx.runCode('y = "in ctx"', { context: ctx })
+out.inContext = (await sbx.runCode('y', { context: ctx })).text
+out.defaultSeesY = (await sbx.runCode('y')).error?.name ?? 'no error'
+out.contextSeesX = (await sbx.runCode('x', { context: ctx })).error?.name ?? 'no error'
+await sbx.restartCodeContext(ctx)
+out.afterRestart = (await sbx.runCode('y', { context: ctx })).error?.name ?? 'no error'
+out.defaultAfterRestart = (await sbx.runCode('x')).text
 await sbx.removeCodeContext(ctx)
 out.contextsAfter = (await sbx.listCodeContexts()).map((c) => c.id)
+out.removedRun = await caught(() => sbx.runCode('1', { context: ctx }))
 out.unknownContext = await caught(() => sbx.runCode('1', { context: { id: 'nope', language: 'python', cwd: '/home/user' } }))
 
 await sbx.kill()
