@@ -318,7 +318,8 @@ func TestE2BSDK(t *testing.T) {
 
 	// Proves commands.run: output returned and streamed, a failing
 	// command's exit code and stderr in the SDK's CommandExitError, the
-	// working directory /home/user and envs passed.
+	// working directory /home/user (a file files.write put there read by
+	// a relative path) and envs passed.
 	t.Run("commands", func(t *testing.T) {
 		type result struct {
 			Stdout   string `json:"stdout"`
@@ -334,6 +335,7 @@ func TestE2BSDK(t *testing.T) {
 				Stderr   *string `json:"stderr"`
 			} `json:"failed"`
 			Where result `json:"where"`
+			PWD   string `json:"pwd"`
 		}
 		e.runScript(t, "tests/e2e/commands.mjs", e.e2bEnv(e.AliceE2B), scriptTimeout, &got)
 		if got.Hi != (result{Stdout: "hi\n"}) {
@@ -346,9 +348,10 @@ func TestE2BSDK(t *testing.T) {
 		if !f.Threw || f.Class != "CommandExitError" || f.ExitCode == nil || *f.ExitCode != 3 || f.Stderr == nil || *f.Stderr != "oops\n" {
 			t.Errorf("a command exiting 3: %v exit %v stderr %v, want CommandExitError, 3, \"oops\\n\"", f.jsThrown, f.ExitCode, f.Stderr)
 		}
-		if got.Where.Stdout != "/home/user\nhello from envs\n" {
-			t.Errorf("pwd and $GREETING: %q, want /home/user and the envs' value", got.Where.Stdout)
+		if got.Where.Stdout != "written by files.write\nhello from envs\n" {
+			t.Errorf("cat note.txt and $GREETING: %q, want the file files.write put in /home/user and the envs' value", got.Where.Stdout)
 		}
+		t.Logf("pwd in a command: %q", got.PWD)
 	})
 
 	// Proves code contexts keep their variables apart: x set in one is
