@@ -36,12 +36,21 @@ var notebookSource string
 //go:embed python_notebook_boot.py
 var notebookBoot string
 
+// ipythonSource is the stand-in for IPython.display that code written
+// for Jupyter imports, offered when the real IPython is not installed.
+// The kernel holds it as a string, IPY_SOURCE, and compiles it on the
+// first import of IPython (notebookBoot's NbIPythonFinder).
+//
+//go:embed python_ipython.py
+var ipythonSource string
+
 // pythonSource is PythonSource's text, built once.
-var pythonSource = policySource + "\n\n" + notebookBoot + "\n\nNB_SOURCE = " + pythonString(notebookSource) + "\n\n" + kernelSource
+var pythonSource = policySource + "\n\n" + notebookBoot + "\n\nNB_SOURCE = " + pythonString(notebookSource) +
+	"\n\nIPY_SOURCE = " + pythonString(ipythonSource) + "\n\n" + kernelSource
 
 // PythonSource returns the Python kernel's program text: the policy
 // checker, the notebook habits (the part always there, then the rest as
-// a string), then the kernel, one file.
+// a string), the IPython stand-in as a string, then the kernel, one file.
 func PythonSource() string { return pythonSource }
 
 // pythonString quotes s as a Python string literal: Go's quoting, whose

@@ -23,10 +23,16 @@ bounded again by the host, which trusts none of it.
 
 NB_MAX_DISPLAYS = 50  # per cell; one more says the rest was dropped
 NB_MAX_RICH = 512 * 1024  # an HTML, Markdown, SVG or JSON form, in characters
-NB_MAX_IMAGE = 4 << 20  # a PNG, in bytes
+NB_MAX_IMAGE = 4 << 20  # a PNG or JPEG, in bytes
 NB_MAX_FIGURES = 20  # open figures returned per cell or run
 NB_MAX_PIXELS = 25_000_000  # a figure larger is not rendered (memory)
 NB_WORK = "/work"
+# NB_IMAGES are the binary representations (bytes, base64 in a reply); a
+# session's host keeps PNG and shows a JPEG as its text form
+# (sandbox.DisplayMIMEs). NB_IMAGE_FILES are the file extensions of the
+# images a stateless run's display writes.
+NB_IMAGES = ("image/png", "image/jpeg")
+NB_IMAGE_FILES = {"image/png": "png", "image/jpeg": "jpg", "image/svg+xml": "svg"}
 
 # NB_DISPLAYS collects a session cell's displays; None in a stateless run,
 # whose displays are printed (nb_display).
@@ -123,7 +129,8 @@ def nb_rich(obj):
         if not isinstance(bundle, dict):
             bundle = {}
     methods = (("text/html", "_repr_html_"), ("text/markdown", "_repr_markdown_"),
-               ("image/svg+xml", "_repr_svg_"), ("image/png", "_repr_png_"), ("application/json", "_repr_json_"))
+               ("image/svg+xml", "_repr_svg_"), ("image/png", "_repr_png_"), ("image/jpeg", "_repr_jpeg_"),
+               ("application/json", "_repr_json_"))
     for mime, name in methods:
         data = bundle.get(mime)
         if data is None and not isinstance(obj, type):
@@ -141,9 +148,9 @@ def nb_rich(obj):
                 data = json_dumps(data)
             except Exception:
                 data = None
-        if mime == "image/png" and isinstance(data, (bytes, bytearray)) and len(data) <= NB_MAX_IMAGE:
+        if mime in NB_IMAGES and isinstance(data, (bytes, bytearray)) and len(data) <= NB_MAX_IMAGE:
             return mime, bytes(data)
-        if mime != "image/png" and isinstance(data, str) and len(data) <= NB_MAX_RICH:
+        if mime not in NB_IMAGES and isinstance(data, str) and len(data) <= NB_MAX_RICH:
             return mime, data
     return None
 
@@ -154,7 +161,7 @@ def nb_display(*objs):
     In a session cell, each object is one display of the reply: its
     richest representation (nb_rich) and its text form. In a stateless
     run, the text form is printed on stdout, and an image is also written
-    to /work as figure-N.png or .svg (an artifact of the run).
+    to /work as figure-N.png, .jpg or .svg (an artifact of the run).
     """
     import base64
     for obj in objs:
@@ -162,9 +169,9 @@ def nb_display(*objs):
         text = safe_repr(obj)
         if NB_DISPLAYS is None:
             print(text)
-            if rich is not None and rich[0] in ("image/png", "image/svg+xml"):
+            if rich is not None and rich[0] in NB_IMAGE_FILES:
                 data = rich[1] if isinstance(rich[1], bytes) else rich[1].encode("utf-8")
-                nb_write_image(data, "png" if rich[0] == "image/png" else "svg")
+                nb_write_image(data, NB_IMAGE_FILES[rich[0]])
             continue
         if len(NB_DISPLAYS) > NB_MAX_DISPLAYS:
             continue
@@ -181,6 +188,14 @@ def nb_display(*objs):
             else:
                 item["data"] = data
         NB_DISPLAYS.append(item)
+
+
+def nb_clear_output():
+    """IPython's clear_output (python_ipython.py): forget the displays the
+    running cell has shown so far; what it printed stays, and a stateless
+    run's displays, printed already, stay too."""
+    if NB_DISPLAYS is not None:
+        del NB_DISPLAYS[:]
 
 
 def nb_write_image(data, ext):
