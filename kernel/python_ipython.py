@@ -2,10 +2,11 @@
 
 Only when the real IPython cannot be imported: the kernel's finder
 (python_notebook_boot.py's NbIPythonFinder) is the last one consulted,
-and it loads this text, IPY_SOURCE, as the module IPython.core.display
-on the first import of IPython, IPython.display or IPython.core.display;
-IPython.display holds the same names. The kernel gives it, before it
-runs: _show, the kernel's display (python_notebook.py's nb_display), and
+and its loader (python_notebook.py's NbIPythonLoader) runs this text
+(IPY_SOURCE, packed) as the module IPython.core.display on the first
+import of IPython, IPython.display or IPython.core.display;
+IPython.display holds the same names. The loader gives it, before it
+runs: _show, the kernel's display (python_notebook_boot.py's display), and
 _clear, which forgets the cell's displays so far (nb_clear_output).
 
 Each object has the _repr_*_ methods the kernel's display reads

@@ -106,46 +106,19 @@ class NbSavefigHook:
         return spec
 
 
-# The modules of the IPython stand-in (python_ipython.py, IPY_SOURCE
-# here), each with whether it is a package.
+
+# The modules of the IPython stand-in, each with whether it is a package.
 NB_IPYTHON = {"IPython": True, "IPython.core": True, "IPython.display": False, "IPython.core.display": False}
-IPY_FILE = "<crucible: IPython stand-in>"
 
 
 class NbIPythonFinder:
     """The last meta-path finder: it finds the IPython stand-in's modules
-    (NB_IPYTHON) when no finder before it found them, that is when the
-    real IPython is not installed (nor on sys.path at all: a real one the
-    program puts there later still wins if nothing imported IPython yet).
-    It costs nothing until then: one lookup for an import that failed
-    anyway. The stand-in runs the user's display, nothing the user could
-    not run, so the code policy's rules on imports are unchanged: it is
-    imported under IPython's names, which no preset blocks."""
+    (NB_IPYTHON; python_notebook.py's NbIPythonLoader loads them) when no
+    finder before it did, that is when the real IPython is not installed.
+    Until then it costs a lookup for an import that failed anyway."""
 
     def find_spec(self, name, path=None, target=None):
-        package = NB_IPYTHON.get(name)
-        if package is None:
+        if name not in NB_IPYTHON:
             return None
-        return importlib.machinery.ModuleSpec(name, self, origin=IPY_FILE, is_package=package)
-
-    def create_module(self, spec):
-        return None
-
-    def exec_module(self, module):
-        """Fill a stand-in module: IPython.core.display runs IPY_SOURCE
-        (compiled now, never at the kernel's start), IPython.display
-        holds its names, the package IPython get_ipython and (as the real
-        one does) its display submodule."""
-        name = module.__name__
-        if name == "IPython.core.display":
-            nb_load()
-            module.__dict__.update(_show=display, _clear=nb_clear_output)
-            exec(compile(IPY_SOURCE, IPY_FILE, "exec"), module.__dict__)
-        elif name == "IPython.display":
-            core = importlib.import_module("IPython.core.display")
-            for key in core.__all__ + ["__all__", "__getattr__"]:
-                setattr(module, key, getattr(core, key))
-            module.__doc__ = core.__doc__
-        elif name == "IPython":
-            module.__doc__ = "Crucible's stand-in for IPython: IPython is not installed (python_ipython.py)."
-            module.get_ipython = importlib.import_module("IPython.display").get_ipython
+        nb_load()
+        return nb_ipython_spec(name, NB_IPYTHON[name])
