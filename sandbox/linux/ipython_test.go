@@ -150,34 +150,59 @@ display(2)`)
 	}
 }
 
-// TestIPythonStatelessImages proves a stateless run's displays of the
-// stand-in's images become files of the run, as the kernel's display
-// writes a figure: a PNG from a file, a JPEG from its bytes, an SVG.
+// TestIPythonStatelessImages proves, on every path a stateless run takes
+// (a sandbox built for it, a prestarted one, a single-run warm
+// interpreter, a zygote slot's fork), that the stand-in imports and its
+// images become files of the run, as the kernel's display writes a
+// figure: a PNG from a file, a JPEG from its bytes, an SVG.
 func TestIPythonStatelessImages(t *testing.T) {
-	rt := newRuntime(t, imageOptions(testenv.Image(t, "datascience")))
-	res := runProgram(t, rt, sandbox.Request{Language: sandbox.Python, Limits: sandbox.Limits{WallTimeMS: 30_000}, Code: `import io
+	img := testenv.Image(t, "datascience")
+	const program = `import io
 from PIL import Image as PILImage
 from IPython.display import display, Image, SVG
 open('dot.png', 'wb').write(` + onePixelPNG + `)
 jpeg = io.BytesIO()
 PILImage.new('RGB', (4, 4), 'red').save(jpeg, 'JPEG')
-display(Image(filename='dot.png'), Image(data=jpeg.getvalue()), SVG('<svg xmlns="http://www.w3.org/2000/svg"/>'))`})
-	if res.Status != sandbox.StatusOK {
-		t.Fatalf("run: %s", describe(res))
+display(Image(filename='dot.png'), Image(data=jpeg.getvalue()), SVG('<svg xmlns="http://www.w3.org/2000/svg"/>'))`
+	paths := []struct {
+		name string
+		warm bool
+		opts func(linux.Options) linux.Options
+	}{
+		{"cold", false, func(o linux.Options) linux.Options { return o }},
+		{"prestart", false, func(o linux.Options) linux.Options { o.Prestart = 1; return o }},
+		{"single-run warm", true, func(o linux.Options) linux.Options { o.Warm, o.SingleRunWarm = 1, true; return o }},
+		{"zygote", true, func(o linux.Options) linux.Options { o.Warm = 1; return o }},
 	}
-	var names []string
-	for _, a := range res.Artifacts {
-		names = append(names, a.Name)
-		if a.Name == "figure-1.jpg" && !bytes.HasPrefix(a.Content, []byte("\xff\xd8")) {
-			t.Errorf("figure-1.jpg is not a JPEG: %q", a.Content[:min(8, len(a.Content))])
-		}
-	}
-	want := []string{"dot.png", "figure-1.jpg", "figure-1.png", "figure-1.svg"}
-	if !slices.Equal(names, want) {
-		t.Errorf("artifacts %v, want %v (%s)", names, want, describe(res))
-	}
-	if !strings.Contains(string(res.Stdout), "<IPython.core.display.Image object: jpeg, ") {
-		t.Errorf("stdout %q, want the JPEG's text form", res.Stdout)
+	for _, p := range paths {
+		t.Run(p.name, func(t *testing.T) {
+			rt := newRuntime(t, p.opts(imageOptions(img)))
+			if p.warm {
+				awaitWarm(t, rt)
+			}
+			before := rt.WarmStats().Hits
+			res := runProgram(t, rt, sandbox.Request{Language: sandbox.Python, Code: program, Limits: sandbox.Limits{WallTimeMS: 30_000}})
+			if res.Status != sandbox.StatusOK {
+				t.Fatalf("run: %s", describe(res))
+			}
+			if served := rt.WarmStats().Hits > before; served != p.warm {
+				t.Errorf("served warm: %v, on path %s", served, p.name)
+			}
+			var names []string
+			for _, a := range res.Artifacts {
+				names = append(names, a.Name)
+				if a.Name == "figure-1.jpg" && !bytes.HasPrefix(a.Content, []byte("\xff\xd8")) {
+					t.Errorf("figure-1.jpg is not a JPEG: %q", a.Content[:min(8, len(a.Content))])
+				}
+			}
+			want := []string{"dot.png", "figure-1.jpg", "figure-1.png", "figure-1.svg"}
+			if !slices.Equal(names, want) {
+				t.Errorf("artifacts %v, want %v (%s)", names, want, describe(res))
+			}
+			if !strings.Contains(string(res.Stdout), "<IPython.core.display.Image object: jpeg, ") {
+				t.Errorf("stdout %q, want the JPEG's text form", res.Stdout)
+			}
+		})
 	}
 }
 
