@@ -14,6 +14,9 @@ What code written for Jupyter expects, without IPython:
   so that tracebacks keep the cell's line numbers.
 - the open matplotlib figures, returned as PNG images at the end of a
   cell (the reply's figures) and of a stateless run (files in /work).
+- IPython.display (HTML, Markdown, Image, SVG, JSON, clear_output...),
+  from a stand-in the kernel offers when IPython is not installed
+  (python_ipython.py, loaded by NbIPythonLoader).
 
 The kernel compiles this file on first use (python_notebook_boot.py's
 nb_load). It runs in the kernel's process, with the user's code: a
