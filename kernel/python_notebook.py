@@ -14,6 +14,9 @@ What code written for Jupyter expects, without IPython:
   so that tracebacks keep the cell's line numbers.
 - the open matplotlib figures, returned as PNG images at the end of a
   cell (the reply's figures) and of a stateless run (files in /work).
+- IPython.display (HTML, Markdown, Image, SVG, JSON, clear_output...),
+  from a stand-in the kernel offers when IPython is not installed
+  (python_ipython.py, loaded by NbIPythonLoader).
 
 The kernel compiles this file on first use (python_notebook_boot.py's
 nb_load). It runs in the kernel's process, with the user's code: a
@@ -23,10 +26,16 @@ bounded again by the host, which trusts none of it.
 
 NB_MAX_DISPLAYS = 50  # per cell; one more says the rest was dropped
 NB_MAX_RICH = 512 * 1024  # an HTML, Markdown, SVG or JSON form, in characters
-NB_MAX_IMAGE = 4 << 20  # a PNG, in bytes
+NB_MAX_IMAGE = 4 << 20  # a PNG or JPEG, in bytes
 NB_MAX_FIGURES = 20  # open figures returned per cell or run
 NB_MAX_PIXELS = 25_000_000  # a figure larger is not rendered (memory)
 NB_WORK = "/work"
+# NB_IMAGES are the binary representations (bytes, base64 in a reply); a
+# session's host keeps PNG and shows a JPEG as its text form
+# (sandbox.DisplayMIMEs). NB_IMAGE_FILES are the file extensions of the
+# images a stateless run's display writes.
+NB_IMAGES = ("image/png", "image/jpeg")
+NB_IMAGE_FILES = {"image/png": "png", "image/jpeg": "jpg", "image/svg+xml": "svg"}
 
 # NB_DISPLAYS collects a session cell's displays; None in a stateless run,
 # whose displays are printed (nb_display).
@@ -123,7 +132,8 @@ def nb_rich(obj):
         if not isinstance(bundle, dict):
             bundle = {}
     methods = (("text/html", "_repr_html_"), ("text/markdown", "_repr_markdown_"),
-               ("image/svg+xml", "_repr_svg_"), ("image/png", "_repr_png_"), ("application/json", "_repr_json_"))
+               ("image/svg+xml", "_repr_svg_"), ("image/png", "_repr_png_"), ("image/jpeg", "_repr_jpeg_"),
+               ("application/json", "_repr_json_"))
     for mime, name in methods:
         data = bundle.get(mime)
         if data is None and not isinstance(obj, type):
@@ -141,9 +151,9 @@ def nb_rich(obj):
                 data = json_dumps(data)
             except Exception:
                 data = None
-        if mime == "image/png" and isinstance(data, (bytes, bytearray)) and len(data) <= NB_MAX_IMAGE:
+        if mime in NB_IMAGES and isinstance(data, (bytes, bytearray)) and len(data) <= NB_MAX_IMAGE:
             return mime, bytes(data)
-        if mime != "image/png" and isinstance(data, str) and len(data) <= NB_MAX_RICH:
+        if mime not in NB_IMAGES and isinstance(data, str) and len(data) <= NB_MAX_RICH:
             return mime, data
     return None
 
@@ -154,7 +164,7 @@ def nb_display(*objs):
     In a session cell, each object is one display of the reply: its
     richest representation (nb_rich) and its text form. In a stateless
     run, the text form is printed on stdout, and an image is also written
-    to /work as figure-N.png or .svg (an artifact of the run).
+    to /work as figure-N.png, .jpg or .svg (an artifact of the run).
     """
     import base64
     for obj in objs:
@@ -162,9 +172,9 @@ def nb_display(*objs):
         text = safe_repr(obj)
         if NB_DISPLAYS is None:
             print(text)
-            if rich is not None and rich[0] in ("image/png", "image/svg+xml"):
+            if rich is not None and rich[0] in NB_IMAGE_FILES:
                 data = rich[1] if isinstance(rich[1], bytes) else rich[1].encode("utf-8")
-                nb_write_image(data, "png" if rich[0] == "image/png" else "svg")
+                nb_write_image(data, NB_IMAGE_FILES[rich[0]])
             continue
         if len(NB_DISPLAYS) > NB_MAX_DISPLAYS:
             continue
@@ -181,6 +191,57 @@ def nb_display(*objs):
             else:
                 item["data"] = data
         NB_DISPLAYS.append(item)
+
+
+def nb_clear_output():
+    """IPython's clear_output (python_ipython.py): forget the displays the
+    running cell has shown so far; what it printed stays, and a stateless
+    run's displays, printed already, stay too."""
+    if NB_DISPLAYS is not None:
+        del NB_DISPLAYS[:]
+
+
+# IPY_FILE names the IPython stand-in's code in tracebacks.
+IPY_FILE = "<crucible: IPython stand-in>"
+
+
+def nb_ipython_spec(name, package):
+    """The spec of a module of the IPython stand-in (python_ipython.py),
+    which python_notebook_boot.py's NbIPythonFinder offers last."""
+    import importlib.machinery
+    return importlib.machinery.ModuleSpec(name, NbIPythonLoader(), origin=IPY_FILE, is_package=package)
+
+
+class NbIPythonLoader:
+    """Fills a module of the IPython stand-in: IPython.core.display runs
+    the stand-in's code, decoded and compiled only now (IPY_SOURCE: its
+    text compressed, which the kernel's start reads fastest);
+    IPython.display holds its names; the package IPython get_ipython and,
+    as the real one, its display submodule. The code policy's rules on
+    imports are unchanged: the stand-in holds no module among its names
+    and offers the user's display, nothing a program could not reach; it
+    is imported under IPython's names, which no preset blocks."""
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        import importlib
+        name = module.__name__
+        if name == "IPython.core.display":
+            import binascii
+            import zlib
+            source = zlib.decompress(binascii.a2b_base64(IPY_SOURCE)).decode("utf-8")
+            module.__dict__.update(_show=display, _clear=nb_clear_output)
+            exec(compile(source, IPY_FILE, "exec"), module.__dict__)
+        elif name == "IPython.display":
+            core = importlib.import_module("IPython.core.display")
+            for key in core.__all__ + ["__all__", "__getattr__"]:
+                setattr(module, key, getattr(core, key))
+            module.__doc__ = core.__doc__
+        elif name == "IPython":
+            module.__doc__ = "Crucible's stand-in for IPython: IPython is not installed (python_ipython.py)."
+            module.get_ipython = importlib.import_module("IPython.display").get_ipython
 
 
 def nb_write_image(data, ext):

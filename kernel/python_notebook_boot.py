@@ -36,9 +36,11 @@ def nb_run_ended():
 
 
 def nb_install():
-    """Make display a builtin (every kernel mode), and have matplotlib's
-    savefig mark what it saved (NbSavefigHook)."""
+    """Make display a builtin (every kernel mode), have matplotlib's
+    savefig mark what it saved (NbSavefigHook), and offer the IPython
+    stand-in (NbIPythonFinder), last: after every finder of the image."""
     builtins.display = display
+    sys.meta_path.append(NbIPythonFinder())
     module = sys.modules.get("matplotlib.figure")
     if module is not None:
         nb_patch_savefig(module)
@@ -102,3 +104,21 @@ class NbSavefigHook:
                 return getattr(loader, attr)
         spec.loader = Loader()
         return spec
+
+
+
+# The modules of the IPython stand-in, each with whether it is a package.
+NB_IPYTHON = {"IPython": True, "IPython.core": True, "IPython.display": False, "IPython.core.display": False}
+
+
+class NbIPythonFinder:
+    """The last meta-path finder: it finds the IPython stand-in's modules
+    (NB_IPYTHON; python_notebook.py's NbIPythonLoader loads them) when no
+    finder before it did, that is when the real IPython is not installed.
+    Until then it costs a lookup for an import that failed anyway."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name not in NB_IPYTHON:
+            return None
+        nb_load()
+        return nb_ipython_spec(name, NB_IPYTHON[name])
