@@ -75,10 +75,12 @@ def nb_open_figures():
     """The PNG bytes of the open figures the program drew on since they
     were last saved, at most NB_MAX_FIGURES; then every figure is closed.
 
-    A figure saved with savefig and unchanged since is not stale (drawing
-    it clears the flag, any change sets it): it is not returned again, so
-    a program that saved its chart to a file gets that file, not a second
-    copy. A figure changed after its savefig is returned.
+    A figure saved with savefig into the working directory and unchanged
+    since is not stale (drawing it clears the flag, any change sets it):
+    it is not returned again, so a program that saved its chart to a file
+    gets that file, not a second copy. A figure changed after its savefig
+    is returned, and so is one last saved elsewhere (nb_saved_in_work
+    false: /tmp/chart.png never comes back as a file).
     """
     plt = sys.modules.get("matplotlib.pyplot")
     if plt is None:
@@ -88,7 +90,7 @@ def nb_open_figures():
         numbers = plt.get_fignums()
         for number in numbers:
             fig = plt.figure(number)
-            if not fig.stale:
+            if not fig.stale and getattr(fig, "nb_saved_in_work", True):
                 continue
             if len(images) == NB_MAX_FIGURES:
                 print("crucible: only the first %d open figures are returned" % NB_MAX_FIGURES, file=sys.__stderr__)

@@ -49,10 +49,14 @@ def nb_install():
 
 
 def nb_patch_savefig(module):
-    """Make Figure.savefig leave the figure not stale, as a draw does (its
-    own restoring of the figure's colours after the draw marks it stale,
-    unchanged as it is): a figure saved and unchanged since is then not
-    returned again as an open figure (nb_open_figures)."""
+    """Make Figure.savefig into the working directory leave the figure not
+    stale, as a draw does (its own restoring of the figure's colours after
+    the draw marks it stale, unchanged as it is): a figure saved there, and
+    unchanged since, comes back as the file it was saved to and is not
+    returned again as an open figure (nb_open_figures). A figure saved
+    anywhere else (/tmp/chart.png, a buffer) stays open and comes back, as
+    Jupyter's inline backend shows every open figure: the file itself never
+    would."""
     figure = getattr(module, "Figure", None)
     orig = getattr(figure, "savefig", None)
     if orig is None or getattr(orig, "__crucible__", False):
@@ -60,12 +64,30 @@ def nb_patch_savefig(module):
 
     def savefig(self, *args, **kwargs):
         result = orig(self, *args, **kwargs)
-        self.stale = False
+        target = args[0] if args else kwargs.get("fname")
+        # pyplot.savefig draws the figure again after this (draw_idle),
+        # which clears stale whatever the target: where it went is kept.
+        self.nb_saved_in_work = nb_in_work_dir(target)
+        if self.nb_saved_in_work:
+            self.stale = False
         return result
     for name in ("__doc__", "__name__", "__qualname__", "__module__"):
         setattr(savefig, name, getattr(orig, name, None))
     savefig.__wrapped__, savefig.__crucible__ = orig, True
     figure.savefig = savefig
+
+
+def nb_in_work_dir(target):
+    """Whether target, savefig's file name, names a file in the working
+    directory (a path; a buffer or file object is not one)."""
+    try:
+        path = os.fspath(target)
+    except TypeError:
+        return False
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    real = os.path.realpath(path)
+    return real.startswith("/work/")
 
 
 class NbSavefigHook:

@@ -187,8 +187,9 @@ func TestNotebookShellUnderPolicy(t *testing.T) {
 // interpreter, a zygote slot's fork), display() is a builtin that prints
 // the text form, and the figures the program drew and never saved come
 // back as PNG artifacts, once: a figure saved to a file and unchanged
-// since is not returned again, one changed after its savefig is, and
-// display(fig) writes the figure at once.
+// since is not returned again, one changed after its savefig is, one
+// saved outside the working directory (/tmp, where no artifact shows it)
+// is, and display(fig) writes the figure at once.
 func TestStatelessOpenFigures(t *testing.T) {
 	img := testenv.Image(t, "datascience")
 	paths := []struct {
@@ -214,6 +215,9 @@ shown.gca().bar([1], [2])
 display(shown)
 open_, ax3 = plt.subplots()
 ax3.plot([5, 6])
+elsewhere, ax4 = plt.subplots()
+ax4.plot([7, 8])
+plt.savefig('/tmp/elsewhere.png')  # pyplot's, which draws again after
 `
 	for _, p := range paths {
 		t.Run(p.name, func(t *testing.T) {
@@ -243,8 +247,9 @@ ax3.plot([5, 6])
 				}
 			}
 			// figure-1: display(shown); then the open figures in order:
-			// changed (figure-2), open_ (figure-3); saved is not stale.
-			want := []string{"changed.png", "figure-1.png", "figure-2.png", "figure-3.png", "saved.png"}
+			// changed (figure-2), open_ (figure-3), elsewhere (figure-4);
+			// saved is not stale.
+			want := []string{"changed.png", "figure-1.png", "figure-2.png", "figure-3.png", "figure-4.png", "saved.png"}
 			if !slices.Equal(names, want) {
 				t.Errorf("artifacts %v, want %v (%s)", names, want, describe(res))
 			}
