@@ -227,7 +227,7 @@ func (e *e2bServer) openSessions(t *testing.T, key string) []api.SessionInfo {
 	return list
 }
 
-// docsExample returns the seed's code in docs/e2b.md (the ```js block
+// docsExample returns the seed's code in README.md (the ```js block
 // under "### The seed's code") and the output shown after it (the next
 // ``` block).
 func docsExample(t *testing.T) (code, output string) {
@@ -236,7 +236,7 @@ func docsExample(t *testing.T) (code, output string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(filepath.Join(root, "docs", "e2b.md"))
+	b, err := os.ReadFile(filepath.Join(root, "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +244,7 @@ func docsExample(t *testing.T) (code, output string) {
 	block := regexp.MustCompile("(?s)```js\n(.*?)```.*?```text\n(.*?)```")
 	m := block.FindStringSubmatch(rest)
 	if !ok || m == nil {
-		t.Fatal("docs/e2b.md has no ```js block and ```text output under \"### The seed's code\"")
+		t.Fatal("README.md has no ```js block and ```text output under \"### The seed's code\"")
 	}
 	return m[1], m[2]
 }

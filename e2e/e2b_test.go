@@ -22,7 +22,7 @@ import (
 // commands.run, contexts keeping variables, an error with traceback, a
 // cell that never ends, rich results, two tenants kept apart, keys
 // refused, an ordinary crk_ key with E2B_VALIDATE_API_KEY=false, and the
-// example of docs/e2b.md. Afterwards no
+// example of README.md. Afterwards no
 // sandbox is left open.
 func TestE2BSDK(t *testing.T) {
 	e := startE2BServer(t, "--warm-sessions", "1")
@@ -337,7 +337,7 @@ func TestE2BSDK(t *testing.T) {
 		}
 	})
 
-	// Proves the seed's code in docs/e2b.md runs as shown, with the
+	// Proves the seed's code in README.md runs as shown, with the
 	// environment alone, and prints the output shown there.
 	t.Run("docs example", func(t *testing.T) {
 		code, want := docsExample(t)
