@@ -7,13 +7,12 @@ import (
 	"mime"
 	"net/http"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/crucible-sandbox/crucible/internal/jsonbody"
 	"github.com/crucible-sandbox/crucible/service"
 )
 
@@ -99,8 +98,6 @@ func tooLarge(limit int64) *apiError {
 // bodyError turns an error of reading or decoding a body into its answer.
 func (h *Handler) bodyError(err error) error {
 	var tooBig *http.MaxBytesError
-	var sem *json.SemanticError
-	var syn *jsontext.SyntacticError
 	var ae *apiError
 	switch {
 	case errors.As(err, &ae):
@@ -110,55 +107,9 @@ func (h *Handler) bodyError(err error) error {
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		return &apiError{Code: http.StatusRequestTimeout, Field: "body", Rule: "must arrive within " + h.bodyTimeout.String(),
 			Message: "the body did not arrive within " + h.bodyTimeout.String()}
-	case errors.As(err, &sem):
-		field := fieldOf(sem.JSONPointer)
-		if sem.GoType != nil && sem.Err == nil {
-			return invalid(field, "must be a JSON %s, got a JSON %s", jsonKind(sem.GoType.Kind().String()), sem.JSONKind)
-		}
-		return invalid(field, "is invalid: %v", sem.Err)
-	case errors.As(err, &syn):
-		field := fieldOf(syn.JSONPointer)
-		if errors.Is(syn.Err, jsontext.ErrDuplicateName) {
-			return invalid(field, "appears more than once; each key may appear only once")
-		}
-		return invalid(field, "must be one JSON value and nothing after it: %v at byte %d", syn.Err, syn.ByteOffset)
+	}
+	if field, rule, ok := jsonbody.Explain(err); ok {
+		return invalid(field, "%s", rule)
 	}
 	return invalid("body", "could not be read: %v", err)
-}
-
-// fieldOf turns a JSON pointer such as /envVars/A into a field path,
-// envVars.A; the root is "body".
-func fieldOf(p jsontext.Pointer) string {
-	if p == "" {
-		return "body"
-	}
-	var b strings.Builder
-	for tok := range p.Tokens() {
-		if _, err := strconv.Atoi(tok); err == nil {
-			b.WriteString("[" + tok + "]")
-			continue
-		}
-		if b.Len() > 0 {
-			b.WriteByte('.')
-		}
-		b.WriteString(tok)
-	}
-	return b.String()
-}
-
-// jsonKind names the JSON a Go kind is decoded from.
-func jsonKind(goKind string) string {
-	switch {
-	case strings.HasPrefix(goKind, "int"), strings.HasPrefix(goKind, "uint"):
-		return "integer"
-	case strings.HasPrefix(goKind, "float"):
-		return "number"
-	case goKind == "string":
-		return "string"
-	case goKind == "bool":
-		return "boolean"
-	case goKind == "slice", goKind == "array":
-		return "array"
-	}
-	return "object"
 }

@@ -9,14 +9,13 @@ import (
 	"net/http"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/crucible-sandbox/crucible/api"
+	"github.com/crucible-sandbox/crucible/internal/jsonbody"
 	"github.com/crucible-sandbox/crucible/service"
 )
 
@@ -163,92 +162,11 @@ func (s *Server) bodyError(err error) *api.Error {
 		e.Field, e.Rule = "body", "must arrive within "+s.cfg.BodyTimeout.String()
 		return e
 	}
-	var sem *json.SemanticError
-	if errors.As(err, &sem) {
-		field := fieldOf(sem.JSONPointer)
-		switch {
-		case errors.Is(sem.Err, json.ErrUnknownName):
-			return invalid(field, "is not a field here (names are case-sensitive; see /openapi.json)")
-		case sem.Err != nil:
-			return invalid(field, sem.Err.Error())
-		case sem.GoType != nil:
-			return invalid(field, "must be "+jsonKindOf(sem.GoType.Kind().String())+", got a JSON "+kindName(sem.JSONKind))
+	if field, rule, ok := jsonbody.Explain(err); ok {
+		if strings.HasPrefix(rule, "is not a field here") {
+			rule = "is not a field here (names are case-sensitive; see /openapi.json)"
 		}
-		return invalid(field, "is invalid")
-	}
-	var syn *jsontext.SyntacticError
-	if errors.As(err, &syn) {
-		field := fieldOf(syn.JSONPointer)
-		switch {
-		case errors.Is(syn.Err, jsontext.ErrDuplicateName):
-			return invalid(field, "appears more than once; each key may appear only once")
-		case errors.Is(syn.Err, io.ErrUnexpectedEOF) && syn.ByteOffset == 0:
-			return invalid("body", "must be one JSON object; it is empty")
-		case strings.Contains(syn.Err.Error(), "UTF-8"):
-			return invalid(field, "must be valid UTF-8")
-		}
-		return invalid(field, fmt.Sprintf("must be one JSON value and nothing after it: %v at byte %d", syn.Err, syn.ByteOffset))
-	}
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return invalid("body", "must be one JSON object; it ended early")
+		return invalid(field, rule)
 	}
 	return invalid("body", "could not be read: "+err.Error())
-}
-
-// fieldOf turns a JSON pointer such as /files/2/name into the field path
-// the API names fields by, files[2].name; the root is "body".
-func fieldOf(p jsontext.Pointer) string {
-	if p == "" {
-		return "body"
-	}
-	var b strings.Builder
-	for tok := range p.Tokens() {
-		if _, err := strconv.Atoi(tok); err == nil {
-			b.WriteString("[" + tok + "]")
-			continue
-		}
-		if b.Len() > 0 {
-			b.WriteByte('.')
-		}
-		b.WriteString(tok)
-	}
-	return b.String()
-}
-
-// jsonKindOf names the JSON a Go kind is decoded from.
-func jsonKindOf(goKind string) string {
-	switch {
-	case strings.HasPrefix(goKind, "int"), strings.HasPrefix(goKind, "uint"):
-		return "an integer"
-	case strings.HasPrefix(goKind, "float"):
-		return "a number"
-	case goKind == "string":
-		return "a string"
-	case goKind == "bool":
-		return "true or false"
-	case goKind == "slice", goKind == "array":
-		return "an array"
-	case goKind == "map", goKind == "struct":
-		return "an object"
-	}
-	return "a " + goKind
-}
-
-// kindName names a JSON kind.
-func kindName(k jsontext.Kind) string {
-	switch k {
-	case '"':
-		return "string"
-	case '0':
-		return "number"
-	case 't', 'f':
-		return "boolean"
-	case 'n':
-		return "null"
-	case '{':
-		return "object"
-	case '[':
-		return "array"
-	}
-	return "value"
 }

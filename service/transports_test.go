@@ -47,9 +47,9 @@ type transportRule struct {
 //     runs agent.Run over the service's sessions, and `crucible eval` the
 //     eval harness, which service does not wrap (the files below).
 var transportRules = []transportRule{
-	{dir: "server", may: []string{"mcpserver", "webui", "e2bapi"}, inFiles: map[string][]string{"store": {"auth.go", "server.go"}}},
+	{dir: "server", may: []string{"mcpserver", "webui", "e2bapi", "internal/jsonbody"}, inFiles: map[string][]string{"store": {"auth.go", "server.go"}}},
 	{dir: "mcpserver"},
-	{dir: "e2bapi"},
+	{dir: "e2bapi", may: []string{"internal/jsonbody"}},
 	{dir: "webui"},
 	{dir: "cmd/crucible", may: []string{"sandbox/linux", "sandbox/docker", "image", "store", "llm", "policy", "policy/codecheck", "hint", "internal/nearest", "client", "server", "mcpserver"},
 		inFiles: map[string][]string{"agent": {"agent.go", "agentsetup.go"}, "eval": {"eval.go"}, "sandbox/linux/cloexec": {"runtime_native_linux.go"}, "sandbox/lang": {"bench_bare.go", "bench_runtimes_rows.go"}}},
