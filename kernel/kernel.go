@@ -11,6 +11,7 @@ import (
 	_ "embed"
 	"encoding/base64"
 	"strconv"
+	"sync"
 
 	"github.com/crucible-sandbox/crucible/sandbox"
 )
@@ -48,9 +49,14 @@ var notebookBoot string
 //go:embed python_ipython.py
 var ipythonSource string
 
-// pythonSource is PythonSource's text, built once.
-var pythonSource = policySource + "\n\n" + notebookBoot + "\n\nNB_SOURCE = " + pythonString(notebookSource) +
-	"\n\nIPY_SOURCE = " + pythonString(packedSource(ipythonSource)) + "\n\n" + kernelSource
+// pythonSource is PythonSource's text, built on first use: compressing
+// the IPython stand-in costs a megabyte of allocations, which a process
+// that never starts a kernel (most crucible commands) must not pay at
+// its start.
+var pythonSource = sync.OnceValue(func() string {
+	return policySource + "\n\n" + notebookBoot + "\n\nNB_SOURCE = " + pythonString(notebookSource) +
+		"\n\nIPY_SOURCE = " + pythonString(packedSource(ipythonSource)) + "\n\n" + kernelSource
+})
 
 // packedSource is s compressed with zlib, in base64: a string literal the
 // interpreter reads at every kernel's start, and reads in a third of the
@@ -66,7 +72,7 @@ func packedSource(s string) string {
 // PythonSource returns the Python kernel's program text: the policy
 // checker, the notebook habits (the part always there, then the rest as
 // a string), the IPython stand-in as a string, then the kernel, one file.
-func PythonSource() string { return pythonSource }
+func PythonSource() string { return pythonSource() }
 
 // pythonString quotes s as a Python string literal: Go's quoting, whose
 // escapes (\n, \t, \", \\, \xNN, \uNNNN, \UNNNNNNNN) mean the same in

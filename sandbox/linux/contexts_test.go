@@ -7,6 +7,7 @@ import (
 
 	"github.com/crucible-sandbox/crucible/internal/testenv"
 	"github.com/crucible-sandbox/crucible/sandbox"
+	"github.com/crucible-sandbox/crucible/sandbox/linux"
 )
 
 // TestContextsRichResults proves a named context (Cell.Context) gives
@@ -41,5 +42,25 @@ df`})
 	}
 	if res := execCell(t, s, sandbox.Cell{Context: "other", Code: "df, 'n' in globals()"}); res.Value != "('untouched', False)" {
 		t.Errorf("context other after context rich: %s", describe(res))
+	}
+}
+
+// TestContextsPolicy proves the code policy checks a cell in a named
+// context as in the default: a blocked import runs nothing of the cell,
+// whose context keeps its variables. (The conformance suite cannot say
+// so of every runtime: a cell's Rules are set by the service, and do not
+// cross the remote client.)
+func TestContextsPolicy(t *testing.T) {
+	s := newSession(t, newRuntime(t, linux.Options{}), sandbox.Limits{})
+	wantOK(t, execCell(t, s, sandbox.Cell{Context: "a", Code: "x = 'a'"}))
+	rules := &sandbox.CodeRules{Mode: sandbox.PolicyBlock, Preset: "test", Modules: []string{"socket"}}
+	res := execCell(t, s, sandbox.Cell{Context: "a", Code: "import socket\nx = 'changed'", Rules: rules})
+	if res.Status != sandbox.StatusBlocked || len(res.Findings) == 0 {
+		t.Fatalf("a blocked import in context a: want status blocked with findings, got %s", describe(res))
+	}
+	res = execCell(t, s, sandbox.Cell{Context: "a", Code: "x"})
+	wantOK(t, res)
+	if res.Value != "'a'" {
+		t.Errorf("context a after the blocked cell: x = %s, want 'a'", res.Value)
 	}
 }
