@@ -2,6 +2,8 @@ package e2bapi
 
 import (
 	"bytes"
+	"compress/gzip"
+	"errors"
 	"io"
 	"mime"
 	"mime/multipart"
@@ -100,9 +102,17 @@ func (h *Handler) writeFiles(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, "write file", err, fileFields)
 		return
 	}
-	if enc := r.Header.Get("Content-Encoding"); enc != "" && enc != "identity" {
-		writeError(w, &apiError{Code: http.StatusUnsupportedMediaType, Field: "Content-Encoding", Rule: "must be absent",
-			Message: "Content-Encoding " + cut(enc, 40) + " is not supported: upload the file uncompressed (no gzip option)"})
+	gzipped := false
+	switch enc := r.Header.Get("Content-Encoding"); enc {
+	case "", "identity":
+	case "gzip": // the SDKs' gzip option
+		gzipped = true
+		// What the body holds once decompressed is not known in advance:
+		// reserve the most a body may be, as for a body of unknown length.
+		r.ContentLength = -1
+	default:
+		writeError(w, &apiError{Code: http.StatusUnsupportedMediaType, Field: "Content-Encoding", Rule: "must be absent or gzip",
+			Message: "Content-Encoding " + cut(enc, 40) + " is not supported: upload the file uncompressed or gzipped"})
 		return
 	}
 	uploadTypes := []string{"multipart/form-data", "application/octet-stream"}
@@ -116,7 +126,17 @@ func (h *Handler) writeFiles(w http.ResponseWriter, r *http.Request) {
 	}
 	query := r.URL.Query().Get("path")
 	var files []upload
+	limit := h.svc.MaxBodyBytes(e.tenant())
 	payload, err := h.readBody(w, r, e.tenant(), func(body io.Reader) error {
+		if gzipped {
+			zr, err := gzip.NewReader(body)
+			if err != nil {
+				return invalid("body", "must be gzip data, as Content-Encoding says: %v", err)
+			}
+			// Decompressed, the body is bounded as an uncompressed one is:
+			// a small gzip bomb must not fill memory.
+			body = &boundedReader{r: zr, left: limit, limit: limit}
+		}
 		var err error
 		files, err = readUploads(r.Header.Get("Content-Type"), query, body)
 		return err
@@ -158,6 +178,10 @@ func readUploads(contentType, query string, body io.Reader) ([]upload, error) {
 		if err == io.EOF {
 			break
 		}
+		var ae *apiError
+		if errors.As(err, &ae) { // the body over its bound
+			return nil, ae
+		}
 		if err != nil {
 			return nil, invalid("body", "must be a multipart/form-data body: %v", err)
 		}
@@ -188,4 +212,26 @@ func readUploads(contentType, query string, body io.Reader) ([]upload, error) {
 		return nil, invalid("path", "must be absent when several files are sent: each part's file name is its path")
 	}
 	return files, nil
+}
+
+// boundedReader reads r until more than limit bytes came, then fails
+// with the body's 413.
+type boundedReader struct {
+	r           io.Reader
+	left, limit int64
+}
+
+func (b *boundedReader) Read(p []byte) (int, error) {
+	if b.left < 0 {
+		return 0, tooLarge(b.limit)
+	}
+	if int64(len(p)) > b.left+1 {
+		p = p[:b.left+1]
+	}
+	n, err := b.r.Read(p)
+	b.left -= int64(n)
+	if b.left < 0 {
+		return n, tooLarge(b.limit)
+	}
+	return n, err
 }
