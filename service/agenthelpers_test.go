@@ -34,6 +34,23 @@ func scriptedModel(t *testing.T, answer string, codes ...string) llm.Provider {
 	return model
 }
 
+// gatedModel is a model whose first reply waits until open is closed: a
+// test that must see an agent run's output as it streams (an ended agent
+// run keeps none, feed.dropOutput) opens it once it follows the run.
+type gatedModel struct {
+	llm.Provider
+	open chan struct{}
+}
+
+func (g gatedModel) Complete(ctx context.Context, req llm.Request) (llm.Reply, error) {
+	select {
+	case <-g.open:
+	case <-ctx.Done():
+		return llm.Reply{}, ctx.Err()
+	}
+	return g.Provider.Complete(ctx, req)
+}
+
 // printRuntime is a fake runtime whose session cells print their code
 // through OnOutput, as a program prints while it runs, and answer it as
 // stdout.

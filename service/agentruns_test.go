@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/crucible-sandbox/crucible/api"
@@ -20,7 +21,10 @@ import (
 func TestAgentRunAnswers(t *testing.T) {
 	ctx := context.Background()
 	code := `print("the answer is 42, key ` + secret + `")`
-	svc := agentService(t, scriptedModel(t, "42", code), nil)
+	// The model answers once the test follows the run: an agent run that
+	// ended keeps no output for a follower that comes late.
+	model := gatedModel{Provider: scriptedModel(t, "42", code), open: make(chan struct{})}
+	svc := agentService(t, model, nil)
 	run, err := svc.StartAgentRun(ctx, "acme", api.AgentRunRequest{Task: "compute the answer", TextMode: true}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -28,7 +32,11 @@ func TestAgentRunAnswers(t *testing.T) {
 	if run.Status != api.AgentRunning || !strings.HasPrefix(run.ID, "agt_") || run.Model != "openai:scripted" || run.Image != service.DefaultImageName {
 		t.Fatalf("started %+v", run)
 	}
-	events := follow(t, svc, "acme", run.ID, nil)
+	var opened sync.Once
+	events := follow(t, svc, "acme", run.ID, func(service.Event) bool {
+		opened.Do(func() { close(model.open) })
+		return true
+	})
 	want := []service.EventKind{service.EventAgentRun, service.EventStep, service.EventCode, service.EventStdout, service.EventExecution, service.EventResult}
 	for _, k := range want {
 		if !strings.Contains(" "+kinds(events)+" ", " "+string(k)+" ") {
