@@ -82,8 +82,11 @@ func (e *envd) start(ctx context.Context, req *connect.Request[startRequest], st
 	}
 	deadline, _ := ctx.Deadline()
 	pt := e.procs.of(sb)
-	p := pt.add(*m.Process, m.Tag)
-	f := p.follow()
+	p, err := pt.add(*m.Process, m.Tag)
+	if err != nil {
+		return err
+	}
+	f, _ := p.follow() // a new process's first follower: never refused
 	go e.run(sb, pt, p, deadline)
 	return envdFollow(ctx, req.Header(), p, f, func(ev processEvent) error { return stream.Send(&startResponse{Event: ev}) })
 }
@@ -196,7 +199,11 @@ func (e *envd) connect(ctx context.Context, req *connect.Request[connectRequest]
 	if err != nil {
 		return err
 	}
-	return envdFollow(ctx, req.Header(), p, p.follow(), func(ev processEvent) error { return stream.Send(&connectResponse{Event: ev}) })
+	f, err := p.follow()
+	if err != nil {
+		return err
+	}
+	return envdFollow(ctx, req.Header(), p, f, func(ev processEvent) error { return stream.Send(&connectResponse{Event: ev}) })
 }
 
 // list lists the sandbox's commands, running or waiting their turn.

@@ -3,8 +3,11 @@ package e2bapi
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"sort"
 	"sync"
+
+	"connectrpc.com/connect"
 )
 
 // maxQueuedBytes bounds the output queued for one follower of a process
@@ -58,15 +61,25 @@ type procTable struct {
 	turn    chan struct{}
 }
 
-// add registers a new process of config, with its own pid.
-func (pt *procTable) add(config processConfig, tag *string) *envdProcess {
+// maxProcesses bounds a sandbox's commands running or waiting their turn:
+// each waiting one holds a stream and a goroutine of the server, and the
+// caller decides how many it starts.
+const maxProcesses = 32
+
+// add registers a new process of config, with its own pid, or refuses it
+// when maxProcesses are already there.
+func (pt *procTable) add(config processConfig, tag *string) (*envdProcess, error) {
 	pt.mu.Lock()
 	defer pt.mu.Unlock()
+	if len(pt.procs) >= maxProcesses {
+		return nil, connect.NewError(connect.CodeResourceExhausted, fmt.Errorf(
+			"process: at most %d commands may run or wait their turn in a sandbox at once; wait for one to end or kill one", maxProcesses))
+	}
 	pt.nextPid++
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &envdProcess{pid: pt.nextPid, config: config, tag: tag, ctx: ctx, cancel: cancel, followers: map[*follower]struct{}{}}
 	pt.procs[p.pid] = p
-	return p
+	return p, nil
 }
 
 // remove forgets an ended process.
@@ -163,17 +176,28 @@ type follower struct {
 
 // follow returns a follower of the events published from now on; one of
 // an ended process gets its end event at once.
-func (p *envdProcess) follow() *follower {
+//
+// At most maxFollowers follow a process at once: each may queue
+// maxQueuedBytes of its output.
+func (p *envdProcess) follow() (*follower, error) {
 	f := &follower{wake: make(chan struct{}, 1)}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.end != nil {
 		f.push(processEvent{End: p.end})
-		return f
+		return f, nil
+	}
+	if len(p.followers) >= maxFollowers {
+		return nil, connect.NewError(connect.CodeResourceExhausted, fmt.Errorf(
+			"process %d: at most %d streams may follow a command at once", p.pid, maxFollowers))
 	}
 	p.followers[f] = struct{}{}
-	return f
+	return f, nil
 }
+
+// maxFollowers bounds the streams following one command (its Start and
+// the Connects to it).
+const maxFollowers = 8
 
 // unfollow stops f's events.
 func (p *envdProcess) unfollow(f *follower) {

@@ -2,8 +2,11 @@ package e2bapi
 
 import (
 	"bytes"
+
 	"strings"
 	"testing"
+
+	"connectrpc.com/connect"
 )
 
 // TestEnvdProcessOutput checks what a follower of a process gets from the
@@ -29,8 +32,8 @@ func TestEnvdProcessOutput(t *testing.T) {
 	}
 	for _, c := range cases {
 		pt := &procTable{procs: map[uint32]*envdProcess{}, turn: make(chan struct{}, 1)}
-		p := pt.add(processConfig{Cmd: "x"}, nil)
-		f := p.follow()
+		p := mustAdd(t, pt)
+		f, _ := p.follow()
 		for _, ch := range c.chunks {
 			p.output(ch.stdout, []byte(ch.data))
 		}
@@ -50,7 +53,7 @@ func TestEnvdProcessOutput(t *testing.T) {
 
 	// A kill before the cell runs waits for the marker.
 	pt := &procTable{procs: map[uint32]*envdProcess{}, turn: make(chan struct{}, 1)}
-	p := pt.add(processConfig{Cmd: "x"}, nil)
+	p := mustAdd(t, pt)
 	if !p.handedToSession() {
 		t.Fatal("handedToSession refused a live process")
 	}
@@ -64,7 +67,7 @@ func TestEnvdProcessOutput(t *testing.T) {
 	}
 	// A kill while the process waits for its turn cancels at once, and
 	// its cell never runs.
-	q := pt.add(processConfig{Cmd: "x"}, nil)
+	q := mustAdd(t, pt)
 	q.kill()
 	if q.ctx.Err() == nil || q.handedToSession() {
 		t.Error("a process killed while waiting was not cancelled, or would still run")
@@ -76,9 +79,9 @@ func TestEnvdProcessOutput(t *testing.T) {
 // end.
 func TestEnvdFollowerBound(t *testing.T) {
 	pt := &procTable{procs: map[uint32]*envdProcess{}, turn: make(chan struct{}, 1)}
-	p := pt.add(processConfig{Cmd: "x"}, nil)
+	p := mustAdd(t, pt)
 	p.output(false, []byte(startedMarker))
-	f := p.follow()
+	f, _ := p.follow()
 	chunk := []byte(strings.Repeat("x", 64<<10))
 	for i := 0; i < 2*maxQueuedBytes/len(chunk); i++ {
 		p.output(true, chunk)
@@ -93,5 +96,59 @@ func TestEnvdFollowerBound(t *testing.T) {
 	}
 	if !lagged || held > maxQueuedBytes || evs[len(evs)-1].End == nil {
 		t.Errorf("lagged %v, held %d bytes (bound %d), last event %+v", lagged, held, maxQueuedBytes, evs[len(evs)-1])
+	}
+}
+
+// mustAdd adds a process to pt, failing t if it is refused.
+func mustAdd(t *testing.T, pt *procTable) *envdProcess {
+	t.Helper()
+	p, err := pt.add(processConfig{Cmd: "x"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestEnvdProcessCap checks a sandbox holds at most maxProcesses commands
+// running or waiting: one more is refused as resource exhausted, and an
+// ended one makes room.
+func TestEnvdProcessCap(t *testing.T) {
+	pt := &procTable{procs: map[uint32]*envdProcess{}, turn: make(chan struct{}, 1)}
+	var first *envdProcess
+	for i := 0; i < maxProcesses; i++ {
+		p := mustAdd(t, pt)
+		if first == nil {
+			first = p
+		}
+	}
+	_, err := pt.add(processConfig{Cmd: "one more"}, nil)
+	if connect.CodeOf(err) != connect.CodeResourceExhausted || !strings.Contains(err.Error(), "process: at most") {
+		t.Fatalf("command %d: %v, want resource exhausted naming process", maxProcesses+1, err)
+	}
+	pt.remove(first)
+	mustAdd(t, pt)
+}
+
+// TestEnvdFollowerCap checks at most maxFollowers streams follow one
+// command, and one that stops following makes room.
+func TestEnvdFollowerCap(t *testing.T) {
+	pt := &procTable{procs: map[uint32]*envdProcess{}, turn: make(chan struct{}, 1)}
+	p := mustAdd(t, pt)
+	var first *follower
+	for i := 0; i < maxFollowers; i++ {
+		f, err := p.follow()
+		if err != nil {
+			t.Fatalf("follower %d: %v", i+1, err)
+		}
+		if first == nil {
+			first = f
+		}
+	}
+	if _, err := p.follow(); connect.CodeOf(err) != connect.CodeResourceExhausted {
+		t.Fatalf("follower %d: %v, want resource exhausted", maxFollowers+1, err)
+	}
+	p.unfollow(first)
+	if _, err := p.follow(); err != nil {
+		t.Fatalf("a follower after one left: %v", err)
 	}
 }
