@@ -298,20 +298,12 @@ func (h *Handler) setTimeout(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var body timeoutBody
-	payload, err := h.readJSON(w, r, e.tenant(), &body)
-	if err != nil {
-		h.fail(w, "read body", err, nil)
+	d, given, ok := h.readTimeout(w, r, e)
+	if !ok {
 		return
 	}
-	defer payload.Release()
-	if body.Timeout == nil {
+	if !given {
 		writeError(w, invalid("timeout", "is required: the seconds from now the sandbox is to live"))
-		return
-	}
-	d, err := timeoutOf(*body.Timeout)
-	if err != nil {
-		h.fail(w, "timeout", err, nil)
 		return
 	}
 	if !e.extend(d, false) {
@@ -319,6 +311,27 @@ func (h *Handler) setTimeout(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// readTimeout reads the body of a timeout or connect call: the timeout it
+// gives, if given (checked by timeoutOf). When ok is false the answer was
+// written.
+func (h *Handler) readTimeout(w http.ResponseWriter, r *http.Request, e *sandboxEntry) (d time.Duration, given, ok bool) {
+	var body timeoutBody
+	payload, err := h.readJSON(w, r, e.tenant(), &body)
+	if err != nil {
+		h.fail(w, "read body", err, nil)
+		return 0, false, false
+	}
+	payload.Release() // the body is decoded: nothing of it is held
+	if body.Timeout == nil {
+		return 0, false, true
+	}
+	if d, err = timeoutOf(*body.Timeout); err != nil {
+		h.fail(w, "timeout", err, nil)
+		return 0, false, false
+	}
+	return d, true, true
 }
 
 // connectSandbox serves POST /sandboxes/{id}/connect (and /v2/...): how
@@ -329,23 +342,13 @@ func (h *Handler) connectSandbox(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var body timeoutBody
-	payload, err := h.readJSON(w, r, e.tenant(), &body)
-	if err != nil {
-		h.fail(w, "read body", err, nil)
+	d, given, ok := h.readTimeout(w, r, e)
+	if !ok {
 		return
 	}
-	defer payload.Release()
-	if body.Timeout != nil {
-		d, err := timeoutOf(*body.Timeout)
-		if err != nil {
-			h.fail(w, "connect", err, nil)
-			return
-		}
-		if !e.extend(d, true) {
-			writeError(w, errorf(http.StatusNotFound, "sandbox %q not found", e.id))
-			return
-		}
+	if given && !e.extend(d, true) {
+		writeError(w, errorf(http.StatusNotFound, "sandbox %q not found", e.id))
+		return
 	}
 	writeJSON(w, http.StatusOK, e.reach())
 }

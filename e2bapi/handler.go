@@ -108,8 +108,9 @@ func (h *Handler) routes() {
 	c.HandleFunc("POST /sandboxes/{id}/fork", h.unsupported("forking a sandbox"+suspend))
 	c.HandleFunc("POST /sandboxes/{id}/snapshots", h.unsupported("a snapshot"+suspend))
 	c.HandleFunc("GET /sandboxes/{id}/metrics", h.unsupported("sandbox metrics are not served by this API: each cell's metrics (wall and CPU time, peak memory) are in its run record, GET /v1/runs?session=ID of Crucible's API"))
-	c.HandleFunc("GET /sandboxes/{id}/logs", h.unsupported("sandbox logs are not served by this API: each cell's output is in its run record, GET /v1/runs of Crucible's API"))
-	c.HandleFunc("GET /v2/sandboxes/{id}/logs", h.unsupported("sandbox logs are not served by this API: each cell's output is in its run record, GET /v1/runs of Crucible's API"))
+	logs := h.unsupported("sandbox logs are not served by this API: each cell's output is in its run record, GET /v1/runs of Crucible's API")
+	c.HandleFunc("GET /sandboxes/{id}/logs", logs)
+	c.HandleFunc("GET /v2/sandboxes/{id}/logs", logs)
 	c.HandleFunc("PUT /sandboxes/{id}/network", h.unsupported("changing a sandbox's network is not supported: a Crucible sandbox has no network"))
 	c.HandleFunc("/", noEndpoint("the control plane"))
 	h.control = c
@@ -118,8 +119,8 @@ func (h *Handler) routes() {
 	e.HandleFunc("GET /health", h.health)
 	e.HandleFunc("GET /files", h.readFile)
 	e.HandleFunc("POST /files", h.writeFiles)
-	e.HandleFunc("/process.Process/", h.serveRPC)
-	e.HandleFunc("/filesystem.Filesystem/", h.serveRPC)
+	e.Handle("/process.Process/", h.rpc) // envd's Connect services, which authorise each call (envdSandboxOf)
+	e.Handle("/filesystem.Filesystem/", h.rpc)
 	e.HandleFunc("/", noEndpoint("envd"))
 	h.envd = e
 
@@ -152,12 +153,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			Rule:    "must be " + EnvdPort + " (envd) or " + InterpreterPort + " (the code interpreter)",
 			Message: "port " + port + " of a sandbox cannot be reached: a Crucible sandbox serves only envd (" + EnvdPort + ") and the code interpreter (" + InterpreterPort + "), and has no network"})
 	}
-}
-
-// serveRPC hands a Connect RPC of envd to its services (newEnvdRPC),
-// which authorise it (envdSandboxOf).
-func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request) {
-	h.rpc.ServeHTTP(w, r)
 }
 
 // unsupported answers 501 with message to what E2B offers and a Crucible
