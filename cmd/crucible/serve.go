@@ -319,9 +319,9 @@ func serve(ctx context.Context, f *serveFlags) error {
 	if err != nil {
 		return platformError(err)
 	}
-	hs := srv.NewHTTPServer()
-	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
+	// The listener is bound, so connections already queue; say where the
+	// server is before it answers its first request, so that whoever sees
+	// it answer (a script, a test) also finds these lines in the log.
 	switch {
 	case keys == 0:
 		log.Info("serving the Crucible API on loopback only: no API keys exist, so every caller is tenant \"default\"", "addr", ln.Addr().String(), "images", strings.Join(names, ","))
@@ -330,6 +330,9 @@ func serve(ctx context.Context, f *serveFlags) error {
 	}
 
 	fmt.Fprintf(os.Stderr, "web UI: %s\n", webUIURL(ln.Addr()))
+	hs := srv.NewHTTPServer()
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
 	local := startLocalServer(f.socket, images, f, log)
 
 	select {
