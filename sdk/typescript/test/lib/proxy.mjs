@@ -50,19 +50,27 @@ export class Proxy {
     this.#conns.add(pair);
     let head = '';
     let mute = false; // the answer to a swallowed request is dropped, and the connection with it
+    let skip = 0; // body bytes of the current request still to come
     client.on('data', (chunk) => {
-      // Requests are told apart by their heads; the tests' bodies are small JSON without "HTTP/1.1\r\n".
+      // Requests are told apart by their heads and Content-Length (the SDK's bodies are never chunked).
       head += chunk.toString('latin1');
-      let m;
-      while ((m = /^(GET|POST|PUT|DELETE|HEAD) (\S+) HTTP\/1\.1\r\n([\s\S]*?)\r\n\r\n/m.exec(head))) {
+      for (;;) {
+        const n = Math.min(skip, head.length);
+        head = head.slice(n);
+        skip -= n;
+        const endOfHead = head.indexOf('\r\n\r\n');
+        if (skip > 0 || endOfHead < 0) break;
+        const [line, ...fields] = head.slice(0, endOfHead).split('\r\n');
+        const [method, path] = line.split(' ');
         const headers = {};
-        for (const line of m[3].split('\r\n')) {
-          const i = line.indexOf(':');
-          headers[line.slice(0, i).toLowerCase()] = line.slice(i + 1).trim();
+        for (const f of fields) {
+          const i = f.indexOf(':');
+          headers[f.slice(0, i).toLowerCase()] = f.slice(i + 1).trim();
         }
-        const req = { method: m[1], path: m[2], headers };
+        const req = { method, path, headers };
         this.requests.push(req);
-        head = head.slice(m.index + m[0].length);
+        head = head.slice(endOfHead + 4);
+        skip = Number(headers['content-length'] ?? 0);
         if (this.swallow?.(req)) mute = true;
       }
       upstream.write(chunk);
