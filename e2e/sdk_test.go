@@ -150,7 +150,7 @@ func TestPythonSDK(t *testing.T) {
 	}
 	var cases []suiteCase
 	for _, c := range r.Cases {
-		sc := suiteCase{name: strings.TrimPrefix(c.Class, "tests.") + "." + c.Name, outcome: "passed"}
+		sc := suiteCase{name: strings.TrimPrefix(strings.TrimPrefix(c.Class, "sdk.python."), "tests.") + "." + c.Name, outcome: "passed"}
 		switch {
 		case c.Failure != nil:
 			sc.outcome, sc.detail = "failed", c.Failure.Message+"\n"+c.Failure.Text
