@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -30,6 +31,14 @@ type Script struct {
 	Codes []string
 	// Answer is the final answer.
 	Answer string
+	// FromPrompt makes the conversation the script, so that a client
+	// (an SDK's tests) can script each agent run or question through its
+	// own text: the last message holding "[[code]]...[[/code]]" blocks
+	// gives the programs (the n-th program sent after that message is
+	// the n-th block, the last again once they are used up) and its
+	// "[[answer]]...[[/answer]]" the final answer. Codes and Answer are
+	// used when no message holds a block.
+	FromPrompt bool
 }
 
 // request is what the server reads of a chat-completions request.
@@ -52,13 +61,6 @@ func OpenAI(tb testing.TB, s Script) *httptest.Server {
 	tb.Helper()
 	var mu sync.Mutex
 	next := 0
-	nextCode := func() string {
-		mu.Lock()
-		defer mu.Unlock()
-		code := s.Codes[min(next, len(s.Codes)-1)]
-		next++
-		return code
-	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.Key != "" && r.Header.Get("Authorization") != "Bearer "+s.Key {
 			http.Error(w, `{"error":{"message":"bad key"}}`, http.StatusUnauthorized)
@@ -69,6 +71,14 @@ func OpenAI(tb testing.TB, s Script) *httptest.Server {
 			http.Error(w, `{"error":{"message":"bad request"}}`, http.StatusBadRequest)
 			return
 		}
+		codes, answer := s.Codes, s.Answer
+		sent := func() int { mu.Lock(); defer mu.Unlock(); n := next; next++; return n }
+		if s.FromPrompt {
+			if c, a, n, ok := scriptIn(req); ok {
+				codes, answer, sent = c, a, func() int { return n }
+			}
+		}
+		nextCode := func() string { return codes[min(sent(), len(codes)-1)] }
 		message := map[string]any{"role": "assistant"}
 		finish := "stop"
 		switch system, last := req.Messages[0].Content, req.Messages[len(req.Messages)-1]; {
@@ -79,7 +89,7 @@ func OpenAI(tb testing.TB, s Script) *httptest.Server {
 		case len(req.Tools) > 0:
 			call, args := "execute_code", map[string]string{"code": ""}
 			if last.Role == "tool" && answered(req, "execute_code") {
-				call, args = "final_answer", map[string]string{"answer": s.Answer}
+				call, args = "final_answer", map[string]string{"answer": answer}
 			} else {
 				args["code"] = nextCode()
 			}
@@ -88,7 +98,7 @@ func OpenAI(tb testing.TB, s Script) *httptest.Server {
 				"function": map[string]any{"name": call, "arguments": string(b)}}}
 			finish = "tool_calls"
 		case strings.Contains(last.Content, "The code ran:"):
-			message["content"] = "FINAL ANSWER: " + s.Answer
+			message["content"] = "FINAL ANSWER: " + answer
 		default:
 			message["content"] = "```python\n" + nextCode() + "\n```"
 		}
@@ -112,4 +122,40 @@ func answered(req request, name string) bool {
 		}
 	}
 	return false
+}
+
+// blockRE matches a script block of FromPrompt: [[code]]...[[/code]] or
+// [[answer]]...[[/answer]].
+var blockRE = regexp.MustCompile(`(?s)\[\[(code|answer)\]\](.*?)\[\[/(?:code|answer)\]\]`)
+
+// scriptIn finds the script of FromPrompt in req: the programs and the
+// answer of the last message holding a [[code]] block, and how many
+// programs the assistant sent after that message (tool calls of
+// execute_code, or fenced code). ok is false when no message holds one.
+func scriptIn(req request) (codes []string, answer string, sent int, ok bool) {
+	at := -1
+	for i := len(req.Messages) - 1; i >= 0 && at < 0; i-- {
+		for _, m := range blockRE.FindAllStringSubmatch(req.Messages[i].Content, -1) {
+			if m[1] == "code" {
+				at = i
+				break
+			}
+		}
+	}
+	if at < 0 {
+		return nil, "", 0, false
+	}
+	for _, m := range blockRE.FindAllStringSubmatch(req.Messages[at].Content, -1) {
+		if m[1] == "code" {
+			codes = append(codes, strings.Trim(m[2], "\n"))
+		} else {
+			answer = strings.TrimSpace(m[2])
+		}
+	}
+	for _, m := range req.Messages[at+1:] {
+		if m.Role == "assistant" && (len(m.ToolCalls) > 0 && m.ToolCalls[0].Function.Name == "execute_code" || strings.Contains(m.Content, "```")) {
+			sent++
+		}
+	}
+	return codes, answer, sent, true
 }

@@ -66,3 +66,66 @@ func TestOpenAIScript(t *testing.T) {
 		})
 	}
 }
+
+// TestOpenAIFromPrompt checks that with FromPrompt the programs and the
+// answer come from the conversation's last [[code]] message, counted per
+// conversation, and from Codes and Answer when no message scripts them.
+func TestOpenAIFromPrompt(t *testing.T) {
+	srv := OpenAI(t, Script{Codes: []string{"print('default')"}, Answer: "default answer", FromPrompt: true})
+	tools := []any{map[string]any{"type": "function", "function": map[string]any{"name": "execute_code"}}}
+	system := map[string]any{"role": "system", "content": "You solve the user's task"}
+	old := map[string]any{"role": "user", "content": "[[code]]print('old')[[/code]]"}
+	task := map[string]any{"role": "user", "content": "Compute. [[code]]\nprint(1)\n[[/code]] then [[code]]print(2)[[/code]] [[answer]] 42 [[/answer]]"}
+	call := map[string]any{"role": "assistant", "tool_calls": []any{map[string]any{"id": "c", "type": "function",
+		"function": map[string]any{"name": "execute_code", "arguments": "{}"}}}}
+	fenced := map[string]any{"role": "assistant", "content": "```python\nprint(1)\n```"}
+	result := map[string]any{"role": "tool", "tool_call_id": "c", "content": "stdout: 1"}
+	for _, tc := range []struct {
+		name      string
+		messages  []any
+		withTools bool
+		want      string
+	}{
+		{name: "first block", messages: []any{system, old, task}, withTools: true, want: `print(1)`},
+		{name: "second block after one call", messages: []any{system, task, call, map[string]any{"role": "user", "content": "[[code]] in a reply does not count"}}, want: "print(2)"},
+		{name: "text mode, second block after a fenced program", messages: []any{system, task, fenced, map[string]any{"role": "user", "content": "it failed"}}, want: "```python\nprint(2)\n```"},
+		{name: "the answer", messages: []any{system, task, call, result}, withTools: true, want: `"answer":"42"`},
+		{name: "unscripted conversation", messages: []any{system, map[string]any{"role": "user", "content": "plain task"}}, want: "print('default')"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := map[string]any{"model": "m", "messages": tc.messages}
+			if tc.withTools {
+				req["tools"] = tools
+			}
+			body, _ := json.Marshal(req)
+			resp, err := http.Post(srv.URL+"/v1/chat/completions", "application/json", bytes.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var raw bytes.Buffer
+			_, _ = raw.ReadFrom(resp.Body)
+			var reply struct {
+				Choices []struct {
+					Message struct {
+						Content   string `json:"content"`
+						ToolCalls []struct {
+							Function struct{ Arguments string } `json:"function"`
+						} `json:"tool_calls"`
+					} `json:"message"`
+				} `json:"choices"`
+			}
+			if err := json.Unmarshal(raw.Bytes(), &reply); err != nil || len(reply.Choices) != 1 {
+				t.Fatalf("reply %s: %v", raw.Bytes(), err)
+			}
+			m := reply.Choices[0].Message
+			got := m.Content
+			if len(m.ToolCalls) > 0 {
+				got = m.ToolCalls[0].Function.Arguments
+			}
+			if !strings.Contains(got, tc.want) {
+				t.Errorf("the model said %q, want %q in it", got, tc.want)
+			}
+		})
+	}
+}
