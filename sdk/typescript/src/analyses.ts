@@ -7,7 +7,7 @@ import { defineAsyncDispose } from './dispose.js';
 import { SessionClosedError } from './errors.js';
 import type { RequestOptions, Transport } from './http.js';
 import { escapePath } from './runs.js';
-import type { AgentRunStatus, AnalysisInfo, AnalysisQuestion, Limits, Schemas } from './types.js';
+import type { AgentDecision, AgentRunStatus, AnalysisInfo, AnalysisQuestion, Limits, Schemas } from './types.js';
 
 /** A dataset to upload: a file name (its extension tells the format: .csv, .tsv, .json, .xlsx, .parquet, ...) and its content. */
 export interface DatasetInput {
@@ -23,10 +23,24 @@ export interface AnalyzeOptions extends RequestOptions {
   limits?: Limits;
 }
 
+/** The question being answered, as onEvent gets it: its number, and the decisions on its approvals. */
+export interface QuestionControl {
+  /** The question's number in the analysis, from 1. */
+  n: number;
+  /** approve lets the program waiting under approvalId (an approval event's approval.id) run. */
+  approve(approvalId: string, reason?: string): Promise<AgentDecision>;
+  /** deny refuses it: the question ends "denied". */
+  deny(approvalId: string, reason?: string): Promise<AgentDecision>;
+}
+
 /** Options of a question: the budgets of the agent run that answers it, and a callback for its progress. */
 export interface AskOptions extends RequestOptions, Omit<Schemas['QuestionRequest'], 'question'> {
-  /** onEvent receives each event of the question as it comes (steps, code, output, approvals). */
-  onEvent?: (ev: AgentEvent) => void | Promise<void>;
+  /**
+   * onEvent receives each event of the question as it comes (steps, code,
+   * output, approvals); with approve: true, an approval event is the
+   * moment to call q.approve or q.deny. The stream waits for it.
+   */
+  onEvent?: (ev: AgentEvent, q: QuestionControl) => void | Promise<void>;
 }
 
 /** A table an answer's code showed (show_table or a DataFrame left as the cell's value): its first rows as data. */
@@ -139,10 +153,20 @@ export class Analysis {
       body: JSON.stringify({ ...budgets, question }),
       contentType: 'application/json',
     });
+    const decide = (approvalId: string, approve: boolean, reason = '') =>
+      this.t.json<AgentDecision>({
+        signal,
+        timeoutMs,
+        method: 'POST',
+        path: `${base}/questions/${q.n}/approvals/${encodeURIComponent(approvalId)}`,
+        body: JSON.stringify(reason ? { approve, reason } : { approve }),
+        contentType: 'application/json',
+      });
+    const control: QuestionControl = { n: q.n, approve: (id, reason) => decide(id, true, reason), deny: (id, reason) => decide(id, false, reason) };
     let answered: AnalysisQuestion | undefined;
     for await (const ev of followAgent(this.t, `${base}/questions/${q.n}/events`, { signal, timeoutMs })) {
       if (ev.type === 'answer') answered = ev.question;
-      await onEvent?.(ev);
+      await onEvent?.(ev, control);
     }
     // resumed after the answer event: the question as it ended holds it
     answered ??= await this.t.json<AnalysisQuestion>({ signal, timeoutMs, method: 'GET', path: `${base}/questions/${q.n}` });

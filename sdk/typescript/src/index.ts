@@ -5,7 +5,7 @@ export type { AgentRunOptions, CrucibleOptions, ListRunsOptions, RunOptions, Ses
 export { AgentRun } from './agentruns.js';
 export type { AgentEvent } from './agentruns.js';
 export { Analysis, Answer, Chart } from './analyses.js';
-export type { AnalyzeOptions, AskOptions, DatasetInput, Table } from './analyses.js';
+export type { AnalyzeOptions, AskOptions, DatasetInput, QuestionControl, Table } from './analyses.js';
 export { Artifact } from './artifact.js';
 export {
   APIError,

@@ -42,3 +42,33 @@ serverTest('analysis: upload a CSV, ask, get the answer, table rows and the char
     await analysis.close();
   }
 });
+
+serverTest('analysis: a question with approve: true waits for the decision given in onEvent', async () => {
+  const c = client();
+  const analysis = c.analyze([{ name: 'n.csv', content: 'n\n4\n5\n' }]);
+  try {
+    const approvals = [];
+    const answer = await analysis.ask('Sum n. [[code]]print(int(df["n"].sum()))[[/code]] [[answer]]9[[/answer]]', {
+      approve: true,
+      onEvent: async (ev, q) => {
+        if (ev.type !== 'approval') return;
+        approvals.push(ev.approval.code);
+        assert.equal(q.n, 1);
+        const d = await q.approve(ev.approval.id, 'fine');
+        assert.equal(d.approved, true);
+      },
+    });
+    assert.deepEqual(approvals, ['print(int(df["n"].sum()))']);
+    assert.equal(answer.status, 'answered');
+    assert.equal(answer.output, '9\n');
+
+    const denied = await analysis.ask('Again. [[code]]print(1)[[/code]] [[answer]]1[[/answer]]', {
+      approve: true,
+      onEvent: (ev, q) => (ev.type === 'approval' ? q.deny(ev.approval.id, 'no').then(() => {}) : undefined),
+    });
+    assert.equal(denied.n, 2);
+    assert.equal(denied.status, 'denied');
+  } finally {
+    await analysis.close();
+  }
+});
