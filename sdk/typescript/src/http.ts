@@ -21,6 +21,8 @@ export interface Req extends RequestOptions {
   body?: string | Uint8Array | FormData;
   contentType?: string;
   headers?: Record<string, string>;
+  /** Overrides the client's retries for this request (streams resume by themselves, as client/stream.go does, and set 0). */
+  retries?: number;
 }
 
 /** What the transport needs of the client's options. */
@@ -118,7 +120,7 @@ export class Transport {
     if (this.opts.apiKey) headers['Authorization'] = `Bearer ${this.opts.apiKey}`;
     const what = `${r.method} ${r.path}`;
     for (let attempt = 0; ; attempt++) {
-      const retry = idempotent(r) && attempt < this.opts.retries;
+      const retry = idempotent(r) && attempt < (r.retries ?? this.opts.retries);
       let resp: Response;
       try {
         resp = await this.opts.fetch(url, { method: r.method, headers, body: r.body as BodyInit | undefined, signal: d.signal });

@@ -69,7 +69,8 @@ export async function* readStream(t: Transport, r: Req, spec: StreamSpec): Async
   for (let failures = 0; ; failures++) {
     if (failures > 1) await sleep(st.retryMs, r.signal);
     if (r.signal?.aborted && failures > 0) throw r.signal.reason;
-    const req: Req = st.lastId ? { ...r, headers: { ...r.headers, 'Last-Event-ID': st.lastId } } : r;
+    // No retries of the transport's: the reconnections are these, bounded as stream.go bounds them.
+    const req: Req = { ...r, retries: 0, ...(st.lastId ? { headers: { ...r.headers, 'Last-Event-ID': st.lastId } } : {}) };
     const received = st.received;
     try {
       yield* readOnce(t, req, st, spec);

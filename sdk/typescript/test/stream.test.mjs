@@ -96,6 +96,7 @@ serverTest('a stream that cannot be resumed fails after 3 reconnections without 
     (err) => err.name === 'ConnectionError',
   );
   assert.deepEqual(seen, ['run', 'stdout']);
+  assert.equal(proxy.refused, 3, 'three reconnections in a row without an event, then the error');
   const follows = proxy.requests.filter((r) => r.path.endsWith('/events'));
   assert.equal(follows.length, 1, 'the refused reconnections never reached the server');
 });

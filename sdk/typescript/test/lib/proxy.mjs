@@ -9,6 +9,8 @@ export class Proxy {
   requests = [];
   /** refuse: new connections are closed at once. */
   refuse = false;
+  /** How many connections were refused. */
+  refused = 0;
   /** swallow, if set, says which requests are passed on to the server and then answered by closing the connection: the server acts on them, the client gets no answer. */
   swallow = null;
   #conns = new Set();
@@ -44,7 +46,10 @@ export class Proxy {
   }
 
   #accept(client) {
-    if (this.refuse) return client.destroy();
+    if (this.refuse) {
+      this.refused++;
+      return client.destroy();
+    }
     const upstream = net.connect(Number(this.target.port), this.target.hostname);
     const pair = [client, upstream];
     this.#conns.add(pair);
