@@ -77,9 +77,16 @@ export class Transport {
     }
   }
 
-  /** json sends r and decodes its JSON answer. */
+  /** json sends r and decodes its JSON answer; an answer that is not JSON is a CrucibleError saying so. */
   json<T>(r: Req): Promise<T> {
-    return this.call(r, (resp) => resp.json() as Promise<T>);
+    return this.call(r, async (resp) => {
+      const text = await resp.text();
+      try {
+        return JSON.parse(text) as T;
+      } catch (err) {
+        throw new CrucibleError(`crucible: ${r.method} ${r.path}: decode answer: ${(err as Error).message}`, { cause: err });
+      }
+    });
   }
 
   /** bytes sends r and returns its answer's bytes. */
