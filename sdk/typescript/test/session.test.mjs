@@ -69,3 +69,17 @@ serverTest('session: `await using` closes the session at the end of the block, a
   await assert.rejects(c.attachSession(opened).describe(), SessionClosedError);
   assert.ok(!(await c.listSessions()).some((s) => s.id === id || s.id === opened));
 });
+
+serverTest('session: breaking out of execStream closes the stream, and the server interrupts the cell', async () => {
+  const s = await client().session();
+  try {
+    await s.exec('x = 1');
+    const started = Date.now();
+    for await (const ev of s.execStream('import time\nprint("started", flush=True)\ntime.sleep(20)\nx = 2')) if (ev.type === 'stdout') break;
+    const next = await s.exec('x');
+    assert.equal(next.value, '1', 'the interrupted cell did not finish');
+    assert.ok(Date.now() - started < 10_000, `the next cell waited ${Date.now() - started} ms`);
+  } finally {
+    await s.close();
+  }
+});
