@@ -1,0 +1,224 @@
+package service_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/crucible-sandbox/crucible/api"
+	"github.com/crucible-sandbox/crucible/llm"
+	"github.com/crucible-sandbox/crucible/policy"
+	"github.com/crucible-sandbox/crucible/service"
+	"github.com/crucible-sandbox/crucible/store"
+)
+
+// storedService returns an agent service on st, the store a test shares
+// between the services it starts, as a restarted server does; it is
+// shut down when the test ends.
+func storedService(t *testing.T, st store.Store, model llm.Provider) *service.Service {
+	t.Helper()
+	rc := policy.DefaultRedactConfig()
+	rc.Secrets = []string{secret}
+	red, err := policy.NewRedactor(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := service.Config{Runtime: printRuntime{}, Store: st, Redactor: red, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	cfg.Agents.Model = model
+	svc, err := service.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = svc.Shutdown(context.Background()) })
+	return svc
+}
+
+func openStore(t *testing.T) store.Store {
+	t.Helper()
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "crucible.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// replayed returns the events of tenant's agent run id after after, as
+// JSON, the way a stream shows them.
+func replayed(t *testing.T, svc *service.Service, tenant, id string, after int64) []string {
+	t.Helper()
+	events, err := svc.AgentRunEvents(context.Background(), tenant, id, after)
+	if err != nil {
+		t.Fatalf("AgentRunEvents(%s, after %d): %v", id, after, err)
+	}
+	var out []string
+	if events == nil {
+		return nil
+	}
+	for e := range events {
+		var v any = e.Output
+		if e.Agent != nil {
+			v = e.Agent.Data()
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, string(e.Kind)+" "+string(b)+" id "+strconv.FormatInt(e.ID, 10))
+	}
+	return out
+}
+
+func asJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestAgentRunRetention: ended runs are held in memory up to
+// AgentConfig.Retain, then read from the store: the older run reads as
+// it did, trace and all, its stream replays with the same events and
+// IDs, and the list pages both, newest first.
+func TestAgentRunRetention(t *testing.T) {
+	svc := agentService(t, scriptedModel(t, "2", "print(1+1)"), func(c *service.Config) { c.Agents.Retain = 1 })
+	ctx := context.Background()
+	run, err := svc.StartAgentRun(ctx, "acme", api.AgentRunRequest{Task: "add " + secret, TextMode: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	follow(t, svc, "acme", run.ID, nil)
+	held, err := svc.AgentRun("acme", run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	heldEvents := replayed(t, svc, "acme", run.ID, 0)
+	newer, err := svc.StartAgentRun(ctx, "acme", api.AgentRunRequest{Task: "add", TextMode: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	follow(t, svc, "acme", newer.ID, nil)
+
+	stored, err := svc.AgentRun("acme", run.ID)
+	if err != nil {
+		t.Fatalf("the older run, beyond the retention: %v, want it from the store", err)
+	}
+	if a, b := asJSON(t, stored), asJSON(t, held); a != b {
+		t.Errorf("from the store the run is\n%s\nheld it was\n%s", a, b)
+	}
+	if strings.Contains(string(stored.Trace), secret) || strings.Contains(stored.Task, secret) {
+		t.Errorf("the stored run holds the secret: %+v", stored)
+	}
+	if got := replayed(t, svc, "acme", run.ID, 0); !reflect.DeepEqual(got, heldEvents) {
+		t.Errorf("replayed from the store:\n%s\nheld:\n%s", strings.Join(got, "\n"), strings.Join(heldEvents, "\n"))
+	}
+	for i := range heldEvents { // resumed after each event's ID: the rest
+		after, err := strconv.ParseInt(heldEvents[i][strings.LastIndex(heldEvents[i], " ")+1:], 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := replayed(t, svc, "acme", run.ID, after)
+		if want := heldEvents[i+1:]; !reflect.DeepEqual(got, want) && !(len(got) == 0 && len(want) == 0) {
+			t.Errorf("after %d: %q, want %q", after, got, want)
+		}
+	}
+	if _, err := svc.AgentRun("other", run.ID); kindOf(err) != service.KindNotFound {
+		t.Errorf("another tenant's stored run: %v, want KindNotFound", err)
+	}
+	if _, err := svc.AgentRunEvents(ctx, "other", run.ID, 0); kindOf(err) != service.KindNotFound {
+		t.Errorf("another tenant's stored events: %v, want KindNotFound", err)
+	}
+	if _, err := svc.DecideApproval("acme", run.ID, "apr_0000000000000000", true, ""); kindOf(err) != service.KindNotFound {
+		t.Errorf("an approval the stored run never asked for: %v, want KindNotFound", err)
+	}
+	if got, err := svc.CancelAgentRun(ctx, "acme", run.ID); err != nil || got.Status != "answered" {
+		t.Errorf("cancelling the stored run: %+v, %v; want it as it ended", got, err)
+	}
+
+	var ids []string
+	page := service.AgentRunPage{Limit: 1}
+	for range 3 {
+		list, next, err := svc.AgentRuns(ctx, "acme", page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range list {
+			ids = append(ids, r.ID)
+		}
+		if page.Cursor = next; next == "" {
+			break
+		}
+	}
+	if want := []string{newer.ID, run.ID}; !reflect.DeepEqual(ids, want) {
+		t.Errorf("listed %v, want %v", ids, want)
+	}
+	if _, _, err := svc.AgentRuns(ctx, "acme", service.AgentRunPage{Cursor: "nope"}); !isInput(err, "cursor") {
+		t.Errorf("a bad cursor: %v, want an input error naming cursor", err)
+	}
+}
+
+// TestAgentRunInterruptedByRestart: a run waiting for an approval when
+// its service goes away (no shutdown: a crash) reads, on the next
+// service on the same store, as interrupted, saying which approval it
+// waited for; its events are kept, ending with a result that says why;
+// a decision on its approval is refused as a conflict.
+func TestAgentRunInterruptedByRestart(t *testing.T) {
+	st := openStore(t)
+	ctx := context.Background()
+	crashed := storedService(t, st, scriptedModel(t, "2", "print(1+1)"))
+	run, err := crashed.StartAgentRun(ctx, "acme", api.AgentRunRequest{Task: "add", TextMode: true, Approve: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var approval *api.AgentApproval
+	follow(t, crashed, "acme", run.ID, func(e service.Event) bool {
+		if e.Kind == service.EventApproval {
+			approval = e.Agent.Approval
+		}
+		return approval == nil
+	})
+	if approval == nil {
+		t.Fatal("no approval event")
+	}
+
+	svc := storedService(t, st, scriptedModel(t, "2", "print(1+1)"))
+	got, err := svc.AgentRun("acme", run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != api.AgentInterrupted || !strings.Contains(got.Reason, approval.ID) || got.FinishedAt == nil || got.PendingApproval != nil {
+		t.Errorf("after the restart the run is %+v, want interrupted, its reason naming %s", got, approval.ID)
+	}
+	_, err = svc.DecideApproval("acme", run.ID, approval.ID, true, "")
+	if kindOf(err) != service.KindConflict || !strings.Contains(err.Error(), "interrupted") {
+		t.Errorf("approving after the restart: %v, want KindConflict saying the run was interrupted", err)
+	}
+	events := replayed(t, svc, "acme", run.ID, 0)
+	var kinds []string
+	for _, e := range events {
+		kinds = append(kinds, e[:strings.Index(e, " ")])
+	}
+	if len(kinds) < 3 || kinds[0] != "agent_run" || !strings.Contains(strings.Join(kinds, " "), "approval") || kinds[len(kinds)-1] != "result" ||
+		!strings.Contains(events[len(events)-1], `"status":"interrupted"`) {
+		t.Errorf("events after the restart:\n%s\nwant agent_run ... approval ... result (interrupted)", strings.Join(events, "\n"))
+	}
+	if list, _, err := svc.AgentRuns(ctx, "acme", service.AgentRunPage{}); err != nil || len(list) != 1 || list[0].Status != api.AgentInterrupted {
+		t.Errorf("listed after the restart: %+v, %v", list, err)
+	}
+	// A third start changes nothing: the run ended.
+	again := storedService(t, st, scriptedModel(t, "2", "print(1+1)"))
+	if got2, err := again.AgentRun("acme", run.ID); err != nil || asJSON(t, got2) != asJSON(t, got) {
+		t.Errorf("after another restart: %s, %v; want %s", asJSON(t, got2), err, asJSON(t, got))
+	}
+	if events2 := replayed(t, again, "acme", run.ID, 0); !reflect.DeepEqual(events2, events) {
+		t.Errorf("events after another restart:\n%s\nwant\n%s", strings.Join(events2, "\n"), strings.Join(events, "\n"))
+	}
+}
