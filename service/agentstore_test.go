@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crucible-sandbox/crucible/analyst"
 	"github.com/crucible-sandbox/crucible/api"
 	"github.com/crucible-sandbox/crucible/llm"
 	"github.com/crucible-sandbox/crucible/policy"
@@ -23,13 +24,19 @@ import (
 // shut down when the test ends.
 func storedService(t *testing.T, st store.Store, model llm.Provider) *service.Service {
 	t.Helper()
+	return storedServiceOn(t, st, printRuntime{}, model)
+}
+
+// storedServiceOn is storedService on runtime rt.
+func storedServiceOn(t *testing.T, st store.Store, rt service.Runtime, model llm.Provider) *service.Service {
+	t.Helper()
 	rc := policy.DefaultRedactConfig()
 	rc.Secrets = []string{secret}
 	red, err := policy.NewRedactor(rc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := service.Config{Runtime: printRuntime{}, Store: st, Redactor: red, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	cfg := service.Config{Runtime: rt, Store: st, Redactor: red, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	cfg.Agents.Model = model
 	svc, err := service.New(cfg)
 	if err != nil {
@@ -220,5 +227,47 @@ func TestAgentRunInterruptedByRestart(t *testing.T) {
 	}
 	if events2 := replayed(t, again, "acme", run.ID, 0); !reflect.DeepEqual(events2, events) {
 		t.Errorf("events after another restart:\n%s\nwant\n%s", strings.Join(events2, "\n"), strings.Join(events, "\n"))
+	}
+}
+
+// TestQuestionStored: the agent run that answers an analysis's question
+// is written through to the store as any agent run is, with the output
+// its replay keeps: after a restart (a new service on the same store) it
+// reads as it ended, and its stream replays as it did, output and answer
+// included, with the same IDs.
+func TestQuestionStored(t *testing.T) {
+	rt := dataScienceRuntime(t)
+	st := openStore(t)
+	ctx := context.Background()
+	svc := storedServiceOn(t, st, rt, scriptedModel(t, "the mean charge is 200", "print('mean', df['charges'].mean(), '"+secret+"')"))
+	a, err := svc.CreateAnalysis(ctx, "acme", service.AnalysisSpec{Datasets: []analyst.Dataset{{Name: "insurance.csv", Content: []byte("charges\n100\n300\n")}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := svc.AskAnalysis(ctx, "acme", a.ID, api.QuestionRequest{Question: "What is the mean charge?", TextMode: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	followQuestion(t, svc, "acme", a.ID, 1, nil)
+	held, err := svc.AgentRun("acme", q.Run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	heldEvents := replayed(t, svc, "acme", q.Run.ID, 0)
+	joined := strings.Join(heldEvents, "\n")
+	if !strings.Contains(joined, "stdout \"mean 200.0 [REDACTED") || !strings.Contains(joined, "\nanswer ") {
+		t.Fatalf("the question's replay lacks its output or its answer:\n%s", joined)
+	}
+
+	restarted := storedServiceOn(t, st, rt, scriptedModel(t, "unused", "print(0)"))
+	stored, err := restarted.AgentRun("acme", q.Run.ID)
+	if err != nil {
+		t.Fatalf("the question's run after a restart: %v", err)
+	}
+	if asJSON(t, stored) != asJSON(t, held) {
+		t.Errorf("after a restart the question's run is\n%s\nbefore\n%s", asJSON(t, stored), asJSON(t, held))
+	}
+	if got := replayed(t, restarted, "acme", q.Run.ID, 0); !reflect.DeepEqual(got, heldEvents) {
+		t.Errorf("after a restart the question's events are\n%s\nbefore\n%s", strings.Join(got, "\n"), joined)
 	}
 }
