@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/crucible-sandbox/crucible/api"
 	"github.com/crucible-sandbox/crucible/policy"
@@ -92,7 +93,7 @@ func TestPersistChattyRun(t *testing.T) {
 		stepBytes  int
 	}{
 		{"agent run: many small steps, much output", 0, 2 * maxStoredAgentEvents, 10},
-		{"question: large steps, much output", maxQuestionReplayOutput, 2000, 4 << 10},
+		{"question: large steps, much output", maxQuestionReplayOutput, 4000, 4 << 10},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "crucible.db"))
@@ -114,7 +115,11 @@ func TestPersistChattyRun(t *testing.T) {
 			run.persist.start()
 			msg := strings.Repeat("m", tc.stepBytes)
 			chunk := []byte(strings.Repeat("o", 1000) + "\n")
+			began := time.Now()
 			for i := range tc.steps {
+				if i%64 == 0 {
+					time.Sleep(10 * time.Millisecond) // a run that goes on for a while: batches are written as it goes
+				}
 				run.publish(EventStep, api.AgentEvent{Step: &api.AgentStep{Kind: "model", Attempt: 1, Message: msg}})
 				run.feed.publish(Event{Kind: EventKind([]sandbox.Stream{sandbox.StreamStdout, sandbox.StreamStderr}[i%2]), Output: chunk})
 			}
@@ -123,8 +128,17 @@ func TestPersistChattyRun(t *testing.T) {
 			run.persist.last(end)
 			run.publish(EventResult, api.AgentEvent{Run: &end})
 
-			if n := cs.saves.Load(); n > 20 {
-				t.Errorf("%d writes for %d events: want them batched", n, 2*tc.steps)
+			took := time.Since(began)
+			// At most one write a batch, a batch every agentPersistDelay,
+			// besides the first, the end and the result; at least one
+			// batch while it went on, when it went on for four delays.
+			n := cs.saves.Load()
+			least := int64(3)
+			if took >= 4*agentPersistDelay {
+				least = 4
+			}
+			if most := int64(took/agentPersistDelay) + 4; n > most || n < least {
+				t.Errorf("%d writes for %d events in %v: want them batched, between %d and %d", n, 2*tc.steps, took, least, most)
 			}
 			rows, err := st.AgentRunEvents(context.Background(), "acme", "agt_chatty", 0)
 			if err != nil {
@@ -149,6 +163,7 @@ func TestPersistChattyRun(t *testing.T) {
 				t.Errorf("stored %d events (%d bytes) and %d bytes of output; want at most %d events, %d bytes, and %d bytes of output",
 					events, bytes, output, maxStoredAgentEvents, maxStoredAgentEventBytes, tc.keepOutput)
 			}
+			t.Logf("%d events published in %v, %d writes, %d stored (%d of them output, %d bytes)", 2*tc.steps+2, took.Round(time.Millisecond), n, len(rows), len(rows)-events-1, output)
 			last, _ := run.feed.position()
 			if r := rows[len(rows)-1]; r.Kind != string(EventResult) || r.ID != last {
 				t.Errorf("the last stored event is %s %d, want the result at %d", r.Kind, r.ID, last)

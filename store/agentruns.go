@@ -112,7 +112,7 @@ var agentRunsMigration = migration{
 // agentRunColumns are the columns GetAgentRun reads, and with the last
 // one (the last event's ID) computed.
 const agentRunColumns = `tenant, info, trace, approvals, decisions,
-	(SELECT COALESCE(MAX(e.id), 0) FROM agent_run_events e WHERE e.run_id = agent_runs.id)`
+	(SELECT COALESCE(MAX(e.id), 0) FROM agent_run_events e WHERE e.run_id = agent_runs.id AND e.tenant = agent_runs.tenant)`
 
 func (s *sqlStore) SaveAgentRun(ctx context.Context, tenant, id string, rec *AgentRunRecord, events []AgentRunEvent) (err error) {
 	if tenant == "" || id == "" {
