@@ -271,3 +271,33 @@ func TestQuestionStored(t *testing.T) {
 		t.Errorf("after a restart the question's events are\n%s\nbefore\n%s", strings.Join(got, "\n"), joined)
 	}
 }
+
+// TestAgentRunInterruptedWhileRunning: a run going on (its model still
+// answering) when its service goes away reads, on the next service on
+// the same store, as interrupted while it went on, its stream ending
+// with a result that says so.
+func TestAgentRunInterruptedWhileRunning(t *testing.T) {
+	st := openStore(t)
+	ctx := context.Background()
+	crashed := storedService(t, st, gatedModel{Provider: scriptedModel(t, "2", "print(1+1)"), open: make(chan struct{})})
+	run, err := crashed.StartAgentRun(ctx, "acme", api.AgentRunRequest{Task: "add", TextMode: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := storedService(t, st, scriptedModel(t, "2", "print(1+1)"))
+	got, err := svc.AgentRun("acme", run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != api.AgentInterrupted || !strings.Contains(got.Reason, "while the run was going on") || got.FinishedAt == nil {
+		t.Errorf("after the restart the run is %s, want interrupted while it was going on", asJSON(t, got))
+	}
+	events := replayed(t, svc, "acme", run.ID, 0)
+	if n := len(events); n < 2 || !strings.HasPrefix(events[0], "agent_run ") || !strings.HasPrefix(events[n-1], "result ") ||
+		!strings.Contains(events[n-1], "while the run was going on") {
+		t.Errorf("events after the restart:\n%s\nwant agent_run ... result (interrupted)", strings.Join(events, "\n"))
+	}
+	if got, err := svc.CancelAgentRun(ctx, "acme", run.ID); err != nil || got.Status != api.AgentInterrupted {
+		t.Errorf("cancelling the interrupted run: %s, %v; want it as it ended", asJSON(t, got), err)
+	}
+}
