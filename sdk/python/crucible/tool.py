@@ -1,0 +1,144 @@
+"""A ready tool for models: run Python in a Crucible session and get text
+and images back, in the shapes of OpenAI function calling (and a plain JSON
+schema for other frameworks)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import threading
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Union
+
+from .sessions import Session
+from .types import RunResult
+
+if TYPE_CHECKING:
+    from .client import Client
+
+__all__ = ["CrucibleTool", "MAX_TEXT"]
+
+#: The most characters of output the tool hands back to the model.
+MAX_TEXT = 20000
+
+_DESCRIPTION = ("Run Python code in a sandboxed Jupyter-like session and return its output. Variables, "
+                "imports and files persist between calls. Print what you need to see; figures left open "
+                "(matplotlib) come back as PNG images.")
+
+
+class CrucibleTool:
+    """Crucible as a model's tool (:meth:`Client.as_openai_tool`).
+
+    >>> tool = client.as_openai_tool()
+    >>> resp = openai.chat.completions.create(model=..., messages=msgs, tools=[tool.definition])
+    >>> msgs.append(tool.message(resp.choices[0].message.tool_calls[0]))
+
+    The session is opened at the first call and kept, so variables persist
+    across calls; :meth:`close` (or ``with``) ends it.
+    """
+
+    def __init__(self, client: "Client", *, image: Optional[str] = None, name: str = "run_python",
+                 description: Optional[str] = None) -> None:
+        self._client = client
+        self._image = image
+        self._session: Optional[Session] = None
+        self._lock = threading.Lock()
+        #: The function's name, as the model calls it.
+        self.name = name
+        #: What the model is told the tool does.
+        self.description = description or _DESCRIPTION
+
+    @property
+    def parameters(self) -> Dict[str, Any]:
+        """The JSON schema of the tool's arguments: ``{"code": string}``."""
+        return {"type": "object",
+                "properties": {"code": {"type": "string", "description": "The Python code to run."}},
+                "required": ["code"], "additionalProperties": False}
+
+    @property
+    def definition(self) -> Dict[str, Any]:
+        """The OpenAI chat-completions ``tools`` entry."""
+        return {"type": "function", "function": {"name": self.name, "description": self.description,
+                                                 "parameters": self.parameters}}
+
+    @property
+    def function(self) -> Dict[str, Any]:
+        """The plain function form (name, description, JSON-schema
+        parameters) that other frameworks take."""
+        return {"name": self.name, "description": self.description, "parameters": self.parameters}
+
+    def run(self, code: str) -> RunResult:
+        """Run ``code`` in the tool's session and return the cell's result."""
+        with self._lock:
+            if self._session is None:
+                self._session = self._client.session(self._image)
+            s = self._session
+        return s.exec(code)
+
+    def call(self, arguments: Union[str, Mapping[str, Any]]) -> List[Dict[str, Any]]:
+        """Run a tool call's ``arguments`` (its JSON string, or the decoded
+        dict) and return content parts: a ``text`` part (output, the value
+        of the last expression, the error with its hint), then an
+        ``image_url`` part per chart, as a data: URL of its PNG."""
+        res = self.run(_code(arguments))
+        parts: List[Dict[str, Any]] = [{"type": "text", "text": _text(res)}]
+        for png in res.charts:
+            url = "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+            parts.append({"type": "image_url", "image_url": {"url": url}})
+        return parts
+
+    def call_text(self, arguments: Union[str, Mapping[str, Any]]) -> str:
+        """As :meth:`call`, the text alone (charts are counted in it)."""
+        res = self.run(_code(arguments))
+        n = len(res.charts)
+        return _text(res) + (f"\n[{n} chart(s) produced]" if n else "")
+
+    def message(self, tool_call: Any) -> Dict[str, Any]:
+        """The ``{"role": "tool", ...}`` message answering ``tool_call`` (a
+        dict of the wire format, or the OpenAI SDK's object): its content
+        parts as :meth:`call` makes them."""
+        if isinstance(tool_call, Mapping):
+            call_id, args = tool_call["id"], tool_call["function"]["arguments"]
+        else:
+            call_id, args = tool_call.id, tool_call.function.arguments
+        return {"role": "tool", "tool_call_id": call_id, "content": self.call(args)}
+
+    def close(self) -> None:
+        """End the tool's session."""
+        with self._lock:
+            s, self._session = self._session, None
+        if s is not None:
+            s.close()
+
+    def __enter__(self) -> "CrucibleTool":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def _code(arguments: Union[str, Mapping[str, Any]]) -> str:
+    args = json.loads(arguments) if isinstance(arguments, str) else arguments
+    if not isinstance(args, Mapping) or not isinstance(args.get("code"), str):
+        raise ValueError('crucible tool: the arguments must be a JSON object with a string "code"')
+    return args["code"]
+
+
+def _text(res: RunResult) -> str:
+    out = []
+    if res.stdout:
+        out.append(res.stdout.rstrip("\n"))
+    if res.value:
+        out.append(res.value)
+    if res.stderr and not res.error:
+        out.append("stderr:\n" + res.stderr.rstrip("\n"))
+    if res.error:
+        e = f"{res.error.type}: {res.error.message}"
+        if res.error.hint:
+            e += f"\nhint: {res.error.hint}"
+        out.append(e)
+    if res.status not in ("ok", "error"):
+        out.append(f"status: {res.status}" + (f" ({res.reason})" if res.reason else ""))
+    text = "\n".join(out) or "(no output)"
+    if len(text) > MAX_TEXT:
+        text = text[:MAX_TEXT] + f"\n[... {len(text) - MAX_TEXT} more characters cut]"
+    return text
