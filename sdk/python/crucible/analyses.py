@@ -119,7 +119,9 @@ class Analysis:
                 ans = ev.question
         if ans is None:  # resumed after the answer event
             ans = self._client._t.request("GET", f"{self._path}/questions/{h.n}").json()  # type: ignore[attr-defined]
-        return self._answer(ans)
+        out = self._answer(ans)
+        out.run = h.wait()  # the run as it ended, with its trace
+        return out
 
     def question(self, n: int) -> Answer:
         """Question ``n`` with its answer."""
