@@ -94,13 +94,25 @@ class CrucibleTool:
 
     def message(self, tool_call: Any) -> Dict[str, Any]:
         """The ``{"role": "tool", ...}`` message answering ``tool_call`` (a
-        dict of the wire format, or the OpenAI SDK's object): its content
-        parts as :meth:`call` makes them."""
-        if isinstance(tool_call, Mapping):
-            call_id, args = tool_call["id"], tool_call["function"]["arguments"]
-        else:
-            call_id, args = tool_call.id, tool_call.function.arguments
+        dict of the wire format, or the OpenAI SDK's object), its content the
+        parts :meth:`call` makes, images included (for APIs that take images
+        in tool results; OpenAI's chat completions take them in user
+        messages only: use :meth:`messages` there)."""
+        call_id, args = _tool_call(tool_call)
         return {"role": "tool", "tool_call_id": call_id, "content": self.call(args)}
+
+    def messages(self, tool_call: Any) -> List[Dict[str, Any]]:
+        """The messages answering ``tool_call`` for OpenAI chat completions:
+        the ``tool`` message with the text, then, when the code made charts,
+        a ``user`` message carrying them as ``image_url`` parts (the API
+        accepts images there only)."""
+        call_id, args = _tool_call(tool_call)
+        parts = self.call(args)
+        out: List[Dict[str, Any]] = [{"role": "tool", "tool_call_id": call_id, "content": [parts[0]]}]
+        if len(parts) > 1:
+            out.append({"role": "user", "content": [
+                {"type": "text", "text": f"The charts of tool call {call_id}:"}] + parts[1:]})
+        return out
 
     def close(self) -> None:
         """End the tool's session."""
@@ -114,6 +126,13 @@ class CrucibleTool:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def _tool_call(tool_call: Any) -> "tuple[str, Any]":
+    """The id and arguments of a tool call: a wire-format dict or the OpenAI SDK's object."""
+    if isinstance(tool_call, Mapping):
+        return tool_call["id"], tool_call["function"]["arguments"]
+    return tool_call.id, tool_call.function.arguments
 
 
 def _code(arguments: Union[str, Mapping[str, Any]]) -> str:
