@@ -57,8 +57,10 @@ class _State:
 
 
 def read_sse(resp: Any) -> Iterator[Tuple[str, bytes, Optional[str], Optional[float]]]:
-    """Yield each event of ``resp`` as (name, data, id or None, retry seconds
-    or None). Comments (keep-alives) are skipped."""
+    """Yield each event of ``resp`` as (name, data, the last event ID or None,
+    the last retry in seconds or None): the ID and the retry outlive the
+    event that brought them, as in the SSE standard. Comments (keep-alives)
+    are skipped."""
     name = ""
     data: Optional[List[bytes]] = None
     ev_id: Optional[str] = None
@@ -75,7 +77,7 @@ def read_sse(resp: Any) -> Iterator[Tuple[str, bytes, Optional[str], Optional[fl
         if not line:
             if name or data is not None:
                 yield (name or "message", b"\n".join(data or []), ev_id, retry)
-            name, data, ev_id, retry, size = "", None, None, None, 0
+            name, data, size = "", None, 0
             continue
         fld, sep, value = line.partition(b":")
         if not sep:
