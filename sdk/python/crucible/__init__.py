@@ -9,6 +9,8 @@ sessions, analyse data and drive agent runs over Crucible's HTTP API.
 Standard library only; Python 3.9 or later.
 """
 
+from typing import Any
+
 from .agents import AgentRunHandle
 from .analyses import Analysis, Answer, Chart, Table
 from .client import Client
@@ -26,7 +28,7 @@ from .types import (Artifact, Display, ExecError, FileInfo, Image, ImageList, Li
 __version__ = "0.1.0"
 
 
-def __getattr__(name: str):  # AsyncClient imports asyncio only when asked for
+def __getattr__(name: str) -> Any:  # AsyncClient imports asyncio only when asked for
     if name == "AsyncClient":
         from .aio import AsyncClient
         return AsyncClient

@@ -170,7 +170,9 @@ class Transport:
                 timeout: Union[float, None, bool] = False) -> Response:
         """Send a request and read its answer whole; a non-2xx answer raises
         its APIError. ``timeout`` False means the client's."""
-        return self._send(method, path, query, body, content_type, headers, timeout, stream=False)  # type: ignore[return-value]
+        resp = self._send(method, path, query, body, content_type, headers, timeout, stream=False)
+        assert isinstance(resp, Response)
+        return resp
 
     def open_stream(self, method: str, path: str, *, query: Optional[Mapping[str, Any]] = None,
                     body: Body = None, content_type: Optional[str] = None,
@@ -178,7 +180,9 @@ class Transport:
                     timeout: Union[float, None, bool] = False) -> http.client.HTTPResponse:
         """Send a request and return its 2xx answer unread, on a connection of
         its own (closed with the answer)."""
-        return self._send(method, path, query, body, content_type, headers, timeout, stream=True)  # type: ignore[return-value]
+        resp = self._send(method, path, query, body, content_type, headers, timeout, stream=True)
+        assert isinstance(resp, http.client.HTTPResponse)
+        return resp
 
     def _send(self, method: str, path: str, query: Optional[Mapping[str, Any]], body: Body,
               content_type: Optional[str], headers: Optional[Mapping[str, str]],
@@ -190,7 +194,7 @@ class Transport:
         attempt = 0
         while True:
             try:
-                return self._attempt(method, target, body, hdrs, to, stream)  # type: ignore[arg-type]
+                return self._attempt(method, target, body, hdrs, to, stream)
             except _NotSent as e:
                 err: BaseException = e.cause
                 sent = False
@@ -263,7 +267,7 @@ class _OwnedResponse:
             orig()
             conn.close()
 
-        resp.close = close  # type: ignore[method-assign]
+        setattr(resp, "close", close)
         return resp
 
 

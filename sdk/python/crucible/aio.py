@@ -32,10 +32,14 @@ _DONE = object()
 async def _aiter(it: Iterator[Any]) -> AsyncIterator[Any]:
     """Iterate a blocking iterator from a worker thread."""
     while True:
-        item = await asyncio.to_thread(next, it, _DONE)
+        item = await asyncio.to_thread(_next, it)
         if item is _DONE:
             return
         yield _wrap(item)
+
+
+def _next(it: Iterator[Any]) -> Any:
+    return next(it, _DONE)
 
 
 def _wrap(v: Any) -> Any:

@@ -8,7 +8,7 @@ import mimetypes
 import os
 import urllib.parse
 import uuid
-from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Mapping, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ._http import Transport
 from ._stream import follow
@@ -226,7 +226,7 @@ class Client:
         """Create a data analysis from files (paths) or ``{name: content}``,
         uploaded as multipart/form-data; returns once they are loaded and
         profiled. Ask it questions with :meth:`Analysis.ask`."""
-        parts: List[tuple] = []
+        parts: List[Tuple[str, bytes]] = []
         if isinstance(datasets, Mapping):
             for name, content in datasets.items():
                 parts.append((name, content.encode("utf-8") if isinstance(content, str) else bytes(content)))
@@ -234,7 +234,7 @@ class Client:
             for p in datasets:
                 with open(p, "rb") as f:
                     parts.append((os.path.basename(os.fspath(p)), f.read()))
-        fields: List[tuple] = []
+        fields: List[Tuple[str, str]] = []
         if image:
             fields.append(("image", image))
         if limits:
@@ -337,7 +337,7 @@ def _run_body(code: str, language: str, image: Optional[str], files: FilesArg, s
     return json.dumps(body).encode("utf-8")
 
 
-def multipart(fields: Sequence[tuple], files: Sequence[tuple]) -> "tuple[bytes, str]":
+def multipart(fields: Sequence[Tuple[str, str]], files: Sequence[Tuple[str, str, bytes]]) -> Tuple[bytes, str]:
     """Encode a multipart/form-data body of ``fields`` ((name, value)) and
     ``files`` ((field, filename, bytes)); returns the body and its Content-Type."""
     boundary = "crucible-" + uuid.uuid4().hex

@@ -15,7 +15,7 @@ from __future__ import annotations
 import email.utils
 import json
 import time
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Tuple, Type
 
 __all__ = [
     "CrucibleError",
@@ -122,7 +122,7 @@ class APIError(CrucibleError):
             s += f" (field {self.field})"
         return s
 
-    def __reduce__(self):  # so that errors pickle (multiprocessing, to_thread)
+    def __reduce__(self) -> Tuple[Any, ...]:  # so that errors pickle (multiprocessing)
         return (type(self), (self.status, self.code, self.message, self.field, self.rule,
                              self.retry_after, self.body))
 
@@ -162,7 +162,7 @@ class ServerError(APIError):
     """A status of 500 or more: the server failed (or is not configured, 501)."""
 
 
-def _class_for(status: int) -> type:
+def _class_for(status: int) -> Type[APIError]:
     if status in (400, 413, 415, 422):
         return ValidationError
     return {401: AuthenticationError, 403: PermissionDeniedError, 404: NotFoundError,

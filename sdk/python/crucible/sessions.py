@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import urllib.parse
-from typing import TYPE_CHECKING, Any, Iterator, List, Optional, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Union
 
 from ._stream import follow
 from .errors import SessionClosedError
@@ -122,7 +122,7 @@ class Session:
 
 
 def _cell(code: str, timeout_ms: Optional[int], context: Optional[str], reset_context: bool) -> bytes:
-    body: dict = {"code": code}
+    body: Dict[str, Any] = {"code": code}
     if timeout_ms:
         body["timeout_ms"] = timeout_ms
     if context:

@@ -139,7 +139,7 @@ def _code(arguments: Union[str, Mapping[str, Any]]) -> str:
     args = json.loads(arguments) if isinstance(arguments, str) else arguments
     if not isinstance(args, Mapping) or not isinstance(args.get("code"), str):
         raise ValueError('crucible tool: the arguments must be a JSON object with a string "code"')
-    return args["code"]
+    return str(args["code"])
 
 
 def _text(res: RunResult) -> str:

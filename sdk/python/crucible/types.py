@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import functools
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Union
 
@@ -135,9 +136,10 @@ class Artifact:
         """The artifact's bytes: those that came with the answer, else
         downloaded from the server (and kept)."""
         if self._content is None:
-            if self._fetch is None:
+            fetch = self._fetch
+            if fetch is None:
                 raise ValueError(f"crucible: the content of artifact {self.name!r} is not available")
-            self._content = self._fetch()
+            self._content = fetch()
         return self._content
 
     @classmethod
@@ -149,7 +151,14 @@ class Artifact:
         name = d.get("name", "")
         return cls(name=name, mime=d.get("mime", ""), size=d.get("size", 0), sha256=d.get("sha256", ""),
                    withheld=d.get("withheld", "") or "", raw=dict(d), _content=content,
-                   _fetch=(lambda: fetch(name)) if fetch else None)
+                   _fetch=_bind(fetch, name))
+
+
+def _bind(fetch: Optional[Callable[[str], bytes]], name: str) -> Optional[Callable[[], bytes]]:
+    """``fetch`` of ``name``, as a function of nothing; None for None."""
+    if fetch is None:
+        return None
+    return functools.partial(fetch, name)
 
 
 @dataclass

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Iterator
 
 import pytest
 
@@ -42,7 +43,7 @@ def _need_server() -> None:
 
 
 @pytest.fixture
-def client() -> crucible.Client:
+def client() -> Iterator[crucible.Client]:
     """A client of the server as team-a."""
     _need_server()
     c = crucible.Client()
@@ -51,7 +52,7 @@ def client() -> crucible.Client:
 
 
 @pytest.fixture
-def other_client() -> crucible.Client:
+def other_client() -> Iterator[crucible.Client]:
     """A client of the same server as team-b."""
     _need_server()
     c = crucible.Client(api_key=os.environ["CRUCIBLE_TEST_OTHER_API_KEY"])
