@@ -12,7 +12,7 @@ Standard library only; Python 3.9 or later.
 from typing import Any
 
 from .agents import AgentRunHandle
-from .analyses import Analysis, Answer, Chart, Table
+from .analyses import Analysis, Answer, Chart, QuestionHandle, Table
 from .client import Client
 from .errors import (APIError, AuthenticationError, ConflictError, CrucibleError, NotFoundError,
                      PermissionDeniedError, RateLimitError, ServerError, SessionClosedError, TransportError,
@@ -36,7 +36,7 @@ def __getattr__(name: str) -> Any:  # AsyncClient imports asyncio only when aske
 
 
 __all__ = [
-    "Client", "AsyncClient", "Session", "SessionFiles", "Analysis", "Answer", "Table", "Chart", "AgentRunHandle",
+    "Client", "AsyncClient", "Session", "SessionFiles", "Analysis", "Answer", "Table", "Chart", "AgentRunHandle", "QuestionHandle",
     "CrucibleTool", "CrucibleError", "APIError", "TransportError", "ValidationError", "AuthenticationError",
     "PermissionDeniedError", "NotFoundError", "ConflictError", "SessionClosedError", "RateLimitError",
     "ServerError", "RunResult", "RunRecord", "RunList", "Artifact", "Display", "ExecError", "Metrics", "Limits",

@@ -17,7 +17,7 @@ from .types import Artifact
 if TYPE_CHECKING:
     from .client import Client
 
-__all__ = ["Analysis", "Answer", "Table", "Chart"]
+__all__ = ["Analysis", "Answer", "Table", "Chart", "QuestionHandle"]
 
 
 @dataclass
@@ -89,7 +89,7 @@ class Analysis:
         self.profile_text: str = doc.get("profile_text", "") or ""
         self._path = "/v1/analyses/" + urllib.parse.quote(self.id, safe="")
 
-    def start(self, question: str, *, approve: bool = False, **budgets: Any) -> AgentRunHandle:
+    def start(self, question: str, *, approve: bool = False, **budgets: Any) -> "QuestionHandle":
         """Ask ``question`` and return at once a handle on the agent run that
         answers it (its ``events()`` include an :class:`~crucible.events.AnswerEvent`;
         approve its programs as for :meth:`Client.agent_run`). Budgets:
@@ -99,11 +99,7 @@ class Analysis:
             body["approve"] = True
         doc = self._client._t.request("POST", self._path + "/questions", body=json.dumps(body).encode(),
                                       content_type="application/json").json()
-        n = doc.get("n", 0)
-        h = AgentRunHandle(self._client, AgentRun.from_json(doc.get("run") or {}),
-                           path=f"{self._path}/questions/{n}")
-        h.n = n  # type: ignore[attr-defined]
-        return h
+        return QuestionHandle(self, doc.get("n", 0), AgentRun.from_json(doc.get("run") or {}))
 
     def ask_stream(self, question: str, **kw: Any) -> Iterator[AgentEvent]:
         """Ask ``question``, yielding the events of its answering as they come
@@ -112,20 +108,15 @@ class Analysis:
 
     def ask(self, question: str, **kw: Any) -> Answer:
         """Ask ``question``, follow it to its end and return the answer."""
-        h = self.start(question, **kw)
-        ans = None
-        for ev in h.events():
-            if isinstance(ev, AnswerEvent):
-                ans = ev.question
-        if ans is None:  # resumed after the answer event
-            ans = self._client._t.request("GET", f"{self._path}/questions/{h.n}").json()  # type: ignore[attr-defined]
-        out = self._answer(ans)
-        out.run = h.wait()  # the run as it ended, with its trace
-        return out
+        return self.start(question, **kw).answer()
 
     def question(self, n: int) -> Answer:
         """Question ``n`` with its answer."""
-        return self._answer(self._client._t.request("GET", f"{self._path}/questions/{n}").json())
+        return self._answer(self._question(n))
+
+    def _question(self, n: int) -> Dict[str, Any]:
+        doc = self._client._t.request("GET", f"{self._path}/questions/{n}").json()
+        return doc if isinstance(doc, dict) else {}
 
     def file(self, name: str, question: Optional[int] = None) -> bytes:
         """A chart or file of an answer by its name: of ``question``, or of
@@ -168,3 +159,42 @@ class Analysis:
 
     def __repr__(self) -> str:
         return f"Analysis({self.id!r}, datasets={self.datasets!r})"
+
+
+class QuestionHandle(AgentRunHandle):
+    """A question being answered (:meth:`Analysis.start`): an agent run whose
+    events, approvals and end are followed as :class:`AgentRunHandle`'s;
+    :meth:`answer` waits for its answer. A question is cancelled by closing
+    its analysis."""
+
+    def __init__(self, analysis: Analysis, n: int, run: AgentRun) -> None:
+        super().__init__(analysis._client, run, path=f"{analysis._path}/questions/{n}")
+        self._analysis = analysis
+        self._answer_doc: Optional[Dict[str, Any]] = None
+        #: The question's number in the analysis.
+        self.n = n
+
+    def events(self) -> Iterator[AgentEvent]:
+        """Follow the question until it ends, as :meth:`AgentRunHandle.events`,
+        with an :class:`~crucible.events.AnswerEvent` before the result."""
+        for ev in super().events():
+            if isinstance(ev, AnswerEvent):
+                self._answer_doc = ev.question
+            yield ev
+
+    def get(self) -> AgentRun:
+        """The question's agent run as it is now."""
+        return AgentRun.from_json(self._analysis._question(self.n).get("run") or {})
+
+    def answer(self) -> Answer:
+        """Follow the question to its end and return its answer, with the run
+        as it ended (its trace)."""
+        final = self.wait()
+        doc = self._answer_doc or self._analysis._question(self.n)  # resumed after the answer event
+        out = self._analysis._answer(doc)
+        out.run = final
+        return out
+
+    def cancel(self) -> AgentRun:
+        """Not offered for a question: close the analysis to cancel it."""
+        raise NotImplementedError("crucible: a question is cancelled by closing its analysis (Analysis.close)")

@@ -208,7 +208,7 @@ class Client:
             body["policy"] = policy
         doc = self._t.request("POST", "/v1/sessions", body=json.dumps(body).encode(),
                               content_type="application/json").json()
-        return Session(self, doc["id"])
+        return Session(self, doc["id"], (doc.get("limits") or {}).get("wall_time_ms"))
 
     def attach_session(self, session_id: str) -> Session:
         """A handle on an existing session of the tenant (no request is sent)."""

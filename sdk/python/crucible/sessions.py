@@ -60,8 +60,11 @@ class Session:
     42
     """
 
-    def __init__(self, client: "Client", session_id: str) -> None:
+    def __init__(self, client: "Client", session_id: str, wall_time_ms: Optional[int] = None) -> None:
         self._client = client
+        # A cell may run for the session's wall-time limit: the read timeout
+        # of exec waits that long on top of the client's.
+        self._wall_ms = wall_time_ms
         #: The session's ID on the server.
         self.id = session_id
         self._path = "/v1/sessions/" + urllib.parse.quote(session_id, safe="")
@@ -80,7 +83,7 @@ class Session:
         doc = self._client._t.request("POST", self._path + "/exec",
                                       body=_cell(code, timeout_ms, context, reset_context),
                                       content_type="application/json",
-                                      timeout=self._client._long_timeout(timeout_ms)).json()
+                                      timeout=self._client._long_timeout(timeout_ms or self._wall_ms)).json()
         return RunResult.from_json(doc, self._client._artifact)
 
     def exec_stream(self, code: str, *, timeout_ms: Optional[int] = None, context: Optional[str] = None,
@@ -90,7 +93,7 @@ class Session:
         TransportError (the cell is interrupted)."""
         for ev in follow(self._client._t, "POST", self._path + "/exec", resumable=False, query={"stream": "1"},
                          body=_cell(code, timeout_ms, context, reset_context), content_type="application/json",
-                         timeout=self._client._long_timeout(timeout_ms)):
+                         timeout=self._client._long_timeout(timeout_ms or self._wall_ms)):
             if ev.name in ("stdout", "stderr"):
                 yield Output(ev.name, ev.data)
             elif ev.name == "result":

@@ -9,13 +9,14 @@ import json
 import threading
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Union
 
+from .errors import SessionClosedError
 from .sessions import Session
 from .types import RunResult
 
 if TYPE_CHECKING:
     from .client import Client
 
-__all__ = ["CrucibleTool", "MAX_TEXT"]
+__all__ = ["CrucibleTool", "MAX_TEXT", "REOPENED"]
 
 #: The most characters of output the tool hands back to the model.
 MAX_TEXT = 20000
@@ -68,19 +69,31 @@ class CrucibleTool:
 
     def run(self, code: str) -> RunResult:
         """Run ``code`` in the tool's session and return the cell's result."""
+        return self._run(code)[0]
+
+    def _run(self, code: str) -> "tuple[RunResult, bool]":
+        """Run ``code``; a session the server closed (idle, or by another
+        client) is replaced by a new one, and the second value says so."""
         with self._lock:
             if self._session is None:
                 self._session = self._client.session(self._image)
             s = self._session
-        return s.exec(code)
+        try:
+            return s.exec(code), False
+        except SessionClosedError:
+            with self._lock:
+                if self._session is s:
+                    self._session = self._client.session(self._image)
+                s = self._session
+            return s.exec(code), True
 
     def call(self, arguments: Union[str, Mapping[str, Any]]) -> List[Dict[str, Any]]:
         """Run a tool call's ``arguments`` (its JSON string, or the decoded
         dict) and return content parts: a ``text`` part (output, the value
         of the last expression, the error with its hint), then an
         ``image_url`` part per chart, as a data: URL of its PNG."""
-        res = self.run(_code(arguments))
-        parts: List[Dict[str, Any]] = [{"type": "text", "text": _text(res)}]
+        res, reopened = self._run(_code(arguments))
+        parts: List[Dict[str, Any]] = [{"type": "text", "text": _text(res, reopened)}]
         for png in res.charts:
             url = "data:image/png;base64," + base64.b64encode(png).decode("ascii")
             parts.append({"type": "image_url", "image_url": {"url": url}})
@@ -88,9 +101,9 @@ class CrucibleTool:
 
     def call_text(self, arguments: Union[str, Mapping[str, Any]]) -> str:
         """As :meth:`call`, the text alone (charts are counted in it)."""
-        res = self.run(_code(arguments))
+        res, reopened = self._run(_code(arguments))
         n = len(res.charts)
-        return _text(res) + (f"\n[{n} chart(s) produced]" if n else "")
+        return _text(res, reopened) + (f"\n[{n} chart(s) produced]" if n else "")
 
     def message(self, tool_call: Any) -> Dict[str, Any]:
         """The ``{"role": "tool", ...}`` message answering ``tool_call`` (a
@@ -142,8 +155,12 @@ def _code(arguments: Union[str, Mapping[str, Any]]) -> str:
     return str(args["code"])
 
 
-def _text(res: RunResult) -> str:
-    out = []
+#: What the model is told when its session had ended and a new one ran its code.
+REOPENED = "(The previous session had ended; this code ran in a new one: variables defined before are gone.)"
+
+
+def _text(res: RunResult, reopened: bool = False) -> str:
+    out = [REOPENED] if reopened else []
     if res.stdout:
         out.append(res.stdout.rstrip("\n"))
     if res.value:

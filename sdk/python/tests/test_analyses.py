@@ -45,3 +45,17 @@ def test_analysis_from_bytes(client: crucible.Client) -> None:
     with pytest.raises(crucible.APIError) as ei:
         client.get_analysis(aid)
     assert ei.value.status in (404, 410)
+
+
+def test_analysis_question_approved(client: crucible.Client) -> None:
+    with client.analyze({"v.csv": "v\n5\n7\n"}) as a:
+        q = a.start("Mean of v? [[code]]print(df['v'].mean())[[/code]] [[answer]]6.0[[/answer]]", approve=True)
+        approved = []
+        for ev in q.events():
+            if isinstance(ev, crucible.ApprovalRequested):
+                assert ev.code == "print(df['v'].mean())"
+                approved.append(q.approve(ev.id))
+        assert len(approved) == 1 and approved[0].approved
+        ans = q.answer()
+        assert ans.n == 1 and ans.text == "6.0" and ans.output == "6.0\n" and ans.run and ans.run.status == "answered"
+        assert q.get().status == "answered"

@@ -14,6 +14,7 @@ from typing import Any, Dict, List
 import pytest
 
 import crucible
+import crucible.tool
 
 pytestmark = pytest.mark.server
 
@@ -106,6 +107,13 @@ def test_openai_tool_loop(client: crucible.Client) -> None:
             assert tool.function["parameters"] == fn["parameters"]
             with pytest.raises(ValueError):
                 tool.call('{"program": "print(1)"}')
+            # A session the server closed is replaced, and the model told so.
+            old = tool._session
+            assert old is not None
+            client.attach_session(old.id).close()
+            text = tool.call_text({"code": "print('again')"})
+            assert text == crucible.tool.REOPENED + "\nagain"
+            assert tool._session is not None and tool._session.id != old.id
             sid = tool._session.id
         with pytest.raises(crucible.SessionClosedError):
             client.attach_session(sid).exec("1")
