@@ -6,7 +6,9 @@
 #      headless browser the web UI's tests drive, only if missing,
 #   4. builds bin/crucible, installs staticcheck, the MCP client's npm
 #      packages (tools/mcp-client, npm ci, pinned by its package-lock.json)
-#      and E2B's SDKs (tools/e2b-client, likewise),
+#      and E2B's SDKs (tools/e2b-client, likewise), and builds the
+#      TypeScript SDK (sdk/typescript: npm ci of its pinned development
+#      packages, then its build into dist),
 #   5a. Docker and gVisor for the docker and gvisor runtimes: installs
 #      docker.io, builds gVisor's runsc pinned by module version (once; about
 #      three minutes on empty Go caches), registers it in
@@ -32,9 +34,10 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # chromium is the browser the web UI's tests drive (e2e/ui_*_test.go);
 # iproute2's ip and postgresql's initdb and pg_ctl make the test's own
 # network namespaces and PostgreSQL clusters (each test starts its own).
+# python3-pytest runs the Python SDK's tests (sdk/python/tests).
 # npm (for the MCP clients) is installed below only when no npm is on PATH:
 # NodeSource's nodejs package bundles npm and conflicts with Debian's.
-APT_PACKAGES=(python3 nodejs bash coreutils procps util-linux ca-certificates debootstrap postgresql gcc libc6-dev chromium curl jq iproute2)
+APT_PACKAGES=(python3 python3-pytest nodejs bash coreutils procps util-linux ca-certificates debootstrap postgresql gcc libc6-dev chromium curl jq iproute2)
 
 step() { printf 'setup: %s\n' "$*"; }
 die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
@@ -151,6 +154,20 @@ if ! cmp -s "$e2bdir/package-lock.json" "$e2bdir/node_modules/.package-lock.json
 	run_quiet "$log" npm ci --prefix "$e2bdir" --no-audit --no-fund || die "npm ci in $e2bdir failed"
 	cp "$e2bdir/package-lock.json" "$e2bdir/node_modules/.package-lock.json.installed"
 fi
+
+# 4e. the TypeScript SDK: its development packages (the compiler, the
+# OpenAPI type generator, the OpenAI client its tests drive), pinned in
+# sdk/typescript/package-lock.json, npm ci only when the lock changed;
+# then its build into sdk/typescript/dist (a few seconds), every time, so
+# that the tests never run a stale build.
+tsdir=sdk/typescript
+if ! cmp -s "$tsdir/package-lock.json" "$tsdir/node_modules/.package-lock.json.installed"; then
+	step "installing the TypeScript SDK's development packages (npm ci in $tsdir)"
+	run_quiet "$log" npm ci --prefix "$tsdir" --no-audit --no-fund || die "npm ci in $tsdir failed"
+	cp "$tsdir/package-lock.json" "$tsdir/node_modules/.package-lock.json.installed"
+fi
+step "building the TypeScript SDK ($tsdir/dist)"
+run_quiet "$log" npm run --prefix "$tsdir" build || die "the TypeScript SDK's build failed"
 
 # 5a. Docker Engine and gVisor (scripts/dockerd.sh): docker.io, runsc built
 # at its pinned version and registered in daemon.json, and a daemon

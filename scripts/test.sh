@@ -129,6 +129,7 @@ if $bench; then
 	step "analysis API benchmark" go test -tags crucible_initexe -run '^$' -bench AnalysisCreate -benchtime 20x ./server/
 	step "API throughput" bin/crucible bench api --duration 30s --concurrency 2,8,32
 	step "E2B SDK benchmark" go test -tags crucible_initexe -count=1 -timeout 30m -v -run '^TestE2BBench$' ./e2e/ -e2b-bench
+	step "SDK benchmark" go test -tags crucible_initexe -count=1 -timeout 30m -v -run '^TestSDKBench$' ./e2e/ -sdk-bench
 fi
 
 echo

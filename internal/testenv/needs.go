@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -68,7 +69,8 @@ func E2BClients(tb testing.TB) string {
 }
 
 // npmInstalled stops tb (Missing: what, how) unless every dependency the
-// package.json of dir names is installed in dir/node_modules.
+// package.json of dir names (development ones too) is installed in
+// dir/node_modules.
 func npmInstalled(tb testing.TB, dir, what, how string) {
 	tb.Helper()
 	b, err := os.ReadFile(filepath.Join(dir, "package.json"))
@@ -76,13 +78,17 @@ func npmInstalled(tb testing.TB, dir, what, how string) {
 		tb.Fatal(err)
 	}
 	var pkg struct {
-		Dependencies map[string]string `json:"dependencies"`
+		Dependencies    map[string]string `json:"dependencies"`
+		DevDependencies map[string]string `json:"devDependencies"`
 	}
 	if err := json.Unmarshal(b, &pkg); err != nil {
 		tb.Fatalf("%s: %v", filepath.Join(dir, "package.json"), err)
 	}
-	names := make([]string, 0, len(pkg.Dependencies))
+	names := make([]string, 0, len(pkg.Dependencies)+len(pkg.DevDependencies))
 	for name := range pkg.Dependencies {
+		names = append(names, name)
+	}
+	for name := range pkg.DevDependencies {
 		names = append(names, name)
 	}
 	slices.Sort(names)
@@ -131,4 +137,31 @@ func Postgres(tb testing.TB) string {
 	}
 	Missing(tb, "PostgreSQL's initdb and pg_ctl in /usr/lib/postgresql/*/bin", setup+"; it installs Debian's postgresql")
 	return ""
+}
+
+// Pytest returns Debian's /usr/bin/python3 (never the python3 first on
+// PATH, which may be a pyenv shim) once it imports pytest, for the
+// Python SDK's tests; it stops tb otherwise.
+func Pytest(tb testing.TB) string {
+	tb.Helper()
+	const python = "/usr/bin/python3"
+	if err := exec.Command(python, "-c", "import pytest").Run(); err != nil {
+		Missing(tb, python+" with pytest ("+err.Error()+")", setup+"; it installs Debian's python3-pytest")
+	}
+	return python
+}
+
+// TypeScriptSDK returns the absolute path of sdk/typescript once its
+// development packages (the compiler, the OpenAPI type generator, the
+// OpenAI client its tests drive) are installed and the SDK is built into
+// dist; it stops tb otherwise.
+func TypeScriptSDK(tb testing.TB) string {
+	tb.Helper()
+	dir := filepath.Join(repoRoot(tb), "sdk", "typescript")
+	how := setup + "; it runs `npm ci --prefix sdk/typescript` and `npm run --prefix sdk/typescript build`"
+	npmInstalled(tb, dir, "the TypeScript SDK's development packages", how)
+	if !exists(filepath.Join(dir, "dist", "index.js"), false) {
+		Missing(tb, "the TypeScript SDK built ("+filepath.Join(dir, "dist", "index.js")+" is not there)", how)
+	}
+	return dir
 }
