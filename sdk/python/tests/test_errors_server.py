@@ -4,6 +4,7 @@ POST never sent twice."""
 from __future__ import annotations
 
 import os
+import time
 import uuid
 
 import pytest
@@ -69,8 +70,14 @@ def test_post_not_resent_after_sending(client: crucible.Client) -> None:
             c.run(f"print('{marker}')")
         assert ei.value.sent and ei.value.method == "POST"
         assert len(proxy.requests("POST", "/v1/runs")) == 1
-        # The server did run it, once.
-        runs = [r for r in client.list_runs(limit=20).runs if marker in r.code]
+        # The server did run it, once (its record may come a moment after its answer).
+        deadline = time.monotonic() + 10
+        runs: list = []
+        while not runs and time.monotonic() < deadline:
+            runs = [r for r in client.list_runs(limit=50).runs if marker in r.code]
+            time.sleep(0.1)
+        time.sleep(0.5)
+        runs = [r for r in client.list_runs(limit=50).runs if marker in r.code]
         assert len(runs) == 1
         # An idempotent GET is retried when its connection is cut.
         cut_first = {"n": 0}
