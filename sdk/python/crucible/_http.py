@@ -22,7 +22,7 @@ import ssl
 import threading
 import time
 import urllib.parse
-from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Union
 
 from .errors import APIError, TransportError, error_from_response
 
@@ -103,9 +103,9 @@ class Transport:
                                                context=ssl.create_default_context())
         return http.client.HTTPConnection(self._host, self._port, timeout=timeout)
 
-    def _get_conn(self, timeout: Optional[float]) -> Tuple[http.client.HTTPConnection, bool]:
-        """A connected connection and whether it is a reused one. A failure to
-        connect raises _NotSent: nothing was sent."""
+    def _get_conn(self, timeout: Optional[float]) -> http.client.HTTPConnection:
+        """A connected connection, an idle one if there is one the server did
+        not close. A failure to connect raises _NotSent: nothing was sent."""
         while True:
             with self._lock:
                 conn = self._idle.pop() if self._idle else None
@@ -117,14 +117,14 @@ class Transport:
             conn.timeout = timeout
             if conn.sock is not None:
                 conn.sock.settimeout(timeout)
-            return conn, True
+            return conn
         conn = self._new_conn(timeout)
         try:
             conn.connect()
         except (OSError, http.client.HTTPException) as e:
             conn.close()
             raise _NotSent(e) from e
-        return conn, False
+        return conn
 
     def _put_conn(self, conn: http.client.HTTPConnection) -> None:
         with self._lock:
@@ -220,7 +220,7 @@ class Transport:
 
     def _attempt(self, method: str, target: str, body: Body, hdrs: Dict[str, str],
                  timeout: Optional[float], stream: bool) -> Union[Response, http.client.HTTPResponse]:
-        conn, _reused = self._get_conn(timeout)
+        conn = self._get_conn(timeout)
         try:
             conn.request(method, target, body=body, headers=hdrs)
             resp = conn.getresponse()
@@ -235,7 +235,7 @@ class Transport:
             conn.close()
             raise error_from_response(resp.status, data, resp.getheader("Retry-After"), resp.reason)
         if stream:
-            return _OwnedResponse.wrap(resp, conn)
+            return _owned(resp, conn)
         try:
             data = resp.read()
         except (OSError, http.client.HTTPException) as e:
@@ -256,19 +256,16 @@ class _Sent(Exception):
         self.cause = cause
 
 
-class _OwnedResponse:
-    """Closes a streamed answer's connection with the answer."""
+def _owned(resp: http.client.HTTPResponse, conn: http.client.HTTPConnection) -> http.client.HTTPResponse:
+    """Make closing a streamed answer close its connection too."""
+    orig = resp.close
 
-    @staticmethod
-    def wrap(resp: http.client.HTTPResponse, conn: http.client.HTTPConnection) -> http.client.HTTPResponse:
-        orig = resp.close
+    def close() -> None:
+        orig()
+        conn.close()
 
-        def close() -> None:
-            orig()
-            conn.close()
-
-        setattr(resp, "close", close)
-        return resp
+    setattr(resp, "close", close)
+    return resp
 
 
 def _dropped(conn: http.client.HTTPConnection) -> bool:
