@@ -27,9 +27,24 @@ class Conn:
         return None
 
 
-#: A policy decides, for a connection and the answer bytes relayed so far
-#: (including a new chunk), whether to cut the connection now.
-CutPolicy = Callable[[Conn, bytes], bool]
+#: A policy decides, for a connection and the answer bytes received so far
+#: (including a new chunk), where to cut the connection: None to go on, or
+#: the offset in those bytes up to which the client gets them before the cut.
+CutPolicy = Callable[[Conn, bytes], Optional[int]]
+
+
+def event_end(stream: bytes, name: bytes, n: int) -> Optional[int]:
+    """The offset just past the n-th event called ``name`` in the SSE bytes
+    ``stream`` (the blank line that ends it included), or None if it has not
+    fully come."""
+    at = 0
+    for _ in range(n):
+        i = stream.find(b"event: " + name + b"\n", at)
+        if i < 0:
+            return None
+        at = i + 1
+    end = stream.find(b"\n\n", at)
+    return None if end < 0 else end + 2
 
 
 class Proxy:
@@ -96,8 +111,12 @@ class Proxy:
                     chunk = us.recv(65536)
                     if not chunk:
                         return
+                    sent = len(relayed)
                     relayed += chunk
-                    if self.cut and self.cut(conn, relayed):
+                    at = self.cut(conn, relayed) if self.cut else None
+                    if at is not None:
+                        if at > sent:
+                            cs.sendall(relayed[sent:at])
                         return
                     cs.sendall(chunk)
             finally:

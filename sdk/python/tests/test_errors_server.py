@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import time
 import uuid
+from typing import Optional
 
 import pytest
 
@@ -82,11 +83,11 @@ def test_post_not_resent_after_sending(client: crucible.Client) -> None:
         # An idempotent GET is retried when its connection is cut.
         cut_first = {"n": 0}
 
-        def cut(conn, relayed: bytes) -> bool:
+        def cut(conn, relayed: bytes) -> Optional[int]:
             if conn.method == "GET" and cut_first["n"] == 0:
                 cut_first["n"] += 1
-                return True
-            return False
+                return 0
+            return None
 
         proxy.cut = cut
         proxy.drop_answer = None
