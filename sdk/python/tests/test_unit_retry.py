@@ -139,3 +139,25 @@ def test_stale_keep_alive_connection_not_used_for_post(srv) -> None:
     time.sleep(0.2)  # the server's close reaches the client
     assert c.run("print(1)").id == "r1"
     assert len(s.requests) == 2 and sleeps == []
+
+
+def slow(h) -> None:
+    import time
+    time.sleep(1.0)
+    reply(h, 200, RESULT)
+
+
+def test_read_timeout_get_retried(srv) -> None:
+    s = srv(slow, ok)
+    c = crucible.Client(s.url, "k", retries=1, timeout=0.3)
+    c._t.sleep = lambda _s: None
+    assert c.get_run("r1").id == "r1" and len(s.requests) == 2
+
+
+def test_read_timeout_post_not_retried(srv) -> None:
+    s = srv(slow, ok)
+    c = crucible.Client(s.url, "k", retries=3, timeout=0.3)
+    c._t.sleep = lambda _s: None
+    with pytest.raises(crucible.TransportError) as ei:
+        c.run("print(1)")  # the wall time it waits on top of the timeout is the run's: none given
+    assert ei.value.sent and "timed out" in str(ei.value) and len(s.requests) == 1
