@@ -8,7 +8,7 @@ import urllib.parse
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Mapping, Optional
 
-from .agents import AgentRunHandle, follow_agent_events
+from .agents import AgentRunHandle
 from .errors import SessionClosedError
 from .events import AgentEvent, AgentRun, AnswerEvent
 from .sessions import escape_path

@@ -140,7 +140,8 @@ class Client:
         /v1/runs/{id}/events``), so that it outlives a dropped connection: the
         stream is resumed with Last-Event-ID (at once, then after the server's
         ``retry:``, at most 3 times in a row without a new event), and each
-        byte of output is yielded once, in order.
+        byte of output is yielded once, in order. The run is queued when the
+        iteration starts (a refused request raises then).
         """
         run_id = self.run_async(code, language, **kw)
         yield RunStarted(run_id)
