@@ -99,4 +99,5 @@ def test_stream_resumed_after_the_end_fills_the_gap(client: crucible.Client) -> 
     assert out == res.stdout_bytes == b"".join(b"out %d\n" % i for i in range(6))
     assert err == res.stderr_bytes == b"".join(b"err %d\n" % i for i in range(6))
     gets = proxy.requests("GET", "/events")
+    # Resumed past the run event (id 1): after "out 0\n" or "err 0\n", id 7.
     assert [g.header("Last-Event-ID") for g in gets] == [None, "7"]
