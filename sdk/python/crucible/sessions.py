@@ -70,6 +70,7 @@ class Session:
         self._path = "/v1/sessions/" + urllib.parse.quote(session_id, safe="")
         #: The session's files.
         self.files = SessionFiles(self)
+        #: Whether :meth:`close` ended the session.
         self.closed = False
 
     def _file_path(self, name: str) -> str:
