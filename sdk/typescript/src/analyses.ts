@@ -173,10 +173,14 @@ export class Analysis {
     return new Answer(answered, (name) => this.t.bytes({ signal, method: 'GET', path: `${base}/files/${escapePath(name)}`, query: { question: q.n } }));
   }
 
-  /** close ends the analysis and its session; a second call does nothing. */
+  /** close ends the analysis and its session; one already closed (by this handle, or expired) is no error. */
   async close(opts?: RequestOptions): Promise<void> {
     if (this.closed) return;
-    await this.t.discard({ ...opts, method: 'DELETE', path: await this.path() });
+    try {
+      await this.t.discard({ ...opts, method: 'DELETE', path: await this.path() });
+    } catch (err) {
+      if (!(err instanceof SessionClosedError)) throw err;
+    }
     this.closed = true;
   }
 
@@ -185,9 +189,8 @@ export class Analysis {
   }
 }
 
-// An Analysis is closed at the end of an `await using` block; one the
-// server had closed already (410) is no error there.
-defineAsyncDispose(Analysis.prototype, (err) => err instanceof SessionClosedError);
+// An Analysis is closed at the end of an `await using` block.
+defineAsyncDispose(Analysis.prototype);
 
 /** The declaration of [Symbol.asyncDispose], which defineAsyncDispose adds where the runtime has the symbol. */
 export interface Analysis {

@@ -5,7 +5,7 @@ import { Analysis, analysisForm, type AnalyzeOptions, type DatasetInput } from '
 import { fromInput } from './data.js';
 import { CrucibleError } from './errors.js';
 import { Transport, type RequestOptions } from './http.js';
-import { RunResult, runEvents, type RunEvent } from './runs.js';
+import { escapePath, RunResult, runEvents, type RunEvent } from './runs.js';
 import { encodeFiles, Session } from './sessions.js';
 import { readStream } from './stream.js';
 import { OpenAITool, type ToolOptions } from './tool.js';
@@ -116,11 +116,18 @@ export class Crucible {
    * byte of output is yielded once, in order.
    */
   async *streamRun(code: string, opts: RunOptions = {}): AsyncGenerator<RunEvent, void> {
+    const id = await this.runAsync(code, opts);
+    yield { type: 'run', id };
+    const { signal, timeoutMs } = opts;
+    for await (const ev of this.followRun(id, { signal, timeoutMs })) if (ev.type !== 'run') yield ev; // its id came first
+  }
+
+  /** runAsync queues code as run does and returns the run's ID at once (?async=1); follow it with followRun, or read it with getRun. */
+  async runAsync(code: string, opts: RunOptions = {}): Promise<string> {
     const { signal, timeoutMs, cache, ...req } = opts;
     const { id } = await this.t.json<Schemas['RunAccepted']>({ signal, timeoutMs, method: 'POST', path: '/v1/runs', query: { async: '1', cache: cache ? '1' : undefined }, ...runBody(code, req) });
     if (!id) throw new CrucibleError('crucible: POST /v1/runs: the answer has no run id');
-    yield { type: 'run', id };
-    for await (const ev of this.followRun(id, { signal, timeoutMs })) if (ev.type !== 'run') yield ev; // its id came first
+    return id;
   }
 
   /** followRun yields the events of run id, as streamRun does after its start: live while it runs, replayed from its record once it ended. */
@@ -132,6 +139,11 @@ export class Crucible {
   /** getRun returns the record of run id; another tenant's run, or an unknown id, is a NotFoundError. */
   async getRun(id: string, opts: RequestOptions = {}): Promise<RunResult> {
     return new RunResult(await this.t.json<RunRecord>({ ...opts, method: 'GET', path: `/v1/runs/${encodeURIComponent(id)}` }), this.t);
+  }
+
+  /** artifact returns the bytes of the artifact name of run id (result.artifacts[i].bytes() does the same). */
+  artifact(id: string, name: string, opts: RequestOptions = {}): Promise<Uint8Array> {
+    return this.t.bytes({ ...opts, method: 'GET', path: `/v1/runs/${encodeURIComponent(id)}/artifacts/${escapePath(name)}` });
   }
 
   /** listRuns returns a page of the caller's run records, newest first, and the cursor of the next page ("" after the last). */
@@ -162,7 +174,7 @@ export class Crucible {
     const body: Schemas['SessionRequest'] = { ...req, files: encodeFiles(files) };
     const info = await this.t.json<SessionInfo>({ signal, timeoutMs, method: 'POST', path: '/v1/sessions', body: JSON.stringify(body), contentType: 'application/json' });
     if (!info.id) throw new CrucibleError('crucible: POST /v1/sessions: the answer has no session id');
-    return new Session(this.t, info.id, info);
+    return new Session(this.t, info.id);
   }
 
   /** attachSession returns a handle on an open session by its ID, without a request: an unknown ID fails at the first call. */
@@ -199,6 +211,11 @@ export class Crucible {
     const info = await this.t.json<AgentRunInfo>({ signal, timeoutMs, method: 'POST', path: '/v1/agent-runs', body: JSON.stringify(body), contentType: 'application/json' });
     if (!info.id) throw new CrucibleError('crucible: POST /v1/agent-runs: the answer has no run id');
     return new AgentRun(this.t, info);
+  }
+
+  /** getAgentRun returns a handle on agent run id as it is now; an unknown run (or another tenant's, or one ended long ago) is a NotFoundError. */
+  async getAgentRun(id: string, opts: RequestOptions = {}): Promise<AgentRun> {
+    return new AgentRun(this.t, await this.t.json<AgentRunInfo>({ ...opts, method: 'GET', path: `/v1/agent-runs/${encodeURIComponent(id)}` }));
   }
 
   /**

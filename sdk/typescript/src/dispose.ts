@@ -6,23 +6,15 @@ export interface Closable {
   close(): Promise<void>;
 }
 
-/**
- * defineAsyncDispose gives a class's instances [Symbol.asyncDispose],
- * calling close() and ignoring what ignore says is no error there (a
- * session the server closed already), when the runtime has the symbol.
- */
-export function defineAsyncDispose(proto: Closable, ignore: (err: unknown) => boolean): void {
+/** defineAsyncDispose gives a class's instances [Symbol.asyncDispose], calling close(), when the runtime has the symbol. */
+export function defineAsyncDispose(proto: Closable): void {
   const key = (Symbol as { asyncDispose?: symbol }).asyncDispose;
   if (typeof key !== 'symbol') return;
   Object.defineProperty(proto, key, {
     configurable: true,
     writable: true,
-    value: async function (this: Closable): Promise<void> {
-      try {
-        await this.close();
-      } catch (err) {
-        if (!ignore(err)) throw err;
-      }
+    value: function (this: Closable): Promise<void> {
+      return this.close();
     },
   });
 }

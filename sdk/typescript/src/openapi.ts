@@ -311,7 +311,7 @@ export interface paths {
         };
         /**
          * List the agent runs
-         * @description The tenant's agent runs the server holds (going on, and the last ended ones), newest first, without their traces.
+         * @description The tenant's agent runs, going on and ended (from the store: after a restart too), newest first, without their traces, one page at a time as GET /v1/runs pages.
          */
         get: operations["listAgentRuns"];
         put?: never;
@@ -359,7 +359,7 @@ export interface paths {
         };
         /**
          * Follow an agent run
-         * @description The run's events as Server-Sent Events (see AgentEventStream), live while it goes on, by any number of clients: a client going away never affects the run. A client that lost the stream resumes with Last-Event-ID (or ?after) and gets exactly what came after that id. Once the run has ended its stream is replayed without the output events (the trace holds each execution's output). An id beyond the last event so far is refused with 400; after the result, 204 No Content. The stream starts with `retry: 1000`.
+         * @description The run's events as Server-Sent Events (see AgentEventStream), live while it goes on, by any number of clients: a client going away never affects the run. A client that lost the stream resumes with Last-Event-ID (or ?after) and gets exactly what came after that id. Once the run has ended its stream is replayed without the output events (the trace holds each execution's output), from the store once the server no longer holds the run in memory, after a restart too, with the same ids: Last-Event-ID works across a restart. A run a restart interrupted replays the events stored before it, then a result saying why it ended. An id beyond the last event so far is refused with 400; after the result, 204 No Content. The stream starts with `retry: 1000`.
          */
         get: operations["followAgentRun"];
         put?: never;
@@ -381,7 +381,7 @@ export interface paths {
         put?: never;
         /**
          * Approve or refuse a program
-         * @description Decides the approval a run started with approve: true waits for (its approval event, or pending_approval in GET). Approved, the program runs; refused, the run ends denied with the reason. An approval the run never asked for is 404 (field approval_id); one already decided (by a person, the timeout or a cancel) is 409.
+         * @description Decides the approval a run started with approve: true waits for (its approval event, or pending_approval in GET). Approved, the program runs; refused, the run ends denied with the reason. An approval the run never asked for is 404 (field approval_id); one already decided (by a person, the timeout or a cancel), or of a run that has ended (such as one a restart interrupted while it waited for it), is 409.
          */
         post: operations["decideApproval"];
         delete?: never;
@@ -1023,10 +1023,10 @@ export interface components {
             limits?: components["schemas"]["Limits"];
         };
         /**
-         * @description running and awaiting_approval while the run goes on; then answered, unverified (an answer the verifier could not judge), budget_exhausted, refused (the model declined), denied (a program was refused, or not decided in time), failed, or cancelled (DELETE, or the server's shutdown).
+         * @description running and awaiting_approval while the run goes on; then answered, unverified (an answer the verifier could not judge), budget_exhausted, refused (the model declined), denied (a program was refused, or not decided in time), failed, cancelled (DELETE, or the server's shutdown), or interrupted (the server stopped, a crash or a kill, while the run went on or waited for an approval: the server that started next ended it so, its reason saying what it was doing).
          * @enum {string}
          */
-        AgentRunStatus: "answered" | "awaiting_approval" | "budget_exhausted" | "cancelled" | "denied" | "failed" | "refused" | "running" | "unverified";
+        AgentRunStatus: "answered" | "awaiting_approval" | "budget_exhausted" | "cancelled" | "denied" | "failed" | "interrupted" | "refused" | "running" | "unverified";
         /** @description A program waiting for a decision. */
         AgentApproval: {
             id: string;
@@ -1041,7 +1041,7 @@ export interface components {
              */
             expires_at: string;
         };
-        /** @description An agent run. The server holds runs in memory: those going on, and the last ended ones for a bounded number and time (a restart forgets them; the records of their executions remain, GET /v1/runs?agent_run={id}). */
+        /** @description An agent run. The server writes every run through to its store (--db) as it goes: its description, trace, approvals and decisions, and the events of its stream, so that it is read, listed and followed after it ended and after a restart. The store keeps of a trace up to 8 MiB (beyond, its steps are left out), of the events up to 4096 (4 MiB of data) besides output and the result, and of the output what the replay keeps (none for an agent run; 256 KiB for an analysis's question). */
         AgentRun: {
             id: string;
             status: components["schemas"]["AgentRunStatus"];
@@ -1062,9 +1062,11 @@ export interface components {
             /** @description Once the run ended (in GET /v1/agent-runs/{id} and the result event): the agent's trace, every model call, execution, feedback and verdict with the budgets used (the Go type agent.Trace). Every string in it is redacted, and artifacts come without their contents: the execution's run record serves them (GET /v1/runs/{run}/artifacts/{name}). */
             trace?: Record<string, never>;
         };
-        /** @description The caller's agent runs the server holds, newest first, without their traces. */
+        /** @description The caller's agent runs, newest first, without their traces, one page at a time. */
         AgentRunList: {
             agent_runs: components["schemas"]["AgentRun"][];
+            /** @description The cursor of the next page (?cursor=); absent on the last. */
+            next?: string;
         };
         /** @description The data of a step event: the agent's progress. */
         AgentStep: {
@@ -2073,7 +2075,12 @@ export interface operations {
     };
     listAgentRuns: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The page size; larger values are lowered to 500. */
+                limit?: number;
+                /** @description The next value of the previous page. */
+                cursor?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -2089,6 +2096,7 @@ export interface operations {
                     "application/json": components["schemas"]["AgentRunList"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             500: components["responses"]["Internal"];

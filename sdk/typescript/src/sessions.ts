@@ -33,9 +33,10 @@ export interface SessionFiles {
 
 /**
  * Session is a live Python interpreter on the server. Open it with
- * crucible.session(), and end it with close(), or let `await using`
- * close it (Symbol.asyncDispose). The server also closes it when idle;
- * its calls then throw a SessionClosedError (410).
+ * crucible.session() (or crucible.attachSession(id)), and end it with
+ * close(), or let `await using` close it (Symbol.asyncDispose). The
+ * server also closes it when idle; its calls then throw a
+ * SessionClosedError (410).
  */
 export class Session {
   /** The session's ID on the server. */
@@ -48,8 +49,6 @@ export class Session {
   constructor(
     private readonly t: Transport,
     id: string,
-    /** The session as the server described it when it was opened; undefined for a session attached by ID. */
-    readonly info?: SessionInfo,
   ) {
     this.id = id;
     this.path = `/v1/sessions/${encodeURIComponent(id)}`;
@@ -83,26 +82,29 @@ export class Session {
     return runEvents(readStream(this.t, r, { resumable: false, runResult: true }), this.t);
   }
 
-  /** describe returns the session as the server sees it now: limits, cells run, restarts, last use. */
-  describe(opts?: RequestOptions): Promise<SessionInfo> {
+  /** info returns the session as the server sees it now: image, limits, cells run, restarts, last use. */
+  info(opts?: RequestOptions): Promise<SessionInfo> {
     return this.t.json<SessionInfo>({ ...opts, method: 'GET', path: this.path });
   }
 
   /**
-   * close ends the session and destroys its sandbox. A second call does
-   * nothing; a session the server had already closed (idle, or by another
-   * client) throws a SessionClosedError.
+   * close ends the session and destroys its sandbox. A session already
+   * closed, by this handle, another client or the server when it was idle,
+   * is no error: close() does nothing then.
    */
   async close(opts?: RequestOptions): Promise<void> {
     if (this.closed) return;
-    await this.t.discard({ ...opts, method: 'DELETE', path: this.path });
+    try {
+      await this.t.discard({ ...opts, method: 'DELETE', path: this.path });
+    } catch (err) {
+      if (!(err instanceof SessionClosedError)) throw err;
+    }
     this.closed = true;
   }
 }
 
-// A Session is closed at the end of an `await using` block; a session the
-// server had closed already is no error there.
-defineAsyncDispose(Session.prototype, (err) => err instanceof SessionClosedError);
+// A Session is closed at the end of an `await using` block.
+defineAsyncDispose(Session.prototype);
 
 /** The declaration of [Symbol.asyncDispose], which defineAsyncDispose adds where the runtime has the symbol. */
 export interface Session {

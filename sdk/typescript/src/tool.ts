@@ -5,7 +5,6 @@
 
 import { toBase64 } from './data.js';
 import { defineAsyncDispose } from './dispose.js';
-import { SessionClosedError } from './errors.js';
 import type { RunResult } from './runs.js';
 import type { Session } from './sessions.js';
 
@@ -128,7 +127,7 @@ export class OpenAITool {
   }
 }
 
-defineAsyncDispose(OpenAITool.prototype, (err) => err instanceof SessionClosedError);
+defineAsyncDispose(OpenAITool.prototype);
 
 /** The declaration of [Symbol.asyncDispose], which defineAsyncDispose adds where the runtime has the symbol. */
 export interface OpenAITool {

@@ -2,8 +2,8 @@
 // scripted model (its program and answer come from the task's [[code]]
 // and [[answer]] blocks; no model runs here).
 import assert from 'node:assert/strict';
-import { ConflictError } from '../dist/index.js';
-import { client, serverTest } from './lib/server.mjs';
+import { ConflictError, NotFoundError } from '../dist/index.js';
+import { client, env, serverTest } from './lib/server.mjs';
 
 const task = 'Compute 6*7. [[code]]print(6*7)[[/code]] [[answer]]42[[/answer]]';
 
@@ -60,10 +60,15 @@ serverTest('agentRun: a denied approval ends the run denied, nothing runs', asyn
   assert.equal((await c.listRuns({ agentRun: run.id })).runs.length, 0);
 });
 
-serverTest('agentRun without approvals: wait() follows it to its end', async () => {
-  const run = await client().agentRun(task);
+serverTest('agentRun without approvals: wait() follows it to its end; getAgentRun attaches to it', async () => {
+  const c = client();
+  const run = await c.agentRun(task);
   const done = await run.wait();
   assert.equal(done.status, 'answered');
   assert.equal(done.answer, '42');
   assert.ok(done.trace, 'the ended run carries its trace');
+  const again = await c.getAgentRun(run.id);
+  assert.equal(again.info.status, 'answered');
+  assert.equal((await again.wait()).answer, '42', 'an ended run is replayed to its result');
+  await assert.rejects(client({ apiKey: env.otherKey }).getAgentRun(run.id), NotFoundError);
 });

@@ -77,3 +77,15 @@ serverTest('getRun, listRuns and images', async () => {
   assert.ok(images.images.some((i) => i.name === 'host'));
   assert.equal(images.session_default, 'datascience');
 });
+
+serverTest('runAsync, followRun and artifact', async () => {
+  const c = client();
+  const id = await c.runAsync('import time\ntime.sleep(0.2)\nopen("a.txt", "w").write("async")\nprint("done")');
+  assert.match(id, /^[0-9a-f]{16,}$/);
+  const events = [];
+  for await (const ev of c.followRun(id)) events.push(ev);
+  assert.deepEqual(events.map((e) => e.type), ['run', 'stdout', 'result']);
+  assert.equal(events[1].text, 'done\n');
+  assert.equal(events[2].result.id, id);
+  assert.equal(new TextDecoder().decode(await c.artifact(id, 'a.txt')), 'async');
+});

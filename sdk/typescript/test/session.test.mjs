@@ -11,7 +11,7 @@ serverTest('session: files, exec using them, variables persist, close', async ()
   const s = await c.session();
   try {
     assert.match(s.id, /^ses_/);
-    assert.equal(s.info.image, 'datascience');
+    assert.equal((await s.info()).image, 'datascience');
     await s.files.write('data/nums.csv', 'n\n1\n2\n3\n');
     await s.files.write('blob.bin', new Uint8Array([0, 255, 7]));
     const files = await s.files.list();
@@ -52,13 +52,14 @@ serverTest('session: files, exec using them, variables persist, close', async ()
   }
   await assert.rejects(c.attachSession(s.id).exec('1'), (err) => err instanceof SessionClosedError && err.status === 410 && err.code === 'session_closed');
   await s.close(); // a second close does nothing
+  await c.attachSession(s.id).close(); // nor does closing, by another handle, a session closed already
 });
 
 serverTest('session: `await using` closes the session at the end of the block, also when it throws', async () => {
   const c = client();
   const { id, value } = await execInUsingBlock(c, 'x = 20\nx + 22');
   assert.equal(value, '42');
-  await assert.rejects(c.attachSession(id).describe(), SessionClosedError);
+  await assert.rejects(c.attachSession(id).info(), SessionClosedError);
 
   let opened = '';
   await assert.rejects(
@@ -66,7 +67,7 @@ serverTest('session: `await using` closes the session at the end of the block, a
     /thrown inside the block/,
   );
   assert.match(opened, /^ses_/);
-  await assert.rejects(c.attachSession(opened).describe(), SessionClosedError);
+  await assert.rejects(c.attachSession(opened).info(), SessionClosedError);
   assert.ok(!(await c.listSessions()).some((s) => s.id === id || s.id === opened));
 });
 
