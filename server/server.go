@@ -45,6 +45,13 @@ type Config struct {
 	IdleTimeout time.Duration
 	// Logger receives the server's logs (default slog.Default()).
 	Logger *slog.Logger
+	// Forward, when set (cluster mode), is offered every authenticated
+	// /v1/ request, with its tenant, before this server's API: it answers
+	// the request and returns true when the session it names is another
+	// node's (package cluster's Forwarder), or returns false to leave it
+	// here. It runs after the checks of Host, browsers and the path, so
+	// that nothing another node would refuse is forwarded.
+	Forward func(w http.ResponseWriter, r *http.Request, tenant string) bool
 }
 
 // DefaultBodyTimeout is Config.BodyTimeout's default: a 64 MiB body at
@@ -213,6 +220,9 @@ func (s *Server) Handler() http.Handler {
 			if apiErr != nil {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="crucible"`)
 				writeError(w, apiErr)
+				return
+			}
+			if s.cfg.Forward != nil && strings.HasPrefix(r.URL.Path, "/v1/") && s.cfg.Forward(w, r, tenant) {
 				return
 			}
 			r = r.WithContext(context.WithValue(r.Context(), tenantKey{}, tenant))

@@ -97,6 +97,10 @@ type Config struct {
 	// Agents configures the code-agent runs (StartAgentRun): the model,
 	// the budgets' maxima, approvals; without a Model there are none.
 	Agents AgentConfig
+	// Placement, when set (cluster mode), records the sessions this
+	// service opens as this node's and may refuse new ones (placement.go).
+	// Nil: a single node; nothing changes.
+	Placement Placement
 	// Policy is the server's static code policy: the least mode of every
 	// run and session (zero: off; agents' code at least AgentMode), and
 	// the preset of a request that names none (zero: the built-in

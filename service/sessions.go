@@ -61,6 +61,8 @@ type Session struct {
 	cells    int
 	restarts int
 	agentRun string
+
+	endOnce sync.Once // the Placement told of its end
 }
 
 var _ sandbox.Session = (*Session)(nil)
@@ -89,6 +91,11 @@ func (s *Service) OpenSession(ctx context.Context, tenant string, req sandbox.Se
 	if err != nil {
 		return nil, err
 	}
+	if p := s.cfg.Placement; p != nil {
+		if err := p.Admit(); err != nil {
+			return nil, placementRefused(err)
+		}
+	}
 	if err := s.sessions.reserve(tenant, s.LimitsFor(tenant).MaxSessions); err != nil {
 		return nil, err
 	}
@@ -101,6 +108,13 @@ func (s *Service) OpenSession(ctx context.Context, tenant string, req sandbox.Se
 		}
 		return nil, err
 	}
+	if p := s.cfg.Placement; p != nil {
+		if err := p.Opened(ctx, sess.ID(), tenant); err != nil {
+			s.sessions.release(tenant)
+			_ = sess.Close()
+			return nil, placementRefused(err)
+		}
+	}
 	now := time.Now()
 	ss := &Session{s: s, id: sess.ID(), tenant: tenant, sess: sess, img: img, limits: req.Limits.WithSessionDefaults(),
 		agentRun: opts.AgentRun, created: now, lastUsed: now, policy: pol}
@@ -108,7 +122,7 @@ func (s *Service) OpenSession(ctx context.Context, tenant string, req sandbox.Se
 	if e, ok := sess.(ender); ok {
 		go func() {
 			<-e.Done()
-			s.sessions.end(ss.id)
+			ss.ended()
 			// A session that ended on its own (its interpreter exited, or
 			// the runtime killed it) still holds its sandbox: its cgroup
 			// and pipes, until closed. No one else will close it now.
@@ -224,7 +238,7 @@ func (ss *Session) check(err error) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, sandbox.ErrSessionClosed):
-		ss.s.sessions.end(ss.id)
+		ss.ended()
 		return errors.Join(errSessionClosed(ss.id), sandbox.ErrSessionClosed)
 	}
 	err = redactErr(ss.s.cfg.Redactor, err)
@@ -340,6 +354,6 @@ func (ss *Session) ListFiles(ctx context.Context) ([]sandbox.FileInfo, error) {
 // Close ends the session and destroys its sandbox.
 func (ss *Session) Close() error {
 	err := ss.sess.Close()
-	ss.s.sessions.end(ss.id)
+	ss.ended()
 	return err
 }

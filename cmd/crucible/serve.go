@@ -12,11 +12,13 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/crucible-sandbox/crucible/cluster"
 	"github.com/crucible-sandbox/crucible/image"
 	"github.com/crucible-sandbox/crucible/llm"
 	"github.com/crucible-sandbox/crucible/server"
@@ -50,6 +52,8 @@ type serveFlags struct {
 	// allowedHosts is --allowed-host: names the Host header may give
 	// beyond loopback and the listen address.
 	allowedHosts []string
+	// cluster are --cluster and the flags that go with it.
+	cluster clusterFlags
 }
 
 // shutdownGrace is how long a stopping server waits for runs in progress
@@ -207,6 +211,15 @@ runs: not recorded, not redacted, not held to the limits of --config, not
 in the run counts of /metrics. A socket another live server holds is left
 to it.
 
+--cluster nats://HOST:PORT (or embedded, which starts a NATS server in
+this process on --cluster-listen) makes this server a node of a
+cluster: nodes share --db postgres://... and a NATS JetStream server,
+each heartbeats into its registry, and a request for a session another
+node holds is forwarded to that node (--advertise: this node's URL as the
+others reach it). A session on a node that is down answers 410 "gone";
+a node cut off from NATS refuses new sessions (503) until it is back.
+crucible cluster status lists the nodes. See docs/cluster.md.
+
 SIGINT or SIGTERM stops it: no new runs are admitted, those in progress
 get ` + shutdownGrace.String() + ` to finish, and agent runs are cancelled.`,
 		Args: cobra.NoArgs,
@@ -231,6 +244,7 @@ get ` + shutdownGrace.String() + ` to finish, and agent runs are cancelled.`,
 	fl.StringVar(&f.store, "store", image.DefaultStore, "image store directory")
 	fl.StringArrayVar(&f.allowedHosts, "allowed-host", nil, "also answer requests whose Host header names `NAME` (a DNS name or IP address, any port; repeatable): by default only localhost, 127.0.0.0/8, [::1] and the address reached are, against DNS rebinding")
 	f.runtime.addFlags(fl)
+	f.cluster.addFlags(fl)
 	fl.StringVar(&f.socket, "socket", socketPath(), "unix socket `PATH` where crucible run, by this user on this host, sends its runs (\"\" for none; $"+socketEnv+" sets the default)")
 	return cmd
 }
@@ -257,6 +271,9 @@ func serve(ctx context.Context, f *serveFlags) error {
 	}
 	if f.warm < 0 || f.prestart < 0 || f.warmSessions < 0 {
 		return usageError(errors.New("--warm, --warm-sessions and --prestart must not be negative"))
+	}
+	if err := f.cluster.check(f.db); err != nil {
+		return usageError(err)
 	}
 	conf, redactor, err := loadConfigAndRedactor(f.config, f.db, f.store)
 	if err != nil {
@@ -304,20 +321,42 @@ func serve(ctx context.Context, f *serveFlags) error {
 	}
 	cfg.Pools = poolsOf(images)
 	cfg.Policy.Mode = cfg.Policy.Mode.Stricter(f.policy.mode)
+	// In cluster mode the listener is bound first: the node advertises
+	// its address when it joins, before the service is made.
+	var ln net.Listener
+	var node *cluster.Node
+	var svcRef atomic.Pointer[service.Service]
+	if f.cluster.url != "" {
+		if ln, err = net.Listen("tcp", f.addr); err != nil {
+			return platformError(err)
+		}
+		defer ln.Close()
+		if node, err = f.cluster.join(ctx, ln.Addr(), names, &svcRef, log); err != nil {
+			return platformError(err)
+		}
+		defer node.Close()
+		cfg.Placement = node
+	}
 	svc, err := service.New(cfg)
 	if err != nil {
 		return usageError(fmt.Errorf("--config: %w", err))
 	}
+	svcRef.Store(svc)
 	logImages(log, svc, f.warmPerImage())
 	setMemoryLimit(log, svc.PayloadBudget())
-	srv, err := server.New(server.Config{Service: svc, Keys: st, RequireKeys: !loopback, AllowedHosts: f.allowedHosts, BodyTimeout: conf.bodyTimeout,
-		IdleTimeout: conf.idleTimeout, Logger: log})
+	scfg := server.Config{Service: svc, Keys: st, RequireKeys: !loopback, AllowedHosts: f.allowedHosts, BodyTimeout: conf.bodyTimeout,
+		IdleTimeout: conf.idleTimeout, Logger: log}
+	if node != nil {
+		scfg.Forward = node.Forwarder().Forward
+	}
+	srv, err := server.New(scfg)
 	if err != nil {
 		return platformError(err)
 	}
-	ln, err := net.Listen("tcp", f.addr)
-	if err != nil {
-		return platformError(err)
+	if ln == nil {
+		if ln, err = net.Listen("tcp", f.addr); err != nil {
+			return platformError(err)
+		}
 	}
 	// The listener is bound, so connections already queue; say where the
 	// server is before it answers its first request, so that whoever sees

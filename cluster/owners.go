@@ -1,0 +1,101 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// owner is a session's entry in the catalog.
+type owner struct {
+	// Node holds the session.
+	Node string `json:"node"`
+	// Tenant owns it: another tenant's request for it is never
+	// forwarded, nor told where it was.
+	Tenant string `json:"tenant"`
+}
+
+// ErrUnknown is Owner's answer for an id the catalog does not hold.
+var ErrUnknown = errors.New("cluster: no such session in the catalog")
+
+// Opened records tenant's session id as this node's, so that the other
+// nodes forward its requests here; it fails, and the session must not be
+// offered, when the node is cut off (Admit) or NATS does not acknowledge
+// the entry.
+func (n *Node) Opened(ctx context.Context, id, tenant string) error {
+	if err := n.Admit(); err != nil {
+		return err
+	}
+	b, _ := json.Marshal(owner{Node: n.cfg.NodeID, Tenant: tenant})
+	ctx, cancel := context.WithTimeout(ctx, opTimeout)
+	defer cancel()
+	if _, err := n.owners.Put(ctx, id, b); err != nil {
+		return fmt.Errorf("%w (%v)", ErrCutOff, err)
+	}
+	n.mu.Lock()
+	n.local[id] = tenant
+	n.mu.Unlock()
+	return nil
+}
+
+// Ended deletes session id's entry. When NATS does not acknowledge it,
+// the next heartbeat that gets through sends it again.
+func (n *Node) Ended(id string) {
+	n.mu.Lock()
+	delete(n.local, id)
+	n.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	if err := n.owners.Delete(ctx, id); err != nil {
+		n.mu.Lock()
+		n.unsent[id] = true
+		n.mu.Unlock()
+	}
+}
+
+// holds reports whether session id was recorded by this node and has
+// not ended: its requests are served here without asking NATS.
+func (n *Node) holds(id string) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	_, ok := n.local[id]
+	return ok
+}
+
+// Owner returns the node that holds session id and whether it is alive
+// (has a live entry in the registry; a dead node's NodeInfo has only its
+// ID). An id the catalog does not hold is ErrUnknown.
+func (n *Node) Owner(ctx context.Context, id string) (node NodeInfo, alive bool, err error) {
+	_, node, alive, err = n.owner(ctx, id)
+	return node, alive, err
+}
+
+// owner is Owner, with the session's catalog entry.
+func (n *Node) owner(ctx context.Context, id string) (owner, NodeInfo, bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, opTimeout)
+	defer cancel()
+	e, err := n.owners.Get(ctx, id)
+	if err != nil {
+		if isNotFound(err) {
+			return owner{}, NodeInfo{}, false, ErrUnknown
+		}
+		return owner{}, NodeInfo{}, false, fmt.Errorf("cluster: look up session %s: %w", id, err)
+	}
+	var o owner
+	if err := json.Unmarshal(e.Value(), &o); err != nil {
+		return owner{}, NodeInfo{}, false, fmt.Errorf("cluster: session %s's entry: %w", id, err)
+	}
+	info, err := n.getNode(ctx, o.Node)
+	if errors.Is(err, errNodeDown) {
+		return o, info, false, nil
+	}
+	return o, info, err == nil, err
+}
+
+// isNotFound reports whether err says a key is absent or deleted.
+func isNotFound(err error) bool {
+	return errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted)
+}
