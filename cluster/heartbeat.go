@@ -42,7 +42,7 @@ func (n *Node) beat(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, n.cfg.heartbeat)
 	defer cancel()
-	if _, err := n.nodes.Put(ctx, n.cfg.NodeID, b); err != nil {
+	if _, err := n.buckets().nodes.Put(ctx, n.cfg.NodeID, b); err != nil {
 		return err
 	}
 	n.mu.Lock()
@@ -58,7 +58,7 @@ func (n *Node) beat(ctx context.Context) error {
 		n.log.Info("reached the cluster (NATS) again: taking new sessions")
 	}
 	for _, id := range unsent {
-		if err := n.owners.Delete(ctx, id); err == nil {
+		if err := n.buckets().owners.Delete(ctx, id); err == nil {
 			n.mu.Lock()
 			delete(n.unsent, id)
 			n.mu.Unlock()
@@ -81,6 +81,14 @@ func (n *Node) heartbeats() {
 		case <-t.C:
 		}
 		err := n.beat(context.Background())
+		if err == nil {
+			continue
+		}
+		if n.nc.IsConnected() { // connected but refused: a restarted server lost the buckets
+			if rerr := n.openBuckets(context.Background()); rerr == nil {
+				err = n.beat(context.Background())
+			}
+		}
 		if err == nil {
 			continue
 		}
@@ -116,7 +124,7 @@ func (n *Node) Admit() error {
 
 // Nodes returns the live nodes, in the order of their ids.
 func (n *Node) Nodes(ctx context.Context) ([]NodeInfo, error) {
-	return listNodes(ctx, n.nodes)
+	return listNodes(ctx, n.buckets().nodes)
 }
 
 // errNodeDown is get's answer for a node without a live entry.
@@ -124,7 +132,7 @@ var errNodeDown = errors.New("cluster: the node is down")
 
 // getNode returns the live node id's entry, errNodeDown if it has none.
 func (n *Node) getNode(ctx context.Context, id string) (NodeInfo, error) {
-	e, err := n.nodes.Get(ctx, id)
+	e, err := n.buckets().nodes.Get(ctx, id)
 	if err != nil {
 		if isNotFound(err) {
 			return NodeInfo{ID: id}, errNodeDown

@@ -36,11 +36,10 @@ type Node struct {
 	log     *slog.Logger
 	embed   *natsserver.Server // nil unless Config.URL is Embedded
 	nc      *nats.Conn
-	nodes   jetstream.KeyValue
-	owners  jetstream.KeyValue
 	started time.Time
 
 	mu       sync.Mutex
+	kv       kvs               // the buckets, reopened after a NATS restart
 	local    map[string]string // sessions recorded here: id → tenant
 	unsent   map[string]bool   // ended sessions whose entry is still to delete
 	lastBeat time.Time         // when NATS last acknowledged a heartbeat
@@ -104,23 +103,43 @@ func (n *Node) connect(ctx context.Context, url string) error {
 		return fmt.Errorf("cluster: connect to NATS at %s: %w", redactURL(url), err)
 	}
 	n.nc = nc
-	js, err := jetstream.New(nc)
+	return n.openBuckets(ctx)
+}
+
+// openBuckets opens the buckets, creating them if need be: at Join, and
+// again when a heartbeat fails while connected, since a NATS server that
+// restarted has lost the nodes bucket, which it held in memory.
+func (n *Node) openBuckets(ctx context.Context) error {
+	js, err := jetstream.New(n.nc)
 	if err != nil {
 		return fmt.Errorf("cluster: JetStream: %w", err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	n.nodes, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: NodesBucket, TTL: n.cfg.ttl,
+	nodes, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: NodesBucket, TTL: n.cfg.ttl,
 		Storage: jetstream.MemoryStorage, Description: "Crucible nodes: id → NodeInfo, kept alive by heartbeats"})
 	if err != nil {
 		return fmt.Errorf("cluster: bucket %s (is JetStream on? nats-server -js): %w", NodesBucket, err)
 	}
-	n.owners, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: OwnersBucket,
+	owners, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: OwnersBucket,
 		Storage: jetstream.FileStorage, Description: "Crucible sessions: id → owning node and tenant"})
 	if err != nil {
 		return fmt.Errorf("cluster: bucket %s: %w", OwnersBucket, err)
 	}
+	n.mu.Lock()
+	n.kv = kvs{nodes: nodes, owners: owners}
+	n.mu.Unlock()
 	return nil
+}
+
+// kvs are the cluster's buckets.
+type kvs struct{ nodes, owners jetstream.KeyValue }
+
+// buckets returns the buckets as last opened.
+func (n *Node) buckets() kvs {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.kv
 }
 
 // forgetPrevious deletes the catalog entries that name this node: they
@@ -128,10 +147,10 @@ func (n *Node) connect(ctx context.Context, url string) error {
 func (n *Node) forgetPrevious(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if e, err := n.nodes.Get(ctx, n.cfg.NodeID); err == nil {
+	if e, err := n.buckets().nodes.Get(ctx, n.cfg.NodeID); err == nil {
 		n.log.Warn("a node of this id was alive moments ago; taking its place (its sessions are gone)", "last_heartbeat", e.Created())
 	}
-	w, err := n.owners.WatchAll(ctx, jetstream.IgnoreDeletes())
+	w, err := n.buckets().owners.WatchAll(ctx, jetstream.IgnoreDeletes())
 	if err != nil {
 		return fmt.Errorf("cluster: read %s: %w", OwnersBucket, err)
 	}
@@ -150,7 +169,7 @@ func (n *Node) forgetPrevious(ctx context.Context) error {
 		return fmt.Errorf("cluster: read %s: %w", OwnersBucket, ctx.Err())
 	}
 	for _, id := range stale {
-		if err := n.owners.Delete(ctx, id); err != nil {
+		if err := n.buckets().owners.Delete(ctx, id); err != nil {
 			return fmt.Errorf("cluster: forget session %s of a previous process: %w", id, err)
 		}
 	}
@@ -178,7 +197,7 @@ func (n *Node) Close() error {
 	{
 		ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 		defer cancel()
-		_ = n.nodes.Delete(ctx, n.cfg.NodeID)
+		_ = n.buckets().nodes.Delete(ctx, n.cfg.NodeID)
 		n.mu.Lock()
 		ids := make([]string, 0, len(n.local))
 		for id := range n.local {
@@ -186,7 +205,7 @@ func (n *Node) Close() error {
 		}
 		n.mu.Unlock()
 		for _, id := range ids {
-			_ = n.owners.Delete(ctx, id)
+			_ = n.buckets().owners.Delete(ctx, id)
 		}
 	}
 	return n.disconnect()

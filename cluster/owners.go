@@ -32,7 +32,7 @@ func (n *Node) Opened(ctx context.Context, id, tenant string) error {
 	b, _ := json.Marshal(owner{Node: n.cfg.NodeID, Tenant: tenant})
 	ctx, cancel := context.WithTimeout(ctx, opTimeout)
 	defer cancel()
-	if _, err := n.owners.Put(ctx, id, b); err != nil {
+	if _, err := n.buckets().owners.Put(ctx, id, b); err != nil {
 		return fmt.Errorf("%w (%v)", ErrCutOff, err)
 	}
 	n.mu.Lock()
@@ -49,7 +49,7 @@ func (n *Node) Ended(id string) {
 	n.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
-	if err := n.owners.Delete(ctx, id); err != nil {
+	if err := n.buckets().owners.Delete(ctx, id); err != nil {
 		n.mu.Lock()
 		n.unsent[id] = true
 		n.mu.Unlock()
@@ -77,7 +77,7 @@ func (n *Node) Owner(ctx context.Context, id string) (node NodeInfo, alive bool,
 func (n *Node) owner(ctx context.Context, id string) (owner, NodeInfo, bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, opTimeout)
 	defer cancel()
-	e, err := n.owners.Get(ctx, id)
+	e, err := n.buckets().owners.Get(ctx, id)
 	if err != nil {
 		if isNotFound(err) {
 			return owner{}, NodeInfo{}, false, ErrUnknown

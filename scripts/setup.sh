@@ -35,9 +35,10 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # iproute2's ip and postgresql's initdb and pg_ctl make the test's own
 # network namespaces and PostgreSQL clusters (each test starts its own).
 # python3-pytest runs the Python SDK's tests (sdk/python/tests).
+# nats-server is the NATS JetStream server the cluster's tests join (cluster/, e2e/cluster_test.go).
 # npm (for the MCP clients) is installed below only when no npm is on PATH:
 # NodeSource's nodejs package bundles npm and conflicts with Debian's.
-APT_PACKAGES=(python3 python3-pytest nodejs bash coreutils procps util-linux ca-certificates debootstrap postgresql gcc libc6-dev chromium curl jq iproute2)
+APT_PACKAGES=(python3 python3-pytest nodejs bash coreutils procps util-linux ca-certificates debootstrap postgresql gcc libc6-dev chromium curl jq iproute2 nats-server)
 
 step() { printf 'setup: %s\n' "$*"; }
 die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
