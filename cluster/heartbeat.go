@@ -67,6 +67,11 @@ func (n *Node) beat(ctx context.Context) error {
 	return nil
 }
 
+// Heartbeat writes the node's entry now, as the heartbeats do every
+// interval: crucible serve calls it once its service is made, so that the
+// registry shows the node's slots at once.
+func (n *Node) Heartbeat(ctx context.Context) error { return n.beat(ctx) }
+
 // heartbeats writes the node's entry every heartbeat interval until
 // Close. When none has been acknowledged for the TTL, the node says so
 // in its log: it now refuses new sessions (Admit).

@@ -51,7 +51,7 @@ var (
 
 // crucibleBinary builds ./cmd/crucible once per test run, with
 // CGO_ENABLED=0, and returns the binary's path. It needs root.
-func crucibleBinary(t *testing.T) string {
+func crucibleBinary(t testing.TB) string {
 	t.Helper()
 	testenv.Root(t)
 	buildOnce.Do(func() {
@@ -86,7 +86,7 @@ func crucibleBinary(t *testing.T) string {
 
 // serveHasFlag reports whether `crucible serve` accepts --name (flags that
 // other work may add, such as --max-concurrent).
-func serveHasFlag(t *testing.T, name string) bool {
+func serveHasFlag(t testing.TB, name string) bool {
 	t.Helper()
 	out, _ := exec.Command(crucibleBinary(t), "serve", "--help").CombinedOutput()
 	return regexp.MustCompile(`(?m)--` + regexp.QuoteMeta(name) + `\b`).Match(out)
@@ -121,7 +121,7 @@ func (b *logBuffer) Tail(n int) string {
 
 // server is a running `crucible serve` process.
 type server struct {
-	t    *testing.T
+	t    testing.TB
 	name string // for messages, such as "server 1"
 	// URL is the base URL, such as http://127.0.0.1:41234.
 	URL string
@@ -142,7 +142,7 @@ var addrRE = regexp.MustCompile(`\baddr=\S*:([0-9]+)`)
 // extra...` (and a --socket of its own), waits until it logs its address and GET /healthz answers 200,
 // and registers a cleanup that stops it (SIGTERM, then SIGKILL) and prints
 // its log tail if t failed.
-func startServer(t *testing.T, name, db string, extra ...string) *server {
+func startServer(t testing.TB, name, db string, extra ...string) *server {
 	t.Helper()
 	return startServerPlaced(t, name, db, append([]string{"--prestart", "1"}, extra...)...)
 }
@@ -150,7 +150,7 @@ func startServer(t *testing.T, name, db string, extra ...string) *server {
 // startServerPlaced is startServer with only the flags that place the
 // server (--addr, --db, --socket) before extra: with no extra, the server
 // a user gets from a plain `crucible serve`.
-func startServerPlaced(t *testing.T, name, db string, extra ...string) *server {
+func startServerPlaced(t testing.TB, name, db string, extra ...string) *server {
 	t.Helper()
 	bin := crucibleBinary(t)
 	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--db", db}, extra...)

@@ -342,6 +342,11 @@ func serve(ctx context.Context, f *serveFlags) error {
 		return usageError(fmt.Errorf("--config: %w", err))
 	}
 	svcRef.Store(svc)
+	if node != nil {
+		if err := node.Heartbeat(ctx); err != nil {
+			log.Warn("heartbeat failed; the registry shows this node's load at the next one", "err", err)
+		}
+	}
 	logImages(log, svc, f.warmPerImage())
 	setMemoryLimit(log, svc.PayloadBudget())
 	scfg := server.Config{Service: svc, Keys: st, RequireKeys: !loopback, AllowedHosts: f.allowedHosts, BodyTimeout: conf.bodyTimeout,

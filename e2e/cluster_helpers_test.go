@@ -1,0 +1,96 @@
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/crucible-sandbox/crucible/internal/testenv"
+)
+
+// startPostgres initdb's a throwaway PostgreSQL cluster, starts it on a
+// free loopback port (as the postgres user when the test runs as root:
+// initdb refuses root) and returns the URL of its postgres database; it
+// is stopped when tb ends.
+func startPostgres(tb testing.TB) string {
+	tb.Helper()
+	bin := testenv.Postgres(tb)
+	dir := tb.TempDir()
+	for _, d := range []string{filepath.Dir(dir), dir} { // the postgres user must reach it
+		if err := os.Chmod(d, 0o755); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	base := filepath.Join(dir, "pg")
+	if err := os.Mkdir(base, 0o700); err != nil {
+		tb.Fatal(err)
+	}
+	u, err := user.Lookup("postgres")
+	if err != nil {
+		tb.Fatalf("the postgres user must own the cluster: %v", err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	if err := os.Chown(base, uid, gid); err != nil {
+		tb.Fatal(err)
+	}
+	data := filepath.Join(base, "data")
+	run := func(name string, args ...string) {
+		tb.Helper()
+		cmd := exec.Command("runuser", append([]string{"-u", "postgres", "--", filepath.Join(bin, name)}, args...)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			tb.Fatalf("%s %v: %v\n%s", name, args, err, out)
+		}
+	}
+	run("initdb", "-D", data, "-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C")
+	port := freeLoopbackPort(tb)
+	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off", port, base)
+	run("pg_ctl", "-D", data, "-l", filepath.Join(base, "log"), "-o", opts, "-w", "-t", "30", "start")
+	tb.Cleanup(func() { run("pg_ctl", "-D", data, "-m", "immediate", "-w", "stop") })
+	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port)
+}
+
+// startNATSServer starts Debian's nats-server with JetStream on a free
+// loopback port and a store of its own, and returns its URL; it is killed
+// when tb ends.
+func startNATSServer(tb testing.TB) string {
+	tb.Helper()
+	bin := testenv.NATSServer(tb)
+	port := freeLoopbackPort(tb)
+	cmd := exec.Command(bin, "-js", "-a", "127.0.0.1", "-p", strconv.Itoa(port), "-sd", tb.TempDir())
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("%s did not listen within 10s: %s", bin, out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return fmt.Sprintf("nats://127.0.0.1:%d", port)
+}
+
+// freeLoopbackPort returns a loopback TCP port that was free a moment ago.
+func freeLoopbackPort(tb testing.TB) int {
+	tb.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
