@@ -21,7 +21,8 @@ var localExecMedian time.Duration
 // which forwards it (true); it reports the median.
 func benchClusterExec(b *testing.B, forwarded bool) time.Duration {
 	testenv.Root(b)
-	db, nats := startPostgres(b), startNATSServer(b)
+	db := startPostgres(b)
+	nats, _ := startNATSServer(b)
 	a := startClusterNode(b, "node-a", db, nats)
 	nb := startClusterNode(b, "node-b", db, nats)
 	ctx := context.Background()

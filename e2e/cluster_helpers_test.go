@@ -58,9 +58,9 @@ func startPostgres(tb testing.TB) string {
 }
 
 // startNATSServer starts Debian's nats-server with JetStream on a free
-// loopback port and a store of its own, and returns its URL; it is killed
-// when tb ends.
-func startNATSServer(tb testing.TB) string {
+// loopback port and a store of its own, and returns its URL and process;
+// it is killed when tb ends.
+func startNATSServer(tb testing.TB) (string, *exec.Cmd) {
 	tb.Helper()
 	bin := testenv.NATSServer(tb)
 	port := freeLoopbackPort(tb)
@@ -81,7 +81,7 @@ func startNATSServer(tb testing.TB) string {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	return fmt.Sprintf("nats://127.0.0.1:%d", port)
+	return fmt.Sprintf("nats://127.0.0.1:%d", port), cmd
 }
 
 // freeLoopbackPort returns a loopback TCP port that was free a moment ago.

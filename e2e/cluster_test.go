@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	natsgo "github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/crucible-sandbox/crucible/client"
 	"github.com/crucible-sandbox/crucible/cluster"
 	"github.com/crucible-sandbox/crucible/internal/testenv"
@@ -46,8 +49,10 @@ func clusterStatus(t *testing.T, nats string) []string {
 // node A is used (exec, files) through node B with the same API key, and
 // another tenant's key cannot reach it; crucible cluster status shows
 // both; A killed with SIGKILL, the session answers "gone" (410) through B
-// within a few seconds and the status shows B alone; a node without
-// --db postgres:// is refused naming the flag.
+// within a few seconds and the status shows B alone; a session's entry
+// in the catalog goes with it when it is closed; cut off from NATS, B
+// refuses new sessions (503); a node without --db postgres:// is refused
+// naming the flag.
 func TestCluster(t *testing.T) {
 	testenv.Root(t)
 	refused := crucible(t, 2, "serve", "--cluster", "nats://127.0.0.1:1", "--db", "/tmp/x.db")
@@ -56,7 +61,7 @@ func TestCluster(t *testing.T) {
 	}
 
 	db := startPostgres(t)
-	nats := startNATSServer(t)
+	nats, natsProc := startNATSServer(t)
 	secret := func(tenant string) string {
 		var k struct{ Secret string }
 		if err := json.Unmarshal([]byte(crucible(t, 0, "key", "create", "--tenant", tenant, "--name", "e2e", "--json", "--db", db)), &k); err != nil {
@@ -154,5 +159,51 @@ func TestCluster(t *testing.T) {
 	if res, err := s2.Exec(ctx, sandbox.Cell{Code: "print(7)"}); err != nil || strings.TrimSpace(string(res.Stdout)) != "7" {
 		t.Errorf("a new session on node B: %+v, %v", res, err)
 	}
-	_ = s2.Close()
+	if !inCatalog(t, nats, s2.ID()) {
+		t.Errorf("session %s, open on node B, is not in the catalog", s2.ID())
+	}
+	if err := s2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if inCatalog(t, nats, s2.ID()) {
+		t.Errorf("session %s, closed, is still in the catalog", s2.ID())
+	}
+
+	// Cut off from NATS, B refuses new sessions with a 503 that says why.
+	_ = natsProc.Process.Kill()
+	_ = natsProc.Wait()
+	if _, err := sdk(b, acme).NewSession(ctx, sandbox.SessionRequest{Image: "host"}); !errors.As(err, &apiErr) ||
+		apiErr.Status != http.StatusServiceUnavailable || !strings.Contains(apiErr.Message, "cannot reach the cluster (NATS)") {
+		t.Errorf("a new session on node B without NATS: %v, want 503 saying it cannot reach the cluster", err)
+	}
+}
+
+// inCatalog reports whether session id has an entry in the cluster's
+// catalog of owners, read from NATS directly.
+func inCatalog(t *testing.T, url, id string) bool {
+	t.Helper()
+	nc, err := natsgo.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	kv, err := js.KeyValue(ctx, cluster.OwnersBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = kv.Get(ctx, id)
+	switch {
+	case err == nil:
+		return true
+	case errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted):
+		return false
+	}
+	t.Fatal(err)
+	return false
 }

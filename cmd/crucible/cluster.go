@@ -93,7 +93,12 @@ func (c *clusterFlags) join(ctx context.Context, addr net.Addr, images []string,
 }
 
 func newClusterCommand() *cobra.Command {
-	cmd := &cobra.Command{Use: "cluster", Short: "Inspect a cluster of crucible serve nodes"}
+	cmd := &cobra.Command{Use: "cluster", Short: "Inspect a cluster of crucible serve nodes",
+		Example: "  crucible cluster status --cluster nats://127.0.0.1:4222",
+		Long: `A cluster is crucible serve nodes started with --cluster nats://... (or
+embedded) and --db postgres://...: they share the store and a NATS
+JetStream server, and forward each other the requests for the sessions
+they hold. See docs/cluster.md.`}
 	var url string
 	var asJSON bool
 	status := &cobra.Command{
