@@ -122,6 +122,8 @@ type Store interface {
 	// ActiveKeys counts the keys that are not revoked.
 	ActiveKeys(ctx context.Context) (int, error)
 
+	AnalysisStore
+
 	// Close releases the database.
 	Close() error
 }
