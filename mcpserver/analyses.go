@@ -145,7 +145,7 @@ func (h *handlers) analysisAsk(ctx context.Context, req *mcp.CallToolRequest, in
 	var images []mcp.Content
 	for _, c := range ans.Charts {
 		out.Charts = append(out.Charts, ChartOutput{Name: c.Name, Title: c.Title})
-		png, err := h.svc.AnalysisFile(h.tenant, in.Analysis, c.Name, q.N)
+		png, err := h.svc.AnalysisFile(ctx, h.tenant, in.Analysis, c.Name, q.N)
 		if err != nil || len(png.Content) == 0 { // withheld or over the budget: named in the text only
 			continue
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -30,6 +31,9 @@ type Service struct {
 	sessions     *registry[*Session]
 	agents       *registry[*agentRun]
 	analyses     *registry[*analysis]
+	// analysesMu serializes loading analyses from the store into
+	// analyses, and deleting them (analysisstore.go).
+	analysesMu sync.Mutex
 	// base is the context of every run; cancelling it kills the runs
 	// still executing when Shutdown gives up waiting.
 	base   context.Context
