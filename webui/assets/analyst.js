@@ -189,15 +189,38 @@ class AnalysisView {
       h('div', { class: 'toolbar' },
         h('h1', { id: 'an-title' }, 'Analysis ', h('span', { class: 'muted', text: a.id })),
         h('div', { class: 'row' }, this.closeBtn, h('a', { href: '#/analyses', text: 'All analyses' }))),
-      h('p', { class: 'session-status', text: `${a.datasets.join(', ')} · image ${a.image} · session ${a.session_id} · created ${fmtTime(a.created_at)}` }),
+      this.status = h('p', { class: 'session-status' }),
+      this.rebuilt = h('p', { class: 'note rebuilt-note', role: 'status', hidden: true }),
       h('details', { class: 'profile-box', open: true }, h('summary', {}, h('h2', { text: 'Profile' })),
         profileView(parseProfile(a.profile))),
       h('h2', { text: 'Questions' }), this.thread, form);
+    this.showSession(a);
+  }
+
+  /**
+   * showSession shows where the analysis's DataFrames live: its session, or none
+   * (it ended: the next question rebuilds it), and a note once a session was rebuilt.
+   */
+  showSession(a) {
+    const session = a.session_id ? `session ${a.session_id}` : 'no session open (the next question rebuilds it)';
+    this.status.textContent = `${a.datasets.join(', ')} · image ${a.image} · ${session} · created ${fmtTime(a.created_at)}`;
+    if (a.rebuilt_at) {
+      const cells = a.rebuilt_cells || 0;
+      this.rebuilt.textContent = `The session was rebuilt from the stored datasets and ${cells} cell${cells === 1 ? '' : 's'} (${fmtTime(a.rebuilt_at)}): ` +
+        'its earlier session had ended, so the programs that built its state were run again.';
+      this.rebuilt.hidden = false;
+    }
+  }
+
+  /** onRebuilt shows that a question rebuilt the session (its session_rebuilt event). */
+  onRebuilt(r) {
+    Object.assign(this.a, { session_id: r.session_id, rebuilt_at: r.rebuilt_at, rebuilt_cells: r.cells });
+    this.showSession(this.a);
   }
 
   /** add shows question q (an AnalysisQuestion) and follows it until it ends, if it has not. */
   add(q) {
-    const item = new Question(this.a.id, q);
+    const item = new Question(this.a.id, q, (r) => this.onRebuilt(r));
     this.questions.push(item);
     this.thread.append(item.el);
     if (q.answer) item.showAnswer(q);
