@@ -81,6 +81,9 @@ func (q *question) describe(trace, answer bool) api.AnalysisQuestion {
 // stream's first event after agent_run is then session_rebuilt), then
 // answers. Every question that ends is written to the store.
 func (s *Service) AskAnalysis(ctx context.Context, tenant, id string, req api.QuestionRequest) (api.AnalysisQuestion, error) {
+	if s.cfg.Agents.Model == nil {
+		return api.AnalysisQuestion{}, errNoModel
+	}
 	a, err := s.heldAnalysis(ctx, tenant, id, true)
 	if err != nil {
 		return api.AnalysisQuestion{}, err
@@ -105,14 +108,12 @@ func (s *Service) AskAnalysis(ctx context.Context, tenant, id string, req api.Qu
 	return q.describe(false, false), nil
 }
 
-// newQuestion validates req, a question about analysis a, and holds the
+// newQuestion validates req, a question about analysis a (the service has
+// a model: AskAnalysis checked), and holds the
 // analysis's turn for it; work answers it, after rebuilding a's session
 // if it has none.
 func (s *Service) newQuestion(a *analysis, req api.QuestionRequest) (*question, func(context.Context) (*agent.Trace, error), error) {
 	model := s.cfg.Agents.Model
-	if model == nil {
-		return nil, nil, errNoModel
-	}
 	switch {
 	case strings.TrimSpace(req.Question) == "":
 		return nil, nil, invalid("question", "must state the question; it is empty")
