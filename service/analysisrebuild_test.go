@@ -170,17 +170,21 @@ func TestAnalysisRebuild(t *testing.T) {
 		if err != nil || len(conv) != 2 || string(conv[0].Answer) != string(q1.Answer) {
 			t.Fatalf("the conversation from the store: %d questions, %v", len(conv), err)
 		}
+		const askers = 4
 		var wg sync.WaitGroup
-		results := make([]error, 2)
-		ns := make([]int, 2)
-		for i := range 2 {
+		results := make([]error, askers)
+		ns := make([]int, askers)
+		start := make(chan struct{})
+		for i := range askers {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				<-start
 				q, err := svc.AskAnalysis(ctx, "acme", a.ID, script("What is total now?", "print(total, len(df2), int(df2.y.max()))", "140"))
 				results[i], ns[i] = err, q.N
 			}()
 		}
+		close(start)
 		wg.Wait()
 		asked := -1
 		for i, err := range results {
@@ -189,11 +193,11 @@ func TestAnalysisRebuild(t *testing.T) {
 				asked = i
 			case err != nil && kindOf(err) == service.KindConflict:
 			default:
-				t.Fatalf("two questions at once: %v; want one asked and one refused with a conflict", results)
+				t.Fatalf("%d questions at once: %v; want one asked and the others refused with a conflict", askers, results)
 			}
 		}
 		if asked < 0 {
-			t.Fatalf("two questions at once: %v; want one asked", results)
+			t.Fatalf("%d questions at once: %v; want one asked", askers, results)
 		}
 		events := followQuestion(t, svc, "acme", a.ID, ns[asked], nil)
 		q, err := svc.AnalysisQuestion(ctx, "acme", a.ID, ns[asked])
