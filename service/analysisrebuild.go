@@ -71,6 +71,7 @@ func (s *Service) rebuildSession(ctx context.Context, a *analysis, run *agentRun
 		_ = an.Close()
 		return nil, nil, fmt.Errorf("service: the analysis session is a %T", an.Session)
 	}
+	opened := time.Since(start)
 	sess.linkAgentRun(run.id)
 	err = an.Rebuild(ctx, cells, a.storedAnswers())
 	sess.linkAgentRun("")
@@ -96,7 +97,8 @@ func (s *Service) rebuildSession(ctx context.Context, a *analysis, run *agentRun
 		s.log.Error("store analysis rebuilt", "analysis", a.id, "err", err)
 	}
 	took := time.Since(start)
-	s.log.Info("analysis session rebuilt", "analysis", a.id, "session", sess.ID(), "datasets", len(datasets), "cells", len(cells), "ms", took.Milliseconds())
+	s.log.Info("analysis session rebuilt", "analysis", a.id, "session", sess.ID(), "datasets", len(datasets), "cells", len(cells),
+		"ms", took.Milliseconds(), "open_ms", opened.Milliseconds(), "replay_ms", (took - opened).Milliseconds())
 	run.publish(EventSessionRebuilt, api.AgentEvent{Rebuild: &api.AnalysisRebuild{SessionID: sess.ID(), Datasets: len(datasets),
 		Cells: len(cells), RebuiltAt: now, DurationMS: took.Milliseconds()}})
 	return an, sess, nil
