@@ -47,7 +47,7 @@ type AgentRunRequest struct {
 // AgentRunStatus is where an agent run stands: AgentRunning or
 // AgentAwaitingApproval while it goes on, then how it ended: one of the
 // agent's statuses ("answered", "unverified", "budget_exhausted",
-// "refused", "denied", "failed") or AgentCancelled.
+// "refused", "denied", "failed"), AgentCancelled or AgentInterrupted.
 type AgentRunStatus string
 
 // The statuses of an agent run that are not the agent's own.
@@ -60,6 +60,10 @@ const (
 	// AgentCancelled: DELETE /v1/agent-runs/{id} or the server's shutdown
 	// stopped the run.
 	AgentCancelled AgentRunStatus = "cancelled"
+	// AgentInterrupted: the server stopped (a crash, a kill) while the
+	// run was going on or waiting for an approval; the server that
+	// started next ended it so, its Reason saying what it was doing.
+	AgentInterrupted AgentRunStatus = "interrupted"
 )
 
 // Ended reports whether a run with status s has ended.
@@ -100,10 +104,13 @@ type AgentRun struct {
 }
 
 // AgentRunList is the answer to GET /v1/agent-runs: the caller's agent
-// runs the server holds, newest first, without their traces.
+// runs, newest first, without their traces, one page at a time.
 type AgentRunList struct {
 	// AgentRuns are the runs.
 	AgentRuns []AgentRun `json:"agent_runs"`
+	// Next is the cursor of the next page (GET /v1/agent-runs?cursor=),
+	// empty on the last.
+	Next string `json:"next,omitempty"`
 }
 
 // AgentStep is the data of a step event: the agent's progress, as the

@@ -40,8 +40,8 @@ func (c *Client) GetAgentRun(ctx context.Context, id string) (*api.AgentRun, err
 	return &run, nil
 }
 
-// ListAgentRuns returns the agent runs the server holds for the caller,
-// newest first, without their traces (GET /v1/agent-runs).
+// ListAgentRuns returns the caller's newest agent runs (the first page
+// of GET /v1/agent-runs: 50), newest first, without their traces.
 func (c *Client) ListAgentRuns(ctx context.Context) ([]api.AgentRun, error) {
 	var list api.AgentRunList
 	if err := c.call(ctx, request{method: "GET", path: "/v1/agent-runs"}, nil, &list); err != nil {

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"net/http"
+	"strconv"
 
 	"github.com/crucible-sandbox/crucible/api"
 	"github.com/crucible-sandbox/crucible/service"
@@ -62,16 +63,30 @@ func (s *Server) createAgentRun(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// listAgentRuns serves GET /v1/agent-runs.
+// listAgentRuns serves GET /v1/agent-runs?limit=&cursor=.
 func (s *Server) listAgentRuns(w http.ResponseWriter, r *http.Request) {
 	if !s.agents(w) {
 		return
 	}
-	runs := s.svc.AgentRuns(tenantOf(r))
+	q := r.URL.Query()
+	page := service.AgentRunPage{Cursor: q.Get("cursor")}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			writeError(w, invalid("limit", "must be a positive integer, got "+strconv.Quote(v)))
+			return
+		}
+		page.Limit = n
+	}
+	runs, next, err := s.svc.AgentRuns(r.Context(), tenantOf(r), page)
+	if err != nil {
+		s.fail(w, "list agent runs", err)
+		return
+	}
 	if runs == nil {
 		runs = []api.AgentRun{}
 	}
-	writeJSON(w, http.StatusOK, api.AgentRunList{AgentRuns: runs})
+	writeJSON(w, http.StatusOK, api.AgentRunList{AgentRuns: runs, Next: next})
 }
 
 // getAgentRun serves GET /v1/agent-runs/{id}: its status, its pending

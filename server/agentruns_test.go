@@ -114,7 +114,7 @@ func TestAgentRunAPI(t *testing.T) {
 	}
 	var list api.AgentRunList
 	ts.do("GET", "/v1/agent-runs", nil).json(t, &list)
-	if len(list.AgentRuns) != 1 || list.AgentRuns[0].ID != run.ID || list.AgentRuns[0].Trace != nil {
+	if len(list.AgentRuns) != 1 || list.AgentRuns[0].ID != run.ID || list.AgentRuns[0].Trace != nil || list.Next != "" {
 		t.Errorf("list %+v", list)
 	}
 
@@ -175,6 +175,11 @@ func TestAgentRunRefusals(t *testing.T) {
 	ts.do("GET", "/v1/agent-runs/agt_0000000000000000", nil).wantError(t, 404, api.CodeNotFound)
 	ts.do("POST", "/v1/agent-runs/agt_0000000000000000/approvals/apr_1", map[string]any{"approve": true}).wantError(t, 404, api.CodeNotFound)
 	ts.do("DELETE", "/v1/agent-runs/agt_0000000000000000", nil).wantError(t, 404, api.CodeNotFound)
+	for _, tc := range []struct{ query, field string }{{"limit=0", "limit"}, {"limit=x", "limit"}, {"cursor=nope", "cursor"}} {
+		if e := ts.do("GET", "/v1/agent-runs?"+tc.query, nil).wantError(t, 400, api.CodeInvalidRequest); e.Error.Field != tc.field {
+			t.Errorf("GET /v1/agent-runs?%s: field %q, want %s", tc.query, e.Error.Field, tc.field)
+		}
+	}
 
 	none := newFakeServer(t, &imageRuntime{name: "default"}, nil)
 	for _, req := range []struct{ method, path string }{

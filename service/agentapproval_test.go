@@ -138,27 +138,6 @@ func TestAgentRunShares(t *testing.T) {
 	}
 }
 
-// TestAgentRunRetention: ended runs are kept up to AgentConfig.Retain,
-// the oldest forgotten first.
-func TestAgentRunRetention(t *testing.T) {
-	svc := agentService(t, scriptedModel(t, "2", "print(1+1)"), func(c *service.Config) { c.Agents.Retain = 1 })
-	var ids []string
-	for range 2 {
-		run, err := svc.StartAgentRun(context.Background(), "acme", api.AgentRunRequest{Task: "add", TextMode: true}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		follow(t, svc, "acme", run.ID, nil)
-		ids = append(ids, run.ID)
-	}
-	if _, err := svc.AgentRun("acme", ids[0]); kindOf(err) != service.KindNotFound {
-		t.Errorf("the older run: %v, want it forgotten", err)
-	}
-	if got, err := svc.AgentRun("acme", ids[1]); err != nil || got.Trace == nil {
-		t.Errorf("the newer run: %+v, %v; want it with its trace", got, err)
-	}
-}
-
 // TestAgentRunEventsResume: a follower resumes after any event's ID and
 // gets exactly the events after it; after the last it gets none (nil);
 // beyond the last of a run going on is an input error naming "after".

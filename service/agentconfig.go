@@ -29,10 +29,10 @@ type AgentConfig struct {
 	// approval; then the run ends denied (default
 	// DefaultApprovalTimeout).
 	ApprovalTimeout time.Duration
-	// Retain is how many ended runs are kept, with their traces, for GET
-	// (default DefaultAgentRetain), and RetainFor for how long (default
-	// DefaultAgentRetainFor): agent runs live in memory only, and a
-	// restart forgets them (their executions' run records remain).
+	// Retain is how many ended runs are kept in memory, with their
+	// traces (default DefaultAgentRetain), and RetainFor for how long
+	// (default DefaultAgentRetainFor); beyond, and after a restart, the
+	// store serves them (Config.Store; without one, they are forgotten).
 	Retain    int
 	RetainFor time.Duration
 }

@@ -1,18 +1,14 @@
 package service
 
-import "fmt"
-
 // newAgentRegistry returns the table of the agent runs of the service,
 // in memory: those going on, counted per tenant against their share, and
 // the last ended ones, with their traces, for a bounded number and time
-// (c.Retain, c.RetainFor). Nothing of an agent run is in the store but
-// the records of its executions.
+// (c.Retain, c.RetainFor). Every agent run is also written through to
+// the store (agentpersist.go), which serves those the table no longer
+// holds (agentstored.go).
 func newAgentRegistry(c AgentConfig) *registry[*agentRun] {
 	return newRegistry[*agentRun](registryConfig{max: c.MaxRuns, retain: c.Retain, retainFor: c.RetainFor,
-		notFound: func(id string) error {
-			return &Error{Kind: KindNotFound, Message: fmt.Sprintf("no agent run %q (ended runs are kept for a while only)", id),
-				Field: "id", Rule: "must name an agent run of yours the server holds"}
-		},
+		notFound: errNoAgentRun,
 		tenantFull: func(tenant string, _, max int) error {
 			return errorf(KindBusy, "tenant %q already has %d agent runs going on, its share; wait for one to end or retry later", tenant, max)
 		},

@@ -34,15 +34,20 @@ type agentRun struct {
 	// analysis's question.
 	keepOutput int
 
-	mu       sync.Mutex
-	info     api.AgentRun
-	trace    json.RawMessage
-	attempt  int
-	pending  *pendingApproval
-	decided  map[string]api.AgentDecision
-	refusal  *api.AgentDecision // the decision that denied the run
-	stopped  string             // why the run was cancelled; "" if it was not
-	streamed int                // output bytes streamed so far
+	// persist writes the run through to the store; nil without one.
+	persist *agentPersister
+
+	mu        sync.Mutex
+	info      api.AgentRun
+	trace     json.RawMessage
+	attempt   int
+	pending   *pendingApproval
+	approvals []api.AgentApproval // asked for, in order
+	decided   map[string]api.AgentDecision
+	changes   int                // of info, approvals and decisions: the store is behind while its count is lower
+	refusal   *api.AgentDecision // the decision that denied the run
+	stopped   string             // why the run was cancelled; "" if it was not
+	streamed  int                // output bytes streamed so far
 }
 
 // pendingApproval is a program waiting for a decision.
@@ -92,8 +97,8 @@ func (run *agentRun) output(stream sandbox.Stream, chunk []byte) {
 }
 
 // approve asks a person whether code may run (agent.Config.Approve): it
-// publishes the approval and waits for a decision, the approval timeout,
-// or the run's end.
+// writes the approval to the store, publishes it and waits for a
+// decision, the approval timeout, or the run's end.
 func (run *agentRun) approve(ctx context.Context, code string) (bool, error) {
 	code, _ = run.s.cfg.Redactor.RedactString(code)
 	now := time.Now().UTC()
@@ -102,8 +107,15 @@ func (run *agentRun) approve(ctx context.Context, code string) (bool, error) {
 	run.mu.Lock()
 	run.pending = p
 	run.info.Status, run.info.PendingApproval = api.AgentAwaitingApproval, &p.approval
+	run.approvals = append(run.approvals, p.approval)
+	run.changes++
 	run.mu.Unlock()
+	// Stored before anyone sees it: after a crash, a decision on it is
+	// refused as too late (the run interrupted), not as unknown. Its
+	// event is stored before the wait: a person takes long to decide.
+	run.persist.save()
 	run.publish(EventApproval, api.AgentEvent{Approval: &p.approval})
+	run.persist.save()
 	timer := time.NewTimer(run.timeout)
 	defer timer.Stop()
 	var d api.AgentDecision
@@ -135,6 +147,7 @@ func (run *agentRun) decideOnce(p *pendingApproval, d api.AgentDecision) api.Age
 		run.decided = map[string]api.AgentDecision{}
 	}
 	run.decided[p.approval.ID] = d
+	run.changes++
 	if !d.Approved {
 		run.refusal = &d
 	}
@@ -204,7 +217,8 @@ func (run *agentRun) snapshot(withTrace bool) api.AgentRun {
 }
 
 // finish records how the run ended, trace and err being agent.Run's,
-// and returns the run as it ended, with its trace.
+// and returns the run as it ended, with its trace. The store holds the
+// run as it ended before the run reads as ended.
 func (run *agentRun) finish(trace *agent.Trace, err error) api.AgentRun {
 	red := run.s.cfg.Redactor
 	var raw json.RawMessage
@@ -219,24 +233,28 @@ func (run *agentRun) finish(trace *agent.Trace, err error) api.AgentRun {
 			run.s.log.Error("encode agent trace", "agent_run", run.id, "err", terr)
 		}
 	}
-	now := time.Now().UTC()
+	now := storedTime()
 	run.mu.Lock()
-	defer run.mu.Unlock()
-	info := &run.info
-	info.FinishedAt, info.PendingApproval, run.pending, run.trace = &now, nil, nil, raw
+	end := run.info
+	end.FinishedAt, end.PendingApproval = &now, nil
 	switch {
 	case run.stopped != "":
-		info.Status, info.Reason = api.AgentCancelled, run.stopped
+		end.Status, end.Reason = api.AgentCancelled, run.stopped
 	case err != nil:
-		info.Status = api.AgentRunStatus(agent.StatusFailed)
-		info.Reason, _ = red.RedactString(err.Error())
+		end.Status = api.AgentRunStatus(agent.StatusFailed)
+		end.Reason, _ = red.RedactString(err.Error())
 	default:
-		info.Status = api.AgentRunStatus(trace.Status)
-		info.Reason, _ = red.RedactString(trace.Reason)
-		info.Answer, _ = red.RedactString(trace.Answer)
+		end.Status = api.AgentRunStatus(trace.Status)
+		end.Reason, _ = red.RedactString(trace.Reason)
+		end.Answer, _ = red.RedactString(trace.Answer)
 	}
-	end := *info
+	run.mu.Unlock()
 	end.Trace = raw
+	run.persist.settle(end)
+	run.mu.Lock()
+	defer run.mu.Unlock()
+	run.info, run.pending, run.trace = end, nil, raw
+	run.info.Trace = nil
 	return end
 }
 

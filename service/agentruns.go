@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"slices"
 	"strings"
-	"time"
 
 	"github.com/crucible-sandbox/crucible/agent"
 	"github.com/crucible-sandbox/crucible/api"
@@ -58,6 +58,7 @@ func (s *Service) StartAgentRun(ctx context.Context, tenant string, req api.Agen
 func (s *Service) launch(ctx context.Context, run *agentRun, release func(), work func(context.Context) (*agent.Trace, error), ended func(api.AgentRun)) (api.AgentRun, error) {
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	run.cancel = cancel
+	run.persist = s.newPersister(run)
 	if err := s.agents.add(run.tenant, run.id, run, s.LimitsFor(run.tenant).MaxAgentRuns); err != nil {
 		cancel()
 		release()
@@ -65,6 +66,7 @@ func (s *Service) launch(ctx context.Context, run *agentRun, release func(), wor
 	}
 	started := run.snapshot(false)
 	run.publish(EventAgentRun, api.AgentEvent{Run: &started})
+	run.persist.start()
 	go func() {
 		defer close(run.done)
 		trace, err := work(runCtx)
@@ -82,6 +84,7 @@ func (s *Service) launch(ctx context.Context, run *agentRun, release func(), wor
 		if ended != nil {
 			ended(end)
 		}
+		run.persist.last(end)
 		run.publish(EventResult, api.AgentEvent{Run: &end})
 		run.feed.end()
 	}()
@@ -121,31 +124,25 @@ func (s *Service) newRun(tenant, task, image string) *agentRun {
 	task, _ = s.cfg.Redactor.RedactString(task)
 	run := &agentRun{s: s, id: agent.NewRunID(), tenant: tenant, feed: newFeed(tenant), done: make(chan struct{}),
 		timeout: s.cfg.Agents.ApprovalTimeout,
-		info:    api.AgentRun{Status: api.AgentRunning, Task: task, Image: image, Model: s.cfg.Agents.Model.Name(), CreatedAt: time.Now().UTC()}}
+		info:    api.AgentRun{Status: api.AgentRunning, Task: task, Image: image, Model: s.cfg.Agents.Model.Name(), CreatedAt: storedTime()}}
 	run.info.ID = run.id
 	return run
 }
 
-// AgentRun returns tenant's agent run id, with its trace once it ended;
-// KindNotFound when the service holds none (another tenant's, or one
-// ended beyond the retention).
+// AgentRun returns tenant's agent run id, with its trace once it ended:
+// as the service holds it, or else as the store does (a run ended beyond
+// the retention, or before a restart); KindNotFound when neither holds
+// it (or it is another tenant's).
 func (s *Service) AgentRun(tenant, id string) (api.AgentRun, error) {
 	run, err := s.agents.get(tenant, id)
 	if err != nil {
-		return api.AgentRun{}, err
+		rec, err := s.storedAgentRun(context.Background(), tenant, id, err)
+		if err != nil {
+			return api.AgentRun{}, err
+		}
+		return rec.Run, nil
 	}
 	return run.snapshot(true), nil
-}
-
-// AgentRuns lists tenant's agent runs the service holds, newest first,
-// without their traces.
-func (s *Service) AgentRuns(tenant string) []api.AgentRun {
-	runs := s.agents.list(tenant)
-	infos := make([]api.AgentRun, len(runs))
-	for i, run := range runs {
-		infos[i] = run.snapshot(false)
-	}
-	return infos
 }
 
 // CancelAgentRun stops tenant's agent run id, if it is going on, and
@@ -154,7 +151,11 @@ func (s *Service) AgentRuns(tenant string) []api.AgentRun {
 func (s *Service) CancelAgentRun(ctx context.Context, tenant, id string) (api.AgentRun, error) {
 	run, err := s.agents.get(tenant, id)
 	if err != nil {
-		return api.AgentRun{}, err
+		rec, err := s.storedAgentRun(ctx, tenant, id, err)
+		if err != nil {
+			return api.AgentRun{}, err
+		}
+		return rec.Run, nil
 	}
 	run.stop("cancelled by its caller")
 	select {
@@ -168,11 +169,16 @@ func (s *Service) CancelAgentRun(ctx context.Context, tenant, id string) (api.Ag
 // DecideApproval decides approval approvalID of tenant's agent run
 // runID: approve runs the program, a refusal ends the run denied.
 // KindNotFound for an unknown run or approval (Field names which),
-// KindConflict for an approval already decided.
+// KindConflict for an approval already decided, or of a run that has
+// ended (such as one a restart interrupted while it waited).
 func (s *Service) DecideApproval(tenant, runID, approvalID string, approve bool, reason string) (api.AgentDecision, error) {
 	run, err := s.agents.get(tenant, runID)
 	if err != nil {
-		return api.AgentDecision{}, err
+		rec, err := s.storedAgentRun(context.Background(), tenant, runID, err)
+		if err != nil {
+			return api.AgentDecision{}, err
+		}
+		return api.AgentDecision{}, decideStored(rec, approvalID)
 	}
 	return run.decide(approvalID, approve, reason)
 }
@@ -184,12 +190,25 @@ func (s *Service) DecideApproval(tenant, runID, approvalID string, approve bool,
 // event), and a position beyond the last event so far is an input error
 // naming "after". Once the run has ended its output events are no longer
 // held: its stream is replayed without them (its trace holds each
-// execution's output). It returns a nil sequence when the run ended and
-// nothing comes after position after.
+// execution's output). A run the service no longer holds is replayed
+// from the store, with the same IDs, as far as the store holds its
+// events (agentpersist.go bounds them). It returns a nil sequence when
+// the run ended and nothing comes after position after.
 func (s *Service) AgentRunEvents(ctx context.Context, tenant, id string, after int64) (iter.Seq[Event], error) {
+	if after < 0 {
+		return nil, invalid("after", "must be a non-negative integer, got %d", after)
+	}
 	run, err := s.agents.get(tenant, id)
 	if err != nil {
-		return nil, err
+		rec, err := s.storedAgentRun(ctx, tenant, id, err)
+		if err != nil {
+			return nil, err
+		}
+		events, err := s.storedEvents(ctx, rec, after)
+		if err != nil || events == nil {
+			return nil, err
+		}
+		return slices.Values(events), nil
 	}
 	return run.events(ctx, after)
 }

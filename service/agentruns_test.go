@@ -74,8 +74,8 @@ func TestAgentRunAnswers(t *testing.T) {
 			t.Errorf("the trace holds %q: %s", hidden, trace)
 		}
 	}
-	if list := svc.AgentRuns("acme"); len(list) != 1 || list[0].ID != run.ID || list[0].Trace != nil {
-		t.Errorf("AgentRuns = %+v, want the run without its trace", list)
+	if list, next, err := svc.AgentRuns(ctx, "acme", service.AgentRunPage{}); err != nil || next != "" || len(list) != 1 || list[0].ID != run.ID || list[0].Trace != nil {
+		t.Errorf("AgentRuns = %+v, %q, %v; want the run without its trace", list, next, err)
 	}
 	if _, err := svc.AgentRun("other", run.ID); kindOf(err) != service.KindNotFound {
 		t.Errorf("another tenant's AgentRun: %v, want KindNotFound", err)
@@ -118,8 +118,8 @@ func TestAgentRunRefusedInput(t *testing.T) {
 			}
 		})
 	}
-	if list := svc.AgentRuns("acme"); len(list) != 0 {
-		t.Errorf("refused runs are listed: %+v", list)
+	if list, _, err := svc.AgentRuns(context.Background(), "acme", service.AgentRunPage{}); err != nil || len(list) != 0 {
+		t.Errorf("refused runs are listed: %+v, %v", list, err)
 	}
 
 	noModel := newService(t, printRuntime{}, nil)

@@ -288,7 +288,11 @@ func (s *Service) AnalysisQuestion(ctx context.Context, tenant, id string, n int
 	if err != nil {
 		return api.AnalysisQuestion{}, err
 	}
-	return q.describe(true, true), nil
+	d := q.describe(true, true)
+	if rec := s.questionRun(ctx, tenant, q); rec != nil {
+		d.Run.Trace = rec.Run.Trace
+	}
+	return d, nil
 }
 
 // AnalysisQuestions returns the conversation of tenant's analysis id,
@@ -315,16 +319,28 @@ func (s *Service) AnalysisQuestions(ctx context.Context, tenant, id string) ([]a
 // to 256 KiB of it (the answer holds the output of the code that gave
 // it; the run records hold every execution's). A question read from the
 // store (asked before the service last lost the analysis's session) has
-// only its answer event (id 1) and its result (id 2).
+// the events its agent run's record keeps, or, when the store has no
+// such record, only its answer event (id 1) and its result (id 2).
 func (s *Service) AnalysisQuestionEvents(ctx context.Context, tenant, id string, n int, after int64) (iter.Seq[Event], error) {
 	q, err := s.analysisQuestion(ctx, tenant, id, n)
 	if err != nil {
 		return nil, err
 	}
-	if q.run == nil {
+	if q.run != nil {
+		return q.run.events(ctx, after)
+	}
+	rec := s.questionRun(ctx, tenant, q)
+	if rec == nil {
 		return q.storedEvents(after)
 	}
-	return q.run.events(ctx, after)
+	if after < 0 {
+		return nil, invalid("after", "must be a non-negative integer, got %d", after)
+	}
+	events, err := s.storedEvents(ctx, rec, after)
+	if err != nil || events == nil {
+		return nil, err
+	}
+	return slices.Values(events), nil
 }
 
 // storedEvents are the events of a question read from the store after

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -234,6 +235,16 @@ func TestAnalysisRebuild(t *testing.T) {
 		}
 		if info.SessionID != "" || info.Questions != 3 || info.RebuiltCells != 2 || info.ProfileText != a.ProfileText {
 			t.Errorf("the analysis in a new service: session %q, %d questions, rebuilt from %d cells; want none, 3, 2", info.SessionID, info.Questions, info.RebuiltCells)
+		}
+		var kinds []service.EventKind
+		for _, e := range followQuestion(t, again, "acme", a.ID, 1, nil) {
+			kinds = append(kinds, e.Kind)
+		}
+		if !slices.Contains(kinds, service.EventCode) || !slices.Contains(kinds, service.EventAnswer) || kinds[len(kinds)-1] != service.EventResult {
+			t.Errorf("question 1's events after a restart: %v; want its stored events: code, answer, result", kinds)
+		}
+		if old, err := again.AnalysisQuestion(ctx, "acme", a.ID, 1); err != nil || len(old.Run.Trace) == 0 || string(old.Answer) != string(q1.Answer) {
+			t.Errorf("question 1 after a restart: trace %d bytes, answer kept %v (%v); want its trace and answer", len(old.Run.Trace), string(old.Answer) == string(q1.Answer), err)
 		}
 		q, events := askAndWait(t, again, a.ID, script("And now?", "print(total + 1)", "141"))
 		if got := output(t, q); got != "141" || len(rebuilds(events)) != 1 {

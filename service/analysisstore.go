@@ -198,3 +198,21 @@ func (s *Service) storeQuestion(a *analysis, q *question, end api.AgentRun) {
 		s.log.Error("store analysis question", "analysis", a.id, "n", q.n, "err", err)
 	}
 }
+
+// questionRun returns the stored record of the agent run that answered
+// q, a question read from the store, with its trace and events; nil for
+// a question the service holds the run of, or whose run the store does
+// not hold.
+func (s *Service) questionRun(ctx context.Context, tenant string, q *question) *store.AgentRunRecord {
+	if q.run != nil || s.cfg.Store == nil || q.stored.ID == "" {
+		return nil
+	}
+	rec, err := s.cfg.Store.GetAgentRun(ctx, tenant, q.stored.ID)
+	if err != nil {
+		if !errors.Is(err, store.ErrNotFound) {
+			s.log.Error("read the agent run of an analysis's question", "agent_run", q.stored.ID, "err", err)
+		}
+		return nil
+	}
+	return rec
+}

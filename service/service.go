@@ -41,7 +41,8 @@ type Service struct {
 }
 
 // New returns a service for cfg. With a Store, it first settles the runs
-// a previous process left queued or running, marking them interrupted.
+// and agent runs a previous process left going on, marking them
+// interrupted.
 func New(cfg Config) (*Service, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -54,12 +55,20 @@ func New(cfg Config) (*Service, error) {
 	if cfg.Store != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		n, err := cfg.Store.MarkInterrupted(ctx)
-		cancel()
 		if err != nil {
+			cancel()
 			return nil, fmt.Errorf("service: settle interrupted runs: %w", err)
 		}
 		if n > 0 {
 			cfg.Logger.Info("marked runs left by a previous process as interrupted", "count", n)
+		}
+		n, err = settleAgentRuns(ctx, cfg.Store)
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("service: settle interrupted agent runs: %w", err)
+		}
+		if n > 0 {
+			cfg.Logger.Info("marked agent runs left by a previous process as interrupted", "count", n)
 		}
 	}
 	s := &Service{cfg: cfg, images: images, sessionImage: defaultSessionImage(images), log: cfg.Logger, payload: newPayloadBudget(cfg.MaxPayloadBytes, cfg.PayloadWait)}

@@ -113,6 +113,7 @@ var migrations = []migration{
 			`ALTER TABLE runs ADD COLUMN code_policy TEXT`,
 		},
 	},
+	agentRunsMigration,
 	analysesMigration,
 }
 

@@ -122,6 +122,7 @@ type Store interface {
 	// ActiveKeys counts the keys that are not revoked.
 	ActiveKeys(ctx context.Context) (int, error)
 
+	AgentRunStore
 	AnalysisStore
 
 	// Close releases the database.

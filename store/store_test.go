@@ -76,6 +76,7 @@ func runSuite(t *testing.T, open func(t *testing.T) Store) {
 		{"keys", testKeys},
 		{"artifacts", testArtifacts},
 	}
+	tests = append(tests, agentRunTests...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })
 	}

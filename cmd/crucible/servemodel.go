@@ -37,7 +37,8 @@ type agentsConfig struct {
 	// ApprovalTimeout is how long a program waits for approval, as a Go
 	// duration.
 	ApprovalTimeout string `json:"approval_timeout"`
-	// Retain and RetainFor bound the ended runs kept in memory.
+	// Retain and RetainFor bound the ended runs kept in memory; the
+	// store keeps them all.
 	Retain    int    `json:"retain"`
 	RetainFor string `json:"retain_for"`
 	// Maxima cap the budgets a request may ask for.
