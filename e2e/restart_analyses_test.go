@@ -127,6 +127,19 @@ func TestRestartAnalyses(t *testing.T) {
 	page.do("open the analysis after the restart", chromedp.Navigate(second.URL+"/#/analyses/"+a.ID))
 	page.waitFor("the analysis without a session", `(document.querySelector('.session-status') || {}).textContent?.includes('no session open')`)
 
+	// The creation of the same analysis on this server, just before the
+	// rebuild, under the same load: the measure the rebuild is held to.
+	start = time.Now()
+	twin, err := second.Client.CreateAnalysis(ctx, api.AnalysisRequest{Image: "datascience",
+		Datasets: []api.AnalysisDataset{{Name: "points.csv", Content: csv}}})
+	if err != nil {
+		t.Fatalf("create the same analysis on the second server: %v", err)
+	}
+	createdAgain := time.Since(start)
+	if err := second.Client.DeleteAnalysis(ctx, twin.ID); err != nil {
+		t.Fatal(err)
+	}
+
 	var rebuild *api.AnalysisRebuild
 	var kinds []string
 	start = time.Now()
@@ -174,9 +187,10 @@ func TestRestartAnalyses(t *testing.T) {
 	if m := rebuildLogRE.FindStringSubmatch(second.Logs()); m != nil {
 		parts = fmt.Sprintf("(a session opened with the dataset loaded and profiled: %sms, the helpers defined and the cell replayed: %sms)", m[1], m[2])
 	}
-	t.Logf("created the analysis in %v; after the restart, rebuilt its session (1 dataset, 1 cell) in %dms %s: %.2fx the creation (target <= 2x);"+
-		" the question that rebuilt it took %v, the next one %v",
-		created.Round(time.Millisecond), rebuild.DurationMS, parts, float64(rebuild.DurationMS)/float64(created.Milliseconds()), reopened.Round(time.Millisecond), asked.Round(time.Millisecond))
+	t.Logf("created the analysis in %v (the same one on the second server, just before the rebuild: %v); after the restart, rebuilt its session"+
+		" (1 dataset, 1 cell) in %dms %s: %.2fx the creation on the same server (target <= 2x); the question that rebuilt it took %v, the next one %v",
+		created.Round(time.Millisecond), createdAgain.Round(time.Millisecond), rebuild.DurationMS, parts,
+		float64(rebuild.DurationMS)/float64(createdAgain.Milliseconds()), reopened.Round(time.Millisecond), asked.Round(time.Millisecond))
 }
 
 // rebuildLogRE finds the parts of a rebuild in the server's log.
