@@ -169,6 +169,9 @@ func agentProgress(e service.Event) string {
 		return fmt.Sprintf("execution (attempt %d): %s", e.Agent.Execution.Attempt, e.Agent.Execution.Status)
 	case e.Agent.Run != nil:
 		return "agent run " + e.Agent.Run.ID + ": " + string(e.Agent.Run.Status)
+	case e.Agent.Rebuild != nil:
+		r := e.Agent.Rebuild
+		return fmt.Sprintf("session rebuilt: %d datasets loaded and %d cells replayed in session %s (%d ms)", r.Datasets, r.Cells, r.SessionID, r.DurationMS)
 	}
 	return string(e.Kind)
 }
