@@ -29,7 +29,8 @@ async function renderList(main, signal) {
   try {
     const [imgs, analyses] = await Promise.all([getJSON('/v1/images', { signal }), getJSON('/v1/analyses', { signal })]);
     upload.setImages(imgs);
-    clear(list).append(analysisTable(analyses.analyses));
+    const table = analysisTable(analyses.analyses);
+    clear(list).append(table, olderButton(table, analyses.next, signal));
   } catch (e) {
     if (!signal.aborted) clear(list).append(h('p', { class: 'form-error', role: 'alert', text: 'The analyses could not be listed: ' + e.message }));
   }
@@ -40,10 +41,36 @@ function analysisTable(list) {
   return h('table', { class: 'grid analyses' },
     h('caption', { class: 'sr-only', text: 'Your analyses, newest first' }),
     h('thead', {}, h('tr', {}, ['Analysis', 'Datasets', 'Questions', 'Image', 'Created'].map((t) => h('th', { scope: 'col', text: t })))),
-    h('tbody', {}, list.map((a) => h('tr', {},
-      h('td', {}, h('a', { href: '#/analyses/' + encodeURIComponent(a.id), text: a.id })),
-      h('td', { text: a.datasets.join(', ') }), h('td', { class: 'num', text: String(a.questions) }),
-      h('td', { text: a.image }), h('td', { text: fmtTime(a.created_at) })))));
+    h('tbody', {}, list.map(analysisRow)));
+}
+
+function analysisRow(a) {
+  return h('tr', {},
+    h('td', {}, h('a', { href: '#/analyses/' + encodeURIComponent(a.id), text: a.id })),
+    h('td', { text: a.datasets.join(', ') }), h('td', { class: 'num', text: String(a.questions) }),
+    h('td', { text: a.image }), h('td', { text: fmtTime(a.created_at) }));
+}
+
+/**
+ * olderButton, when next is the cursor of a further page of analyses (the list is paged,
+ * newest first), is a button that adds that page's rows to table; null after the last page.
+ */
+function olderButton(table, next, signal) {
+  if (!next) return null;
+  const button = h('button', { type: 'button', class: 'older', text: 'Show older analyses' });
+  button.addEventListener('click', async () => {
+    button.disabled = true;
+    try {
+      const page = await getJSON('/v1/analyses?cursor=' + encodeURIComponent(next), { signal });
+      table.querySelector('tbody').append(...page.analyses.map(analysisRow));
+      button.replaceWith(olderButton(table, page.next, signal) || '');
+    } catch (e) {
+      if (signal.aborted) return;
+      button.disabled = false;
+      button.after(h('p', { class: 'form-error', role: 'alert', text: 'The older analyses could not be listed: ' + e.message }));
+    }
+  });
+  return button;
 }
 
 /** UploadForm picks files (drop zone or file button) and an image, and creates the analysis. */
