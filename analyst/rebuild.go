@@ -17,6 +17,7 @@ type RebuildError struct {
 	Reason string
 }
 
+// Error says which cell failed, how and why.
 func (e *RebuildError) Error() string {
 	return fmt.Sprintf("replaying cell %d of %d ended %s: %s", e.Cell, e.Cells, e.Status, e.Reason)
 }

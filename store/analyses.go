@@ -67,6 +67,7 @@ type AnalysisStore interface {
 
 // Analysis is a stored data analysis.
 type Analysis struct {
+	// ID names it; Tenant owns it.
 	ID, Tenant string
 	// Image and Limits are those of its session.
 	Image  string
@@ -131,6 +132,11 @@ type AnalysisCells struct {
 const analysisColumns = `id, tenant, image, limits, datasets, profile, profile_text, created_at,
 	questions, cells, cell_bytes, replayable, rebuilt_at, rebuilt_cells`
 
+// analysisListColumns are analysisColumns with empty profiles: a listing
+// does not read them (a profile's JSON may be megabytes).
+const analysisListColumns = `id, tenant, image, limits, datasets, '', '', created_at,
+	questions, cells, cell_bytes, replayable, rebuilt_at, rebuilt_cells`
+
 func (s *sqlStore) CreateAnalysis(ctx context.Context, a *Analysis) (err error) {
 	if a.CreatedAt.IsZero() {
 		a.CreatedAt = s.now()
@@ -186,8 +192,8 @@ func (s *sqlStore) GetAnalysis(ctx context.Context, tenant, id string) (*Analysi
 	return a, nil
 }
 
-// scanAnalysis reads a row of analysisColumns; with profile, its profile
-// too.
+// scanAnalysis reads a row of analysisColumns (with profile) or
+// analysisListColumns.
 func scanAnalysis(row interface{ Scan(...any) error }, profile bool) (*Analysis, error) {
 	var a Analysis
 	var limits, datasets, prof string
@@ -209,8 +215,6 @@ func scanAnalysis(row interface{ Scan(...any) error }, profile bool) (*Analysis,
 	}
 	if profile {
 		a.Profile = json.RawMessage(prof)
-	} else {
-		a.ProfileText = ""
 	}
 	a.CreatedAt = time.UnixMicro(created).UTC()
 	a.RebuiltAt = fromMicros(rebuilt)
@@ -277,7 +281,7 @@ func (s *sqlStore) ListAnalyses(ctx context.Context, tenant string, limit int, c
 		where += " AND (created_at < ? OR (created_at = ? AND id < ?))"
 		args = append(args, at, at, id)
 	}
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT `+analysisColumns+` FROM analyses WHERE `+where+
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT `+analysisListColumns+` FROM analyses WHERE `+where+
 		` ORDER BY created_at DESC, id DESC LIMIT ?`), append(args, limit+1)...)
 	if err != nil {
 		return nil, "", fmt.Errorf("store: list analyses: %w", err)
