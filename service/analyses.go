@@ -233,18 +233,22 @@ func (s *Service) DeleteAnalysis(ctx context.Context, tenant, id string) error {
 }
 
 // newAnalysisRegistry returns the table of the analyses the service
-// holds (with a store, those whose session is open or being rebuilt); it
-// remembers the IDs of those that ended (a bounded number), to tell them
-// from unknown ones without a store. An analysis counts against its tenant's sessions,
-// not against a share of its own.
-func newAnalysisRegistry() *registry[*analysis] {
+// holds (with a store, stored, those whose session is open or being
+// rebuilt); it remembers the IDs of those that ended (a bounded number),
+// to tell them from unknown ones. An analysis counts against its tenant's
+// sessions, not against a share of its own.
+func newAnalysisRegistry(stored bool) *registry[*analysis] {
+	rule, ended := "must name an analysis whose session is open", "it was deleted, or its session was closed or expired"
+	if stored { // one whose session ended is read from the store: only a deleted one is not
+		rule, ended = "must name an analysis that was not deleted", "it was deleted"
+	}
 	return newRegistry[*analysis](registryConfig{remember: maxClosedIDs,
 		notFound: func(id string) error {
 			return &Error{Kind: KindNotFound, Field: "id", Rule: "must name an analysis of yours",
 				Message: fmt.Sprintf("no analysis %q", id)}
 		},
 		closedErr: func(id string) error {
-			return &Error{Kind: KindSessionClosed, Field: "id", Rule: "must name an analysis whose session is open",
-				Message: fmt.Sprintf("analysis %q has ended: it was deleted, or its session was closed or expired", id)}
+			return &Error{Kind: KindSessionClosed, Field: "id", Rule: rule,
+				Message: fmt.Sprintf("analysis %q has ended: %s", id, ended)}
 		}})
 }

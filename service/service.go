@@ -74,7 +74,7 @@ func New(cfg Config) (*Service, error) {
 	s := &Service{cfg: cfg, images: images, sessionImage: defaultSessionImage(images), log: cfg.Logger, payload: newPayloadBudget(cfg.MaxPayloadBytes, cfg.PayloadWait)}
 	s.sessions = newSessionRegistry(cfg.MaxSessions)
 	s.agents = newAgentRegistry(cfg.Agents)
-	s.analyses = newAnalysisRegistry()
+	s.analyses = newAnalysisRegistry(cfg.Store != nil)
 	s.met = newMetrics(s.sessions.active, cfg.Pools)
 	s.adm = newAdmission(cfg.MaxConcurrent, cfg.MaxQueue, s.met.queueDepth)
 	s.base, s.cancel = context.WithCancel(context.Background())
