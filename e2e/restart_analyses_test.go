@@ -28,7 +28,8 @@ import (
 // analysis from a CSV and answers a question whose code defines df2 and
 // draws a chart; a second analysis is deleted. The server is killed with
 // SIGKILL and a new one started on the same database: the analysis, its
-// conversation, the answer and its chart's bytes are read back, and the
+// conversation, the answer (and the question's events) and its chart's
+// bytes are read back, and the
 // deleted analysis stays deleted. A new question that uses df2 works: it
 // rebuilt the session (the datasets loaded, the stored cell replayed),
 // its stream says so (session_rebuilt), and so does the analysis
@@ -99,6 +100,11 @@ func TestRestartAnalyses(t *testing.T) {
 	if !bytes.Equal(conv[0].Answer, q1.Answer) || conv[0].Run.ID != q1.Run.ID || conv[0].Run.Status != q1.Run.Status || conv[0].Run.Task != q1.Run.Task {
 		t.Errorf("question 1 after the restart: run %s %s, answer %s\nwant run %s %s, answer %s", conv[0].Run.ID, conv[0].Run.Status, clip(conv[0].Answer),
 			q1.Run.ID, q1.Run.Status, clip(q1.Answer))
+	}
+	var replayed []string
+	followed, err := second.Client.FollowQuestion(ctx, a.ID, 1, func(e client.AgentEvent) { replayed = append(replayed, e.Kind) })
+	if err != nil || !bytes.Equal(followed.Answer, q1.Answer) || !slices.Contains(replayed, "code") {
+		t.Errorf("question 1's events after the restart: %v (%v); want its stored events, code and answer included", replayed, err)
 	}
 	for _, n := range []int{1, 0} {
 		after, err := second.Client.AnalysisFile(ctx, a.ID, chart, n)
