@@ -228,9 +228,16 @@ func (e *e2bServer) openSessions(t *testing.T, key string) []api.SessionInfo {
 }
 
 // docsExample returns the seed's code in README.md (the ```js block
-// under "### The seed's code") and the output shown after it (the next
-// ``` block).
+// under "### The seed's code") and the output shown after it.
 func docsExample(t *testing.T) (code, output string) {
+	t.Helper()
+	return readmeExample(t, "### The seed's code", "js")
+}
+
+// readmeExample returns the first ```lang block of README.md after the
+// line heading, and the ```text block after it: an example and the
+// output the README shows for it.
+func readmeExample(t *testing.T, heading, lang string) (code, output string) {
 	t.Helper()
 	root, err := testenv.RepoRoot()
 	if err != nil {
@@ -240,11 +247,11 @@ func docsExample(t *testing.T) (code, output string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, rest, ok := strings.Cut(string(b), "### The seed's code")
-	block := regexp.MustCompile("(?s)```js\n(.*?)```.*?```text\n(.*?)```")
+	_, rest, ok := strings.Cut(string(b), "\n"+heading)
+	block := regexp.MustCompile("(?s)```" + regexp.QuoteMeta(lang) + "\n(.*?)```.*?```text\n(.*?)```")
 	m := block.FindStringSubmatch(rest)
 	if !ok || m == nil {
-		t.Fatal("README.md has no ```js block and ```text output under \"### The seed's code\"")
+		t.Fatalf("README.md has no ```%s block and ```text output under %q", lang, heading)
 	}
 	return m[1], m[2]
 }

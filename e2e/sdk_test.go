@@ -218,3 +218,52 @@ func tapCases(file string, out []byte) []suiteCase {
 	}
 	return cases
 }
+
+// TestSDKQuickStarts runs the README's quick start of each SDK (the
+// ```python block under "### Python", the ```js block under "###
+// TypeScript") against a real server (startSDKServer) with only the
+// environment set, and checks that it prints the output the README
+// shows.
+func TestSDKQuickStarts(t *testing.T) {
+	python := testenv.Pytest(t)
+	ts := testenv.TypeScriptSDK(t)
+	env := startSDKServer(t)
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The package resolves by its name from a project that installed it:
+	// node_modules/@crucible-sandbox/sdk, here a link to the checkout's.
+	project := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(project, "node_modules", "@crucible-sandbox"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(ts, filepath.Join(project, "node_modules", "@crucible-sandbox", "sdk")); err != nil {
+		t.Fatal(err)
+	}
+	for _, qs := range []struct {
+		heading, lang, dir string
+		cmd                []string
+		env                []string
+	}{
+		{"### Python", "python", project, []string{python, "-"}, []string{"PYTHONPATH=" + filepath.Join(root, "sdk", "python")}},
+		{"### TypeScript", "js", project, []string{"node", "--input-type=module"}, nil},
+	} {
+		t.Run(qs.lang, func(t *testing.T) {
+			code, want := readmeExample(t, qs.heading, qs.lang)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, qs.cmd[0], qs.cmd[1:]...)
+			cmd.Dir, cmd.Env, cmd.Stdin = qs.dir, append(env, qs.env...), strings.NewReader(code)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("the README's quick start: %v\nstderr:\n%s", err, stderr.Bytes())
+			}
+			if string(out) != want {
+				t.Errorf("the README's quick start printed:\n%q\nthe README shows:\n%q", out, want)
+			}
+		})
+	}
+}

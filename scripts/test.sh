@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Sets up the machine (scripts/setup.sh), then runs `go vet`, staticcheck,
-# every test and the race tests.
+# the TypeScript SDK's OpenAPI drift check, every test (the Python and
+# TypeScript SDKs' suites run inside e2e's TestPythonSDK and
+# TestTypeScriptSDK, against a real server) and the race tests.
 # The sandbox tests need root; setup.sh refuses to go on without it.
 # Each `go test` runs with -json through cmd/testreport, which shows what
 # go test shows (the failing tests' output, the ok and FAIL lines), then
@@ -100,6 +102,10 @@ done
 # it: e2e's browser tests (TestUI..., the sandbox's TestUIDAllocator... are
 # not theirs) run in a step of their own, after every other package.
 browser='^TestUI[^D]'
+# The TypeScript SDK's wire types are generated from server/openapi.json
+# (openapi-typescript) and committed: a route or type changed without
+# regenerating them (cd sdk/typescript && npm run gen) fails here.
+step "TypeScript SDK types (OpenAPI drift)" npm run --prefix sdk/typescript --silent check-drift
 step "go test" gotest -tags crucible_initexe -count=1 -timeout 20m -skip "$browser" ./...
 step "go test (browser)" gotest -tags crucible_initexe -count=1 -timeout 10m -run "$browser" ./e2e/
 step "go test (no crucible-init)" gotest -count=1 -timeout 10m -run '^(TestConformance|TestSelfWithoutEmbedded)$' ./sandbox/linux/...
