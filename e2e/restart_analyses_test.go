@@ -14,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/chromedp"
-
 	"github.com/crucible-sandbox/crucible/api"
 	"github.com/crucible-sandbox/crucible/client"
 	"github.com/crucible-sandbox/crucible/internal/testenv"
@@ -33,7 +31,7 @@ import (
 // deleted analysis stays deleted. A new question that uses df2 works: it
 // rebuilt the session (the datasets loaded, the stored cell replayed),
 // its stream says so (session_rebuilt), and so does the analysis
-// (rebuilt_at), and the web UI's analysis view shows it. The issue's target, reopening after a restart within 2x
+// (rebuilt_at). The issue's target, reopening after a restart within 2x
 // the time to create the analysis, is measured and logged.
 func TestRestartAnalyses(t *testing.T) {
 	crucibleBinary(t)
@@ -128,11 +126,6 @@ func TestRestartAnalyses(t *testing.T) {
 		t.Errorf("the deleted analysis after the restart: %v; want 404", err)
 	}
 
-	// The web UI shows the analysis without a session, then rebuilt.
-	page := newBrowserPage(t)
-	page.do("open the analysis after the restart", chromedp.Navigate(second.URL+"/#/analyses/"+a.ID))
-	page.waitFor("the analysis without a session", `(document.querySelector('.session-status') || {}).textContent?.includes('no session open')`)
-
 	// The creation of the same analysis on this server, just before the
 	// rebuild, under the same load: the measure the rebuild is held to.
 	start = time.Now()
@@ -177,11 +170,6 @@ func TestRestartAnalyses(t *testing.T) {
 	if got.RebuiltAt == nil || got.RebuiltCells != 1 || got.SessionID != rebuild.SessionID || got.Questions != 2 {
 		t.Errorf("after the rebuild the analysis reads rebuilt %v from %d cells, session %q, %d questions; want rebuilt from 1 cell in %s, 2 questions",
 			got.RebuiltAt, got.RebuiltCells, got.SessionID, got.Questions, rebuild.SessionID)
-	}
-	page.do("reload the analysis", chromedp.Reload())
-	page.waitFor("the note that the session was rebuilt", `(document.querySelector('.rebuilt-note:not([hidden])') || {}).textContent?.includes('The session was rebuilt from the stored datasets and 1 cell ')`)
-	if status := page.text("document", ".session-status"); !strings.Contains(status, "session "+rebuild.SessionID) {
-		t.Errorf("the page's session line after the rebuild: %q; want session %s", status, rebuild.SessionID)
 	}
 	start = time.Now()
 	q3, err := second.Client.Ask(ctx, a.ID, api.QuestionRequest{Question: "And the mean? [[code]]print(df2.y.mean())[[/code]] [[answer]]40.[[/answer]]"}, nil)
