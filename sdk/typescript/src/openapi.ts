@@ -491,7 +491,7 @@ export interface paths {
         };
         /**
          * Follow a question
-         * @description The question's events as Server-Sent Events (see AnalysisEventStream), resumable as an agent run's (see followAgentRun): live while it goes on; once it ended, replayed with its output events up to 256 KiB of output (the answer holds the output of the code that gave it, the run records every execution's); after the result, 204.
+         * @description The question's events as Server-Sent Events (see AnalysisEventStream), resumable as an agent run's (see followAgentRun): live while it goes on; once it ended, replayed with its output events up to 256 KiB of output (the answer holds the output of the code that gave it, the run records every execution's); after the result, 204. A question asked before the analysis's session last ended (or before the server restarted) is replayed from the database: the events its agent run's record keeps.
          */
         get: operations["followQuestion"];
         put?: never;
