@@ -45,13 +45,18 @@ type analysis struct {
 	deleted      bool              // DeleteAnalysis was called
 	rebuilt      *time.Time
 	rebuiltCells int
-	// The cells the store holds for a rebuild (store.Analysis).
-	cells      int
-	cellBytes  int64
-	replayable bool
-	questions  []*question // the last analyst.MaxConversation
-	asked      int         // questions asked so far
-	asking     *question
+	// The cells the store holds for a rebuild (store.Analysis), and those
+	// that ran since and are not stored yet (pending; pendingReset: the
+	// interpreter restarted, what the stored ones built is gone).
+	cells        int
+	cellBytes    int64
+	replayable   bool
+	pending      []string
+	pendingReset bool
+	storeMu      sync.Mutex  // held by each write of its cells, in their order
+	questions    []*question // the last analyst.MaxConversation
+	asked        int         // questions asked so far
+	asking       *question
 }
 
 // CreateAnalysis opens an analysis of tenant's datasets: a session of the
@@ -115,8 +120,10 @@ func (s *Service) CreateAnalysis(ctx context.Context, tenant string, spec Analys
 
 // watchSession ends a in the registry when sess ends (closed, expired):
 // the analysis stays in the store, and its next question rebuilds a
-// session.
+// session. With a store, the cells that run in sess are kept for that
+// (observeSession).
 func (s *Service) watchSession(a *analysis, sess *Session) {
+	s.observeSession(a, sess)
 	go func() {
 		<-sess.Done()
 		s.analyses.end(a.id)

@@ -39,11 +39,6 @@ type question struct {
 	mu         sync.Mutex
 	answer     *analyst.Answer // with its artifacts' contents, for downloads
 	answerJSON json.RawMessage // redacted, without contents
-	// The cells that succeeded in the session (since its interpreter
-	// last restarted: reset), for a rebuild; code is the one running.
-	cells []string
-	reset bool
-	code  string
 }
 
 // describe describes q; with trace, its run's trace; with answer, its
@@ -96,6 +91,7 @@ func (s *Service) AskAnalysis(ctx context.Context, tenant, id string, req api.Qu
 	ended := func(end api.AgentRun) {
 		s.storeQuestion(a, q, end)
 		a.finished(q)
+		s.storeCells(a) // those run beside the question since it was stored
 		s.dropIfIdle(a) // its session could not be rebuilt
 		d := q.describe(false, true)
 		q.run.publish(EventAnswer, api.AgentEvent{Question: &d})
@@ -133,10 +129,7 @@ func (s *Service) newQuestion(a *analysis, req api.QuestionRequest) (*question, 
 	}
 	opt := analyst.AskOptions{Model: model, ID: run.id, TextMode: cfg.TextMode, MaxRetries: cfg.MaxRetries,
 		MaxTokens: cfg.MaxTokens, MaxExecTime: cfg.MaxExecTime, MaxArtifactBytes: cfg.MaxArtifactBytes,
-		CellTimeout: cfg.CellTimeout, OnEvent: func(e analyst.Event) {
-			q.executed(e)
-			run.analystEvent(e)
-		}}
+		CellTimeout: cfg.CellTimeout, OnEvent: run.analystEvent}
 	if req.Approve {
 		opt.Approve = run.approve
 	}
@@ -161,22 +154,6 @@ func (s *Service) newQuestion(a *analysis, req api.QuestionRequest) (*question, 
 		return ans.Trace, nil
 	}
 	return q, work, nil
-}
-
-// executed keeps the cells of q that succeed in the analysis's session,
-// for a rebuild; an interpreter restart drops those before it.
-func (q *question) executed(e analyst.Event) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	switch {
-	case e.Kind == analyst.EventCode:
-		q.code = e.Code
-	case e.Kind != analyst.EventStatus || e.Result == nil:
-	case e.Result.Restarted:
-		q.cells, q.reset = nil, true
-	case e.Result.Status == sandbox.StatusOK:
-		q.cells = append(q.cells, q.code)
-	}
 }
 
 // redactedAnswer is ans as JSON, every string redacted, its artifacts

@@ -16,6 +16,7 @@ import (
 	"github.com/crucible-sandbox/crucible/llm"
 	"github.com/crucible-sandbox/crucible/llm/llmtest"
 	"github.com/crucible-sandbox/crucible/policy"
+	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/service"
 	"github.com/crucible-sandbox/crucible/store"
 )
@@ -139,7 +140,8 @@ func rebuilds(events []service.Event) []*api.AnalysisRebuild {
 // sessions of the data-science image: its session closed (as an idle
 // expiry closes it) leaves it readable and reopenable, a question then
 // rebuilds its state (a variable of an earlier question, a DataFrame
-// changed in place), concurrent questions rebuild once, a service started
+// changed in place, a variable of a cell run in the session directly;
+// failed programs are not replayed), concurrent questions rebuild once, a service started
 // anew on the same store (a restart) reopens it too; a stored cell that
 // fails when replayed ends the question failed naming the cell, with no
 // session left open; an analysis whose cells overflowed says it cannot be
@@ -165,6 +167,18 @@ func TestAnalysisRebuild(t *testing.T) {
 		t.Fatalf("question 2 printed %q, want 140", got)
 	}
 
+	// A cell a client runs in the analysis's session builds its state too.
+	sess, err := svc.Session("acme", a.SessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := sess.Exec(ctx, sandbox.Cell{Code: "extra = 7"}); err != nil || res.Status != sandbox.StatusOK {
+		t.Fatalf("a cell in the analysis's session: %v %v", res.Status, err)
+	}
+	if res, _ := sess.Exec(ctx, sandbox.Cell{Code: "raise ValueError('not kept')"}); res.Status != sandbox.StatusError {
+		t.Fatalf("a failing cell ended %s", res.Status)
+	}
+
 	t.Run("session closed", func(t *testing.T) {
 		closeSessionOf(t, svc, a.ID)
 		conv, err := svc.AnalysisQuestions(ctx, "acme", a.ID)
@@ -181,7 +195,7 @@ func TestAnalysisRebuild(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				<-start
-				q, err := svc.AskAnalysis(ctx, "acme", a.ID, script("What is total now?", "print(total, len(df2), int(df2.y.max()))", "140"))
+				q, err := svc.AskAnalysis(ctx, "acme", a.ID, script("What is total now?", "print(total, len(df2), int(df2.y.max()), extra)", "140"))
 				results[i], ns[i] = err, q.N
 			}()
 		}
@@ -205,19 +219,19 @@ func TestAnalysisRebuild(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := output(t, q); got != "140 2 80" {
-			t.Errorf("the question after the rebuild printed %q, want 140 2 80 (total and df2 rebuilt)", got)
+		if got := output(t, q); got != "140 2 80 7" {
+			t.Errorf("the question after the rebuild printed %q, want 140 2 80 7 (total, df2 and extra rebuilt)", got)
 		}
 		rb := rebuilds(events)
-		if len(rb) != 1 || rb[0].Cells != 2 || rb[0].Datasets != 1 {
-			t.Errorf("session_rebuilt events %+v; want one, of 1 dataset and 2 cells", rb)
+		if len(rb) != 1 || rb[0].Cells != 3 || rb[0].Datasets != 1 {
+			t.Errorf("session_rebuilt events %+v; want one, of 1 dataset and 3 cells (the failed ones not replayed)", rb)
 		}
 		info, err := svc.Analysis(ctx, "acme", a.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if info.RebuiltAt == nil || info.RebuiltCells != 2 || info.SessionID == "" || info.SessionID != rb[0].SessionID {
-			t.Errorf("the analysis after the rebuild: rebuilt %v from %d cells, session %q; want 2 cells in %s", info.RebuiltAt, info.RebuiltCells, info.SessionID, rb[0].SessionID)
+		if info.RebuiltAt == nil || info.RebuiltCells != 3 || info.SessionID == "" || info.SessionID != rb[0].SessionID {
+			t.Errorf("the analysis after the rebuild: rebuilt %v from %d cells, session %q; want 3 cells in %s", info.RebuiltAt, info.RebuiltCells, info.SessionID, rb[0].SessionID)
 		}
 		if n := len(svc.Sessions("acme")); n != 1 {
 			t.Errorf("the tenant holds %d sessions after the rebuild, want 1", n)
@@ -233,8 +247,8 @@ func TestAnalysisRebuild(t *testing.T) {
 		if err != nil {
 			t.Fatalf("the analysis in a new service: %v", err)
 		}
-		if info.SessionID != "" || info.Questions != 3 || info.RebuiltCells != 2 || info.ProfileText != a.ProfileText {
-			t.Errorf("the analysis in a new service: session %q, %d questions, rebuilt from %d cells; want none, 3, 2", info.SessionID, info.Questions, info.RebuiltCells)
+		if info.SessionID != "" || info.Questions != 3 || info.RebuiltCells != 3 || info.ProfileText != a.ProfileText {
+			t.Errorf("the analysis in a new service: session %q, %d questions, rebuilt from %d cells; want none, 3, 3", info.SessionID, info.Questions, info.RebuiltCells)
 		}
 		var kinds []service.EventKind
 		for _, e := range followQuestion(t, again, "acme", a.ID, 1, nil) {

@@ -170,25 +170,13 @@ func (s *Service) storeQuestion(a *analysis, q *question, end api.AgentRun) {
 		}
 		files = append(files, q.answer.Files...)
 	}
-	cells := store.AnalysisCells{Reset: q.reset, Code: q.cells}
 	q.mu.Unlock()
 
+	a.storeMu.Lock()
+	defer a.storeMu.Unlock()
 	a.mu.Lock()
-	n, size := a.cells, a.cellBytes
-	if cells.Reset {
-		n, size, a.replayable = 0, 0, true
-	}
-	for _, c := range cells.Code {
-		n++
-		size += int64(len(c))
-	}
-	if n > maxAnalysisCells || size > maxAnalysisCellBytes || !a.replayable {
-		cells.Overflow, a.replayable = true, false
-	} else {
-		a.cells, a.cellBytes = n, size
-	}
+	cells := a.takeCells()
 	a.mu.Unlock()
-
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
 	err = s.cfg.Store.AddAnalysisQuestion(ctx, a.tenant, a.id, sq, files, cells, analyst.MaxConversation)
@@ -215,4 +203,75 @@ func (s *Service) questionRun(ctx context.Context, tenant string, q *question) *
 		return nil
 	}
 	return rec
+}
+
+// observeSession keeps, with a store, the cells that run in sess, a's
+// session, and are not the analyst's own (Unchecked: the datasets'
+// loading, the helpers): those of its questions and those a client runs
+// in the session directly. One that succeeded is kept to be replayed; an
+// interpreter restart drops those before it (what they built is gone).
+// A question's cells are stored with it; the others at once.
+func (s *Service) observeSession(a *analysis, sess *Session) {
+	if s.cfg.Store == nil {
+		return
+	}
+	sess.observeCells(func(code string, res sandbox.Result) {
+		a.mu.Lock()
+		switch {
+		case res.Restarted:
+			a.pending, a.pendingReset = nil, true
+		case res.Status == sandbox.StatusOK:
+			a.pending = append(a.pending, code)
+		}
+		asking := a.asking != nil
+		a.mu.Unlock()
+		if !asking {
+			s.storeCells(a)
+		}
+	})
+}
+
+// takeCells returns the cells of a to store now, within the bounds
+// (maxAnalysisCells, maxAnalysisCellBytes: past them, none is stored and
+// a can no longer be rebuilt), and counts them stored; a.mu is held.
+func (a *analysis) takeCells() store.AnalysisCells {
+	cells := store.AnalysisCells{Reset: a.pendingReset, Code: a.pending}
+	a.pending, a.pendingReset = nil, false
+	n, size := a.cells, a.cellBytes
+	if cells.Reset {
+		n, size, a.replayable = 0, 0, true
+	}
+	for _, c := range cells.Code {
+		n++
+		size += int64(len(c))
+	}
+	if n > maxAnalysisCells || size > maxAnalysisCellBytes || !a.replayable {
+		cells.Overflow, a.replayable = true, false
+	} else {
+		a.cells, a.cellBytes = n, size
+	}
+	return cells
+}
+
+// storeCells writes the cells of a not stored yet, if any.
+func (s *Service) storeCells(a *analysis) {
+	if s.cfg.Store == nil {
+		return
+	}
+	a.storeMu.Lock()
+	defer a.storeMu.Unlock()
+	a.mu.Lock()
+	if len(a.pending) == 0 && !a.pendingReset {
+		a.mu.Unlock()
+		return
+	}
+	cells := a.takeCells()
+	a.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	switch err := s.cfg.Store.AddAnalysisCells(ctx, a.tenant, a.id, cells); {
+	case errors.Is(err, store.ErrNotFound): // deleted meanwhile
+	case err != nil:
+		s.log.Error("store analysis cells", "analysis", a.id, "err", err)
+	}
 }

@@ -44,6 +44,10 @@ type AnalysisStore interface {
 	// q.N, with their files. ErrNotFound when there is no such analysis
 	// (deleted meanwhile: nothing is written).
 	AddAnalysisQuestion(ctx context.Context, tenant, id string, q *AnalysisQuestion, files []sandbox.Artifact, cells AnalysisCells, keep int) error
+	// AddAnalysisCells stores cells that ran in the tenant's analysis id
+	// outside its questions, as AddAnalysisQuestion stores a question's.
+	// ErrNotFound when there is no such analysis.
+	AddAnalysisCells(ctx context.Context, tenant, id string, cells AnalysisCells) error
 	// AnalysisQuestions returns the stored questions of the tenant's
 	// analysis id, oldest first; ErrNotFound when there is no such
 	// analysis.
@@ -307,88 +311,116 @@ func (s *sqlStore) ListAnalyses(ctx context.Context, tenant string, limit int, c
 	return list, next, nil
 }
 
-func (s *sqlStore) AddAnalysisQuestion(ctx context.Context, tenant, id string, q *AnalysisQuestion, files []sandbox.Artifact, cells AnalysisCells, keep int) (err error) {
+func (s *sqlStore) AddAnalysisQuestion(ctx context.Context, tenant, id string, q *AnalysisQuestion, files []sandbox.Artifact, cells AnalysisCells, keep int) error {
 	if q.CreatedAt.IsZero() {
 		q.CreatedAt = s.now()
 	}
 	q.CreatedAt = *normalizeTime(&q.CreatedAt)
+	return s.inAnalysis(ctx, tenant, id, fmt.Sprintf("add question %d of analysis %s", q.N, id), func(exec execFunc) error {
+		var answer any // NULL without one
+		if q.Answer != nil {
+			answer = string(q.Answer)
+		}
+		if err := exec("question", `INSERT INTO analysis_questions (tenant, analysis_id, n, question, run_id, run, answer, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, tenant, id, q.N, q.Question, q.RunID, string(q.Run), answer, q.CreatedAt.UnixMicro()); err != nil {
+			return err
+		}
+		for _, f := range files {
+			content := f.Content
+			if f.ContentOmitted || f.Withheld != "" {
+				content = nil
+			}
+			if err := exec("file "+f.Name, `INSERT INTO analysis_files (tenant, analysis_id, n, name, mime, size, sha256, withheld, omitted, content)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, tenant, id, q.N, f.Name, f.MIME, f.Size, f.SHA256, f.Withheld, f.ContentOmitted, nonNil(content)); err != nil {
+				return err
+			}
+		}
+		if err := s.addCells(ctx, exec, tenant, id, q.N, cells); err != nil {
+			return err
+		}
+		if err := exec("count", `UPDATE analyses SET questions = ? WHERE tenant = ? AND id = ?`, q.N, tenant, id); err != nil {
+			return err
+		}
+		if keep > 0 {
+			for _, table := range []string{"analysis_questions", "analysis_files"} {
+				if err := exec("forget", `DELETE FROM `+table+` WHERE tenant = ? AND analysis_id = ? AND n <= ?`, tenant, id, q.N-keep); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+}
+
+func (s *sqlStore) AddAnalysisCells(ctx context.Context, tenant, id string, cells AnalysisCells) error {
+	return s.inAnalysis(ctx, tenant, id, "add cells to analysis "+id, func(exec execFunc) error {
+		return s.addCells(ctx, exec, tenant, id, 0, cells)
+	})
+}
+
+// execFunc runs a statement of a transaction; what names it in an error.
+type execFunc func(what, query string, args ...any) error
+
+// inAnalysis runs fn in a transaction that first locks the row of the
+// tenant's analysis id (ErrNotFound when there is none), so that writes
+// to one analysis follow each other; op names the work in errors.
+func (s *sqlStore) inAnalysis(ctx context.Context, tenant, id, op string, fn func(exec execFunc) error) (err error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("store: add question %d of analysis %s: %w", q.N, id, err)
+		return fmt.Errorf("store: %s: %w", op, err)
 	}
 	defer func() {
 		if err != nil {
 			_ = tx.Rollback()
 		}
 	}()
-	var stored, bytes int64
-	err = tx.QueryRowContext(ctx, s.q(`SELECT cells, cell_bytes FROM analyses WHERE tenant = ? AND id = ?`), tenant, id).Scan(&stored, &bytes)
-	if errors.Is(err, sql.ErrNoRows) {
-		return ErrNotFound
-	}
-	if err != nil {
-		return fmt.Errorf("store: add question %d of analysis %s: %w", q.N, id, err)
-	}
 	exec := func(what, query string, args ...any) error {
 		if _, err := tx.ExecContext(ctx, s.q(query), args...); err != nil {
-			return fmt.Errorf("store: add question %d of analysis %s: %s: %w", q.N, id, what, err)
+			return fmt.Errorf("store: %s: %s: %w", op, what, err)
 		}
 		return nil
 	}
-	var answer any // NULL without one
-	if q.Answer != nil {
-		answer = string(q.Answer)
+	// An update of the row takes its lock in both backends (SQLite's
+	// transaction holds the database's write lock from its start).
+	res, err := tx.ExecContext(ctx, s.q(`UPDATE analyses SET questions = questions WHERE tenant = ? AND id = ?`), tenant, id)
+	if err != nil {
+		return fmt.Errorf("store: %s: %w", op, err)
 	}
-	if err := exec("question", `INSERT INTO analysis_questions (tenant, analysis_id, n, question, run_id, run, answer, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, tenant, id, q.N, q.Question, q.RunID, string(q.Run), answer, q.CreatedAt.UnixMicro()); err != nil {
+	if err := oneRow(res, id); err != nil {
 		return err
 	}
-	for _, f := range files {
-		content := f.Content
-		if f.ContentOmitted || f.Withheld != "" {
-			content = nil
-		}
-		if err := exec("file "+f.Name, `INSERT INTO analysis_files (tenant, analysis_id, n, name, mime, size, sha256, withheld, omitted, content)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, tenant, id, q.N, f.Name, f.MIME, f.Size, f.SHA256, f.Withheld, f.ContentOmitted, nonNil(content)); err != nil {
-			return err
-		}
+	if err := fn(exec); err != nil {
+		return err
 	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: %s: %w", op, err)
+	}
+	return nil
+}
+
+// addCells stores cells after the analysis's cells, as question n's (0:
+// run outside a question), and counts them; see AnalysisCells.
+func (s *sqlStore) addCells(ctx context.Context, exec execFunc, tenant, id string, n int, cells AnalysisCells) error {
 	if cells.Reset {
 		if err := exec("drop cells", `DELETE FROM analysis_cells WHERE tenant = ? AND analysis_id = ?`, tenant, id); err != nil {
 			return err
 		}
-		stored, bytes = 0, 0
-		if err := exec("reset", `UPDATE analyses SET replayable = ? WHERE tenant = ? AND id = ?`, true, tenant, id); err != nil {
+		if err := exec("reset", `UPDATE analyses SET cells = 0, cell_bytes = 0, replayable = ? WHERE tenant = ? AND id = ?`, true, tenant, id); err != nil {
 			return err
 		}
 	}
 	if cells.Overflow {
-		if err := exec("overflow", `UPDATE analyses SET replayable = ? WHERE tenant = ? AND id = ?`, false, tenant, id); err != nil {
+		return exec("overflow", `UPDATE analyses SET replayable = ? WHERE tenant = ? AND id = ?`, false, tenant, id)
+	}
+	for _, code := range cells.Code {
+		if err := exec("cell", `INSERT INTO analysis_cells (tenant, analysis_id, seq, n, code)
+			SELECT ?, ?, cells, ?, ? FROM analyses WHERE tenant = ? AND id = ?`, tenant, id, n, code, tenant, id); err != nil {
 			return err
 		}
-	} else {
-		for _, code := range cells.Code {
-			if err := exec("cell", `INSERT INTO analysis_cells (tenant, analysis_id, seq, n, code) VALUES (?, ?, ?, ?, ?)`,
-				tenant, id, stored, q.N, code); err != nil {
-				return err
-			}
-			stored++
-			bytes += int64(len(code))
+		if err := exec("count", `UPDATE analyses SET cells = cells + 1, cell_bytes = cell_bytes + ? WHERE tenant = ? AND id = ?`,
+			len(code), tenant, id); err != nil {
+			return err
 		}
-	}
-	if err := exec("count", `UPDATE analyses SET questions = ?, cells = ?, cell_bytes = ? WHERE tenant = ? AND id = ?`,
-		q.N, stored, bytes, tenant, id); err != nil {
-		return err
-	}
-	if keep > 0 {
-		for _, table := range []string{"analysis_questions", "analysis_files"} {
-			if err := exec("forget", `DELETE FROM `+table+` WHERE tenant = ? AND analysis_id = ? AND n <= ?`, tenant, id, q.N-keep); err != nil {
-				return err
-			}
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("store: add question %d of analysis %s: %w", q.N, id, err)
 	}
 	return nil
 }

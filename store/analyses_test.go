@@ -101,6 +101,7 @@ func testAnalysisTenants(t *testing.T, s Store) {
 		{"AnalysisQuestions", func() error { _, err := s.AnalysisQuestions(ctx, "t2", "ana_1"); return err }},
 		{"AnalysisFile", func() error { _, err := s.AnalysisFile(ctx, "t2", "ana_1", 0, "c.png"); return err }},
 		{"AddAnalysisQuestion", func() error { return s.AddAnalysisQuestion(ctx, "t2", "ana_1", q, nil, AnalysisCells{}, 0) }},
+		{"AddAnalysisCells", func() error { return s.AddAnalysisCells(ctx, "t2", "ana_1", AnalysisCells{Code: []string{"x = 1"}}) }},
 		{"MarkAnalysisRebuilt", func() error { return s.MarkAnalysisRebuilt(ctx, "t2", "ana_1", at(2), 1) }},
 		{"DeleteAnalysis", func() error { return s.DeleteAnalysis(ctx, "t2", "ana_1") }},
 		{"GetAnalysis missing", func() error { _, err := s.GetAnalysis(ctx, "t1", "ana_2"); return err }},
@@ -245,6 +246,16 @@ func testAnalysisQuestions(t *testing.T, s Store) {
 			}
 		}
 	}
+	// Cells run outside a question follow the question's.
+	if err := s.AddAnalysisCells(ctx, "t1", "ana_1", AnalysisCells{Code: []string{"direct = 1", "direct += 1"}}); err != nil {
+		t.Fatal(err)
+	}
+	if code, _ := s.AnalysisCells(ctx, "t1", "ana_1"); !reflect.DeepEqual(code, []string{"direct = 1", "direct += 1"}) {
+		t.Errorf("cells after AddAnalysisCells: %q", code)
+	}
+	if a, _ := s.GetAnalysis(ctx, "t1", "ana_1"); a.Cells != 2 || a.CellBytes != int64(len("direct = 1")+len("direct += 1")) || a.Questions != 5 {
+		t.Errorf("after AddAnalysisCells: %d cells (%d bytes), %d questions", a.Cells, a.CellBytes, a.Questions)
+	}
 	if _, err := s.AnalysisFile(ctx, "t1", "ana_1", 1, "chart-1.png"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("a forgotten question's chart: %v, want ErrNotFound", err)
 	}
@@ -252,8 +263,8 @@ func testAnalysisQuestions(t *testing.T, s Store) {
 	if err := s.AddAnalysisQuestion(ctx, "t1", "ana_1", dup, nil, AnalysisCells{Code: []string{"x = 1"}}, 3); err == nil {
 		t.Error("a question stored twice under one number succeeded")
 	}
-	if code, _ := s.AnalysisCells(ctx, "t1", "ana_1"); len(code) != 0 {
-		t.Errorf("a failed AddAnalysisQuestion left cells %q", code)
+	if code, _ := s.AnalysisCells(ctx, "t1", "ana_1"); len(code) != 2 {
+		t.Errorf("a failed AddAnalysisQuestion changed the cells: %q", code)
 	}
 }
 
