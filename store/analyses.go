@@ -39,7 +39,8 @@ type AnalysisStore interface {
 	ListAnalyses(ctx context.Context, tenant string, limit int, cursor string) (list []Analysis, next string, err error)
 	// AddAnalysisQuestion stores question q of the tenant's analysis id,
 	// the contents of its answer's charts and files (those whose content
-	// was kept), and the cells it ran (AnalysisCells), all or nothing; it
+	// was kept), and the cells that ran while it was answered
+	// (AnalysisCells), all or nothing; it
 	// then forgets the analysis's questions numbered keep or more below
 	// q.N, with their files. ErrNotFound when there is no such analysis
 	// (deleted meanwhile: nothing is written).
@@ -120,8 +121,9 @@ type AnalysisQuestion struct {
 	CreatedAt   time.Time
 }
 
-// AnalysisCells are the cells a question ran in its analysis's session
-// and that succeeded, in order.
+// AnalysisCells are cells that ran in an analysis's session and
+// succeeded (a question's programs, or cells a client ran there), in the
+// order they ran.
 type AnalysisCells struct {
 	// Reset drops the cells stored before these: the session's
 	// interpreter restarted, and what they built is gone.
