@@ -18,8 +18,10 @@ import (
 // MaxDatasets files of at most MaxDatasetBytes, within the tenant's
 // request-body limit), and at the end of each question (the question, its
 // agent run as it ended, its answer, the bytes of its charts and files,
-// bounded by the question's artifact budget, and the cells it ran that
-// succeeded, bounded by maxAnalysisCells and maxAnalysisCellBytes). The
+// bounded by the question's artifact budget), and with the cells that
+// succeeded in its session (its questions' programs, and cells a client
+// runs there: observeSession), bounded by maxAnalysisCells and
+// maxAnalysisCellBytes. The
 // store keeps the last analyst.MaxConversation questions, as the service
 // does. An analysis whose session ended (closed, expired, or lost with
 // the server's process) leaves the service's memory and is read from the
