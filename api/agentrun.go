@@ -196,9 +196,9 @@ type AgentDecision struct {
 // AgentEvent is one event of an agent run's stream other than output:
 // exactly one field is set, the one of its event name (agent_run and
 // result: Run; step: Step; code: Code; execution: Execution; approval:
-// Approval; approval_decision: Decision; answer, in the stream of an
-// analysis's question: Question). Output events carry a sandbox.Data, as
-// a run's do.
+// Approval; approval_decision: Decision; in the stream of an analysis's
+// question, answer: Question and session_rebuilt: Rebuild). Output events
+// carry a sandbox.Data, as a run's do.
 type AgentEvent struct {
 	Run       *AgentRun         `json:"run,omitempty"`
 	Step      *AgentStep        `json:"step,omitempty"`
@@ -207,6 +207,7 @@ type AgentEvent struct {
 	Approval  *AgentApproval    `json:"approval,omitempty"`
 	Decision  *AgentDecision    `json:"decision,omitempty"`
 	Question  *AnalysisQuestion `json:"question,omitempty"`
+	Rebuild   *AnalysisRebuild  `json:"rebuild,omitempty"`
 }
 
 // Data is the one field of e that is set, the event's data.
@@ -224,6 +225,8 @@ func (e AgentEvent) Data() any {
 		return e.Approval
 	case e.Question != nil:
 		return e.Question
+	case e.Rebuild != nil:
+		return e.Rebuild
 	}
 	return e.Decision
 }

@@ -47,8 +47,11 @@ type Analysis struct {
 	// ID names the analysis.
 	ID string `json:"id"`
 	// SessionID names the session holding its DataFrames; it counts
-	// against the caller's open sessions, expires when idle like any
-	// session, and closing it ends the analysis.
+	// against the caller's open sessions and expires when idle like any
+	// session. "" when none is open: the session ended (closed, expired,
+	// or the server restarted) and the analysis is kept; its next
+	// question opens a new session and rebuilds its state (RebuiltAt).
+	// DELETE /v1/analyses/{id} deletes the analysis.
 	SessionID string `json:"session_id"`
 	// Image names the image it runs in.
 	Image string `json:"image"`
@@ -72,13 +75,40 @@ type Analysis struct {
 	Conversation []AnalysisQuestion `json:"conversation,omitempty"`
 	// CreatedAt is when it was created.
 	CreatedAt time.Time `json:"created_at"`
+	// RebuiltAt is when its session was last rebuilt, absent if never: a
+	// question to an analysis whose session had ended opened a new one,
+	// loaded the stored datasets into it and replayed RebuiltCells
+	// cells, the programs that had built the state of the session before
+	// (those that succeeded, in order).
+	RebuiltAt *time.Time `json:"rebuilt_at,omitempty"`
+	// RebuiltCells is how many cells that rebuild replayed.
+	RebuiltCells int `json:"rebuilt_cells,omitempty"`
+}
+
+// AnalysisRebuild is the data of a question's session_rebuilt event: the
+// analysis's session had ended, and a new one was opened for the
+// question, the datasets loaded and the stored cells replayed, before
+// the question is answered.
+type AnalysisRebuild struct {
+	// SessionID names the new session.
+	SessionID string `json:"session_id"`
+	// Datasets is how many datasets were loaded, Cells how many cells
+	// were replayed.
+	Datasets int `json:"datasets"`
+	Cells    int `json:"cells"`
+	// RebuiltAt is when the rebuild ended; DurationMS how long it took.
+	RebuiltAt  time.Time `json:"rebuilt_at"`
+	DurationMS int64     `json:"duration_ms"`
 }
 
 // AnalysisList is the answer to GET /v1/analyses: the caller's analyses,
-// newest first.
+// newest first, a page at a time (?limit=, ?cursor=).
 type AnalysisList struct {
 	// Analyses are the analyses, without their profiles.
 	Analyses []Analysis `json:"analyses"`
+	// Next is the cursor of the next page (GET /v1/analyses?cursor=),
+	// absent after the last.
+	Next string `json:"next,omitempty"`
 }
 
 // QuestionRequest is the body of POST /v1/analyses/{id}/questions: a

@@ -79,8 +79,8 @@ func (c *Client) CancelAgentRun(ctx context.Context, id string) (*api.AgentRun, 
 // on.
 type AgentEvent struct {
 	// Kind is the event's name: agent_run, step, code, stdout, stderr,
-	// execution, approval or approval_decision; and answer, for the
-	// question of an analysis.
+	// execution, approval or approval_decision; and answer and
+	// session_rebuilt, for the question of an analysis.
 	Kind string
 	// Output is the chunk of a stdout or stderr event, redacted.
 	Output sandbox.Data
@@ -151,6 +151,9 @@ func decodeAgentEvent(name string, data []byte) (AgentEvent, bool, error) {
 	case "answer":
 		e.Question = &api.AnalysisQuestion{}
 		target = e.Question
+	case "session_rebuilt":
+		e.Rebuild = &api.AnalysisRebuild{}
+		target = e.Rebuild
 	default:
 		return e, false, nil // events of later versions
 	}

@@ -103,13 +103,25 @@ func (c *Client) GetAnalysis(ctx context.Context, id string) (*api.Analysis, err
 }
 
 // ListAnalyses returns the caller's analyses, newest first, without their
-// profiles (GET /v1/analyses).
+// profiles (GET /v1/analyses, every page).
 func (c *Client) ListAnalyses(ctx context.Context) ([]api.Analysis, error) {
-	var list api.AnalysisList
-	if err := c.call(ctx, request{method: "GET", path: "/v1/analyses"}, nil, &list); err != nil {
-		return nil, err
+	var all []api.Analysis
+	cursor := ""
+	for {
+		var list api.AnalysisList
+		req := request{method: "GET", path: "/v1/analyses"}
+		if cursor != "" {
+			req.query = url.Values{"cursor": {cursor}}
+		}
+		if err := c.call(ctx, req, nil, &list); err != nil {
+			return nil, err
+		}
+		all = append(all, list.Analyses...)
+		if list.Next == "" {
+			return all, nil
+		}
+		cursor = list.Next
 	}
-	return list.Analyses, nil
 }
 
 // DeleteAnalysis ends analysis id (DELETE /v1/analyses/{id}): a question

@@ -58,7 +58,6 @@ func benchClusterExec(b *testing.B, forwarded bool) time.Duration {
 	return median
 }
 
-
 // BenchmarkLocalExec measures a session's cell sent to the node that
 // holds the session.
 func BenchmarkLocalExec(b *testing.B) {

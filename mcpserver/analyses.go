@@ -145,7 +145,7 @@ func (h *handlers) analysisAsk(ctx context.Context, req *mcp.CallToolRequest, in
 	var images []mcp.Content
 	for _, c := range ans.Charts {
 		out.Charts = append(out.Charts, ChartOutput{Name: c.Name, Title: c.Title})
-		png, err := h.svc.AnalysisFile(h.tenant, in.Analysis, c.Name, q.N)
+		png, err := h.svc.AnalysisFile(ctx, h.tenant, in.Analysis, c.Name, q.N)
 		if err != nil || len(png.Content) == 0 { // withheld or over the budget: named in the text only
 			continue
 		}
@@ -169,6 +169,9 @@ func agentProgress(e service.Event) string {
 		return fmt.Sprintf("execution (attempt %d): %s", e.Agent.Execution.Attempt, e.Agent.Execution.Status)
 	case e.Agent.Run != nil:
 		return "agent run " + e.Agent.Run.ID + ": " + string(e.Agent.Run.Status)
+	case e.Agent.Rebuild != nil:
+		r := e.Agent.Rebuild
+		return fmt.Sprintf("session rebuilt: %d datasets loaded and %d cells replayed in session %s (%d ms)", r.Datasets, r.Cells, r.SessionID, r.DurationMS)
 	}
 	return string(e.Kind)
 }

@@ -44,19 +44,32 @@ func (s *Server) createAnalysis(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, a)
 }
 
-// listAnalyses serves GET /v1/analyses.
+// listAnalyses serves GET /v1/analyses?limit=&cursor=.
 func (s *Server) listAnalyses(w http.ResponseWriter, r *http.Request) {
-	list := s.svc.Analyses(tenantOf(r))
+	limit := 0
+	if v := r.URL.Query().Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			writeError(w, invalid("limit", "must be a positive integer, got "+strconv.Quote(clip(v, 40))))
+			return
+		}
+		limit = n
+	}
+	list, next, err := s.svc.Analyses(r.Context(), tenantOf(r), limit, r.URL.Query().Get("cursor"))
+	if err != nil {
+		s.fail(w, "list analyses", err)
+		return
+	}
 	if list == nil {
 		list = []api.Analysis{}
 	}
-	writeJSON(w, http.StatusOK, api.AnalysisList{Analyses: list})
+	writeJSON(w, http.StatusOK, api.AnalysisList{Analyses: list, Next: next})
 }
 
 // getAnalysis serves GET /v1/analyses/{id}: the profile and the
 // conversation.
 func (s *Server) getAnalysis(w http.ResponseWriter, r *http.Request) {
-	a, err := s.svc.Analysis(tenantOf(r), r.PathValue("id"))
+	a, err := s.svc.Analysis(r.Context(), tenantOf(r), r.PathValue("id"))
 	if err != nil {
 		s.fail(w, "get analysis", err)
 		return
@@ -137,7 +150,7 @@ func clip(s string, n int) string {
 // listQuestions serves GET /v1/analyses/{id}/questions: the
 // conversation, with the answers as data.
 func (s *Server) listQuestions(w http.ResponseWriter, r *http.Request) {
-	qs, err := s.svc.AnalysisQuestions(tenantOf(r), r.PathValue("id"))
+	qs, err := s.svc.AnalysisQuestions(r.Context(), tenantOf(r), r.PathValue("id"))
 	if err != nil {
 		s.fail(w, "list questions", err)
 		return
@@ -155,7 +168,7 @@ func (s *Server) getQuestion(w http.ResponseWriter, r *http.Request) {
 	if n == 0 {
 		return
 	}
-	q, err := s.svc.AnalysisQuestion(tenantOf(r), r.PathValue("id"), n)
+	q, err := s.svc.AnalysisQuestion(r.Context(), tenantOf(r), r.PathValue("id"), n)
 	if err != nil {
 		s.fail(w, "get question", err)
 		return
@@ -196,7 +209,7 @@ func (s *Server) decideQuestionApproval(w http.ResponseWriter, r *http.Request) 
 		writeError(w, apiErr)
 		return
 	}
-	d, err := s.svc.DecideQuestionApproval(tenant, r.PathValue("id"), n, r.PathValue("approval_id"), approve, reason)
+	d, err := s.svc.DecideQuestionApproval(r.Context(), tenant, r.PathValue("id"), n, r.PathValue("approval_id"), approve, reason)
 	if err != nil {
 		s.fail(w, "decide approval", err)
 		return
@@ -216,7 +229,7 @@ func (s *Server) analysisFile(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	art, err := s.svc.AnalysisFile(tenantOf(r), r.PathValue("id"), r.PathValue("name"), n)
+	art, err := s.svc.AnalysisFile(r.Context(), tenantOf(r), r.PathValue("id"), r.PathValue("name"), n)
 	if err != nil {
 		s.fail(w, "get analysis file", err)
 		return

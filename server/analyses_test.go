@@ -116,6 +116,8 @@ func TestAnalysesBadInput(t *testing.T) {
 		{"GET", "/v1/analyses/ana_0000000000000000/questions/0/events", 400, "n"},
 		{"GET", "/v1/analyses/ana_0000000000000000/files/a.png?question=-1", 400, "question"},
 		{"GET", "/v1/analyses/ana_0000000000000000/files/a.png", 404, "id"},
+		{"GET", "/v1/analyses?cursor=not-a-cursor", 400, "cursor"},
+		{"GET", "/v1/analyses?limit=0", 400, "limit"},
 	} {
 		r := ts.do(tc.method, tc.path, nil)
 		var e apiError

@@ -134,8 +134,12 @@ func (ts *testServer) tally(rt *imageRuntime, tenant string) tally {
 	if err != nil {
 		ts.Fatal(err)
 	}
+	analyses, _, err := ts.svc.Analyses(context.Background(), tenant, store.MaxLimit, "")
+	if err != nil {
+		ts.Fatal(err)
+	}
 	return tally{runs: int(rt.runs.Load()), records: len(records), sessions: int(rt.sessions.Load()), cells: int(rt.execs.Load()),
-		agentRuns: len(agentRuns), analyses: len(ts.svc.Analyses(tenant))}
+		agentRuns: len(agentRuns), analyses: len(analyses)}
 }
 
 // refused checks that r is a 403 naming field.

@@ -33,6 +33,7 @@ func TestOpenAPIAnalysisSchemas(t *testing.T) {
 		{"AnalysisQuestionList", reflect.TypeFor[api.AnalysisQuestionList](), nil},
 		{"AnalysisProfile", reflect.TypeFor[analyst.Profile](), []string{}},
 		{"AnalysisAnswer", reflect.TypeFor[analyst.Answer](), nil},
+		{"AnalysisRebuild", reflect.TypeFor[api.AnalysisRebuild](), nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, ok := schemas[tc.name].(map[string]any)

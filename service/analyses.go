@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"github.com/crucible-sandbox/crucible/api"
 	"github.com/crucible-sandbox/crucible/ids"
 	"github.com/crucible-sandbox/crucible/sandbox"
+	"github.com/crucible-sandbox/crucible/store"
 )
 
 // AnalysisSpec is what an analysis is made of: its datasets, given whole
@@ -26,20 +28,35 @@ type AnalysisSpec struct {
 }
 
 // analysis is a data analysis the service holds: the analyst's session
-// and profile, and its questions.
+// and profile, and its questions. One loaded from the store (its session
+// gone) has none until its next question rebuilds it (analysisrebuild.go).
 type analysis struct {
 	id, tenant  string
-	an          *analyst.Analysis
-	sess        *Session
+	image       string
+	limits      sandbox.Limits
 	datasets    []string
 	profile     json.RawMessage // redacted
 	profileText string          // redacted
 	created     time.Time
 
-	mu        sync.Mutex
-	questions []*question // the last analyst.MaxConversation
-	asked     int         // questions asked so far
-	asking    *question
+	mu           sync.Mutex
+	an           *analyst.Analysis // nil until the session is rebuilt
+	sess         *Session          // an's
+	deleted      bool              // DeleteAnalysis was called
+	rebuilt      *time.Time
+	rebuiltCells int
+	// The cells the store holds for a rebuild (store.Analysis), and those
+	// that ran since and are not stored yet (pending; pendingReset: the
+	// interpreter restarted, what the stored ones built is gone).
+	cells        int
+	cellBytes    int64
+	replayable   bool
+	pending      []string
+	pendingReset bool
+	storeMu      sync.Mutex  // held by each write of its cells, in their order
+	questions    []*question // the last analyst.MaxConversation
+	asked        int         // questions asked so far
+	asking       *question
 }
 
 // CreateAnalysis opens an analysis of tenant's datasets: a session of the
@@ -83,7 +100,8 @@ func (s *Service) CreateAnalysis(ctx context.Context, tenant string, spec Analys
 		_ = an.Close()
 		return api.Analysis{}, fmt.Errorf("service: the analysis session is a %T", an.Session)
 	}
-	a := &analysis{id: ids.New(ids.Analysis), tenant: tenant, an: an, sess: sess, created: time.Now().UTC()}
+	a := &analysis{id: ids.New(ids.Analysis), tenant: tenant, image: img.Name, limits: lim, an: an, sess: sess,
+		created: time.Now().UTC(), replayable: true}
 	for _, d := range datasets {
 		a.datasets = append(a.datasets, d.Name)
 	}
@@ -91,12 +109,25 @@ func (s *Service) CreateAnalysis(ctx context.Context, tenant string, spec Analys
 		_ = an.Close()
 		return api.Analysis{}, fmt.Errorf("service: encode the profile: %w", err)
 	}
+	if err := s.storeAnalysis(ctx, a, datasets); err != nil {
+		_ = an.Close()
+		return api.Analysis{}, err
+	}
 	_ = s.analyses.add(a.tenant, a.id, a, math.MaxInt) // unbounded: its session was admitted
-	go func() {                                        // the session ending (closed, expired) ends the analysis
+	s.watchSession(a, sess)
+	return a.describe(true), nil
+}
+
+// watchSession ends a in the registry when sess ends (closed, expired):
+// the analysis stays in the store, and its next question rebuilds a
+// session. With a store, the cells that run in sess are kept for that
+// (observeSession).
+func (s *Service) watchSession(a *analysis, sess *Session) {
+	s.observeSession(a, sess)
+	go func() {
 		<-sess.Done()
 		s.analyses.end(a.id)
 	}()
-	return a.describe(true), nil
 }
 
 // redactedProfile is p as JSON and as text, redacted.
@@ -126,8 +157,11 @@ func (s *Service) analysisLimits(lim sandbox.Limits, datasets []analyst.Dataset)
 func (a *analysis) describe(detail bool) api.Analysis {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	info := api.Analysis{ID: a.id, SessionID: a.sess.ID(), Image: a.sess.img.Name, Datasets: a.datasets,
-		Questions: a.asked, CreatedAt: a.created}
+	info := api.Analysis{ID: a.id, Image: a.image, Datasets: a.datasets, Questions: a.asked, CreatedAt: a.created,
+		RebuiltAt: a.rebuilt, RebuiltCells: a.rebuiltCells}
+	if a.sess != nil {
+		info.SessionID = a.sess.ID()
+	}
 	if a.asking != nil {
 		info.Asking = a.asking.n
 	}
@@ -141,10 +175,11 @@ func (a *analysis) describe(detail bool) api.Analysis {
 }
 
 // Analysis describes tenant's analysis id: its profile and its
-// conversation. KindNotFound when there is none (or it is another
-// tenant's), KindSessionClosed once its session has ended.
-func (s *Service) Analysis(tenant, id string) (api.Analysis, error) {
-	a, err := s.analyses.get(tenant, id)
+// conversation, from the store when the service no longer holds it.
+// KindNotFound when there is none (or it is another tenant's);
+// KindSessionClosed once its session has ended, without a store.
+func (s *Service) Analysis(ctx context.Context, tenant, id string) (api.Analysis, error) {
+	a, err := s.heldAnalysis(ctx, tenant, id, false)
 	if err != nil {
 		return api.Analysis{}, err
 	}
@@ -152,46 +187,75 @@ func (s *Service) Analysis(tenant, id string) (api.Analysis, error) {
 }
 
 // Analyses lists tenant's analyses, newest first, without their profiles
-// and conversations.
-func (s *Service) Analyses(tenant string) []api.Analysis {
-	list := s.analyses.list(tenant)
-	infos := make([]api.Analysis, len(list))
-	for i, a := range list {
-		infos[i] = a.describe(false)
+// and conversations: with a store, a page of at most limit (the store's
+// default for 0) after cursor, and the cursor of the next page; without,
+// those the service holds, all at once.
+func (s *Service) Analyses(ctx context.Context, tenant string, limit int, cursor string) ([]api.Analysis, string, error) {
+	if s.cfg.Store == nil {
+		list := s.analyses.list(tenant)
+		infos := make([]api.Analysis, len(list))
+		for i, a := range list {
+			infos[i] = a.describe(false)
+		}
+		return infos, "", nil
 	}
-	return infos
+	return s.storedAnalyses(ctx, tenant, limit, cursor)
 }
 
-// DeleteAnalysis ends tenant's analysis id: a question being answered is
-// cancelled, and its session closed.
+// DeleteAnalysis deletes tenant's analysis id: a question being answered
+// is cancelled, its session closed, and it is deleted from the store
+// with all it holds.
 func (s *Service) DeleteAnalysis(ctx context.Context, tenant, id string) error {
+	s.analysesMu.Lock() // no reopening meanwhile (heldAnalysis)
 	a, err := s.analyses.get(tenant, id)
+	var sess *Session
+	if err == nil {
+		a.mu.Lock()
+		a.deleted = true
+		q := a.asking
+		sess = a.sess
+		a.mu.Unlock()
+		if q != nil {
+			q.run.stop("cancelled: the analysis was deleted")
+		}
+		s.analyses.end(a.id)
+	}
+	if s.cfg.Store != nil {
+		switch serr := s.cfg.Store.DeleteAnalysis(ctx, tenant, id); {
+		case serr == nil:
+			err = nil
+		case !errors.Is(serr, store.ErrNotFound):
+			s.analysesMu.Unlock()
+			return fmt.Errorf("service: delete analysis %s: %w", id, serr)
+		}
+	}
+	s.analysesMu.Unlock()
 	if err != nil {
 		return err
 	}
-	a.mu.Lock()
-	q := a.asking
-	a.mu.Unlock()
-	if q != nil {
-		q.run.stop("cancelled: the analysis was deleted")
+	if sess != nil {
+		return sess.Close()
 	}
-	err = a.sess.Close()
-	s.analyses.end(a.id)
-	return err
+	return nil
 }
 
-// newAnalysisRegistry returns the table of the service's analyses; it
-// remembers the IDs of those that ended (a bounded number), to tell them
-// from unknown ones. An analysis counts against its tenant's sessions,
-// not against a share of its own.
-func newAnalysisRegistry() *registry[*analysis] {
+// newAnalysisRegistry returns the table of the analyses the service
+// holds (with a store, stored, those whose session is open or being
+// rebuilt); it remembers the IDs of those that ended (a bounded number),
+// to tell them from unknown ones. An analysis counts against its tenant's
+// sessions, not against a share of its own.
+func newAnalysisRegistry(stored bool) *registry[*analysis] {
+	rule, ended := "must name an analysis whose session is open", "it was deleted, or its session was closed or expired"
+	if stored { // one whose session ended is read from the store: only a deleted one is not
+		rule, ended = "must name an analysis that was not deleted", "it was deleted"
+	}
 	return newRegistry[*analysis](registryConfig{remember: maxClosedIDs,
 		notFound: func(id string) error {
 			return &Error{Kind: KindNotFound, Field: "id", Rule: "must name an analysis of yours",
 				Message: fmt.Sprintf("no analysis %q", id)}
 		},
 		closedErr: func(id string) error {
-			return &Error{Kind: KindSessionClosed, Field: "id", Rule: "must name an analysis whose session is open",
-				Message: fmt.Sprintf("analysis %q has ended: it was deleted, or its session was closed or expired", id)}
+			return &Error{Kind: KindSessionClosed, Field: "id", Rule: rule,
+				Message: fmt.Sprintf("analysis %q has ended: %s", id, ended)}
 		}})
 }

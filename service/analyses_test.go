@@ -127,7 +127,7 @@ func TestAnalysisQuestions(t *testing.T) {
 	if !strings.Contains(stdout, "mean 200.0 [REDACTED") {
 		t.Errorf("streamed stdout %q, want the mean and the secret redacted", stdout)
 	}
-	got, err := svc.AnalysisQuestion("acme", a.ID, 1)
+	got, err := svc.AnalysisQuestion(ctx, "acme", a.ID, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,11 +143,11 @@ func TestAnalysisQuestions(t *testing.T) {
 			t.Errorf("the answer or the trace holds %q", hidden)
 		}
 	}
-	chart, err := svc.AnalysisFile("acme", a.ID, ans.Charts[0].Name, 0)
+	chart, err := svc.AnalysisFile(ctx, "acme", a.ID, ans.Charts[0].Name, 0)
 	if err != nil || !strings.HasPrefix(string(chart.Content), "\x89PNG") {
 		t.Errorf("AnalysisFile(%s): %v, %d bytes", ans.Charts[0].Name, err, len(chart.Content))
 	}
-	if _, err := svc.AnalysisFile("acme", a.ID, "nope.png", 0); kindOf(err) != service.KindNotFound {
+	if _, err := svc.AnalysisFile(ctx, "acme", a.ID, "nope.png", 0); kindOf(err) != service.KindNotFound {
 		t.Errorf("an unknown file: %v, want KindNotFound", err)
 	}
 	recs, _, err := svc.List(ctx, "acme", store.Filter{AgentRun: q.Run.ID})
@@ -159,7 +159,7 @@ func TestAnalysisQuestions(t *testing.T) {
 		t.Fatal(err)
 	}
 	followQuestion(t, svc, "acme", a.ID, 2, nil)
-	second, err := svc.AnalysisQuestion("acme", a.ID, 2)
+	second, err := svc.AnalysisQuestion(ctx, "acme", a.ID, 2)
 	if err != nil || second.Run.Status != "answered" || !strings.Contains(string(second.Answer), "again 400.0") {
 		t.Fatalf("the follow-up: %v, %s %s", err, second.Run.Status, second.Answer)
 	}
@@ -185,24 +185,24 @@ func TestAnalysisQuestions(t *testing.T) {
 		if _, err := svc.AskAnalysis(ctx, "acme", a.ID, api.QuestionRequest{Question: "meanwhile?"}); kindOf(err) != service.KindConflict {
 			t.Errorf("a question while one waits: %v, want KindConflict", err)
 		}
-		if _, err := svc.DecideQuestionApproval("acme", a.ID, 3, e.Agent.Approval.ID, false, "not now"); err != nil {
+		if _, err := svc.DecideQuestionApproval(ctx, "acme", a.ID, 3, e.Agent.Approval.ID, false, "not now"); err != nil {
 			t.Errorf("refuse: %v", err)
 		}
 		return true
 	})
-	third, err := svc.AnalysisQuestion("acme", a.ID, 3)
+	third, err := svc.AnalysisQuestion(ctx, "acme", a.ID, 3)
 	if err != nil || third.Run.Status != "denied" {
 		t.Errorf("the refused question: %v, %+v", err, third.Run)
 	}
-	conv, err := svc.AnalysisQuestions("acme", a.ID)
+	conv, err := svc.AnalysisQuestions(ctx, "acme", a.ID)
 	if err != nil || len(conv) != 3 || conv[0].Answer == nil {
 		t.Errorf("conversation: %v, %d questions", err, len(conv))
 	}
 
 	for _, err := range []error{
-		func() error { _, err := svc.Analysis("other", a.ID); return err }(),
-		func() error { _, err := svc.AnalysisQuestion("other", a.ID, 1); return err }(),
-		func() error { _, err := svc.AnalysisFile("other", a.ID, ans.Charts[0].Name, 0); return err }(),
+		func() error { _, err := svc.Analysis(ctx, "other", a.ID); return err }(),
+		func() error { _, err := svc.AnalysisQuestion(ctx, "other", a.ID, 1); return err }(),
+		func() error { _, err := svc.AnalysisFile(ctx, "other", a.ID, ans.Charts[0].Name, 0); return err }(),
 		svc.DeleteAnalysis(ctx, "other", a.ID),
 	} {
 		if kindOf(err) != service.KindNotFound {
@@ -212,10 +212,10 @@ func TestAnalysisQuestions(t *testing.T) {
 	if err := svc.DeleteAnalysis(ctx, "acme", a.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.Analysis("acme", a.ID); kindOf(err) != service.KindSessionClosed {
+	if _, err := svc.Analysis(ctx, "acme", a.ID); kindOf(err) != service.KindSessionClosed {
 		t.Errorf("a deleted analysis: %v, want KindSessionClosed", err)
 	}
-	if list := svc.Analyses("acme"); len(list) != 0 {
+	if list, _, _ := svc.Analyses(ctx, "acme", 0, ""); len(list) != 0 {
 		t.Errorf("Analyses after the delete: %+v", list)
 	}
 }

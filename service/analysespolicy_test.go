@@ -32,7 +32,7 @@ func TestAnalysisUnderBlockPolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	followQuestion(t, strict, "acme", a.ID, 1, nil)
-	q, err := strict.AnalysisQuestion("acme", a.ID, 1)
+	q, err := strict.AnalysisQuestion(ctx, "acme", a.ID, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"iter"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"github.com/crucible-sandbox/crucible/analyst"
 	"github.com/crucible-sandbox/crucible/api"
 	"github.com/crucible-sandbox/crucible/sandbox"
+	"github.com/crucible-sandbox/crucible/store"
 )
 
 // EventAnswer is the event of an analysis's question that carries its
@@ -27,10 +29,12 @@ const EventAnswer EventKind = "answer"
 const maxQuestionReplayOutput = 256 << 10
 
 // question is one question of an analysis: the agent run that answers
-// it, and its answer once there is one.
+// it, and its answer once there is one. A question read from the store
+// has no run: stored is its run as it ended.
 type question struct {
-	n   int
-	run *agentRun
+	n      int
+	run    *agentRun
+	stored api.AgentRun
 
 	mu         sync.Mutex
 	answer     *analyst.Answer // with its artifacts' contents, for downloads
@@ -40,7 +44,10 @@ type question struct {
 // describe describes q; with trace, its run's trace; with answer, its
 // answer's details.
 func (q *question) describe(trace, answer bool) api.AnalysisQuestion {
-	d := api.AnalysisQuestion{N: q.n, Run: q.run.snapshot(trace)}
+	d := api.AnalysisQuestion{N: q.n, Run: q.stored}
+	if q.run != nil {
+		d.Run = q.run.snapshot(trace)
+	}
 	if answer {
 		q.mu.Lock()
 		d.Answer = q.answerJSON
@@ -62,50 +69,63 @@ func (q *question) describe(trace, answer bool) api.AnalysisQuestion {
 // an empty or oversized question or a budget above the server's maximum;
 // KindConflict while another question of the analysis is answered;
 // KindBusy when the tenant's share of agent runs is taken.
+//
+// With a store, an analysis whose session ended is asked as well: the
+// question first opens a new session in the analysis's image, loads the
+// stored datasets and replays the stored cells (rebuildSession, its
+// stream's first event after agent_run is then session_rebuilt), then
+// answers. Every question that ends is written to the store.
 func (s *Service) AskAnalysis(ctx context.Context, tenant, id string, req api.QuestionRequest) (api.AnalysisQuestion, error) {
-	q, a, work, err := s.newQuestion(tenant, id, req)
+	if s.cfg.Agents.Model == nil {
+		return api.AnalysisQuestion{}, errNoModel
+	}
+	a, err := s.heldAnalysis(ctx, tenant, id, true)
 	if err != nil {
 		return api.AnalysisQuestion{}, err
 	}
-	ended := func(api.AgentRun) {
+	q, work, err := s.newQuestion(a, req)
+	if err != nil {
+		s.dropIfIdle(a)
+		return api.AnalysisQuestion{}, err
+	}
+	ended := func(end api.AgentRun) {
+		s.storeQuestion(a, q, end)
 		a.finished(q)
+		s.storeCells(a) // those run beside the question since it was stored
+		s.dropIfIdle(a) // its session could not be rebuilt
 		d := q.describe(false, true)
 		q.run.publish(EventAnswer, api.AgentEvent{Question: &d})
 	}
 	if _, err := s.launch(ctx, q.run, func() {}, work, ended); err != nil {
 		a.abandon(q)
+		s.dropIfIdle(a)
 		return api.AnalysisQuestion{}, err
 	}
 	return q.describe(false, false), nil
 }
 
-// newQuestion validates req, a question about tenant's analysis id, and
-// holds the analysis's turn for it; work answers it.
-func (s *Service) newQuestion(tenant, id string, req api.QuestionRequest) (*question, *analysis, func(context.Context) (*agent.Trace, error), error) {
+// newQuestion validates req, a question about analysis a (the service has
+// a model: AskAnalysis checked), and holds the
+// analysis's turn for it; work answers it, after rebuilding a's session
+// if it has none.
+func (s *Service) newQuestion(a *analysis, req api.QuestionRequest) (*question, func(context.Context) (*agent.Trace, error), error) {
 	model := s.cfg.Agents.Model
-	if model == nil {
-		return nil, nil, nil, errNoModel
-	}
-	a, err := s.analyses.get(tenant, id)
-	if err != nil {
-		return nil, nil, nil, err
-	}
 	switch {
 	case strings.TrimSpace(req.Question) == "":
-		return nil, nil, nil, invalid("question", "must state the question; it is empty")
+		return nil, nil, invalid("question", "must state the question; it is empty")
 	case len(req.Question) > analyst.MaxQuestionBytes:
-		return nil, nil, nil, invalid("question", "must be at most %d bytes, got %d", analyst.MaxQuestionBytes, len(req.Question))
+		return nil, nil, invalid("question", "must be at most %d bytes, got %d", analyst.MaxQuestionBytes, len(req.Question))
 	}
 	cfg, err := s.agentConfig(api.AgentRunRequest{MaxRetries: req.MaxRetries, MaxTokens: req.MaxTokens, MaxExecMS: req.MaxExecMS,
 		CellTimeoutMS: req.CellTimeoutMS, MaxArtifactBytes: req.MaxArtifactBytes, TextMode: req.TextMode})
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
-	run := s.newRun(tenant, req.Question, a.sess.img.Name)
+	run := s.newRun(a.tenant, req.Question, a.image)
 	run.keepOutput = maxQuestionReplayOutput
 	q, err := a.begin(run)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	opt := analyst.AskOptions{Model: model, ID: run.id, TextMode: cfg.TextMode, MaxRetries: cfg.MaxRetries,
 		MaxTokens: cfg.MaxTokens, MaxExecTime: cfg.MaxExecTime, MaxArtifactBytes: cfg.MaxArtifactBytes,
@@ -114,9 +134,13 @@ func (s *Service) newQuestion(tenant, id string, req api.QuestionRequest) (*ques
 		opt.Approve = run.approve
 	}
 	work := func(ctx context.Context) (*agent.Trace, error) {
-		a.sess.linkAgentRun(run.id)
-		defer a.sess.linkAgentRun("")
-		ans, err := a.an.Ask(ctx, req.Question, opt)
+		an, sess, err := s.sessionOf(ctx, a, run)
+		if err != nil {
+			return nil, err
+		}
+		sess.linkAgentRun(run.id)
+		defer sess.linkAgentRun("")
+		ans, err := an.Ask(ctx, req.Question, opt)
 		if err != nil {
 			return nil, err
 		}
@@ -129,7 +153,7 @@ func (s *Service) newQuestion(tenant, id string, req api.QuestionRequest) (*ques
 		q.mu.Unlock()
 		return ans.Trace, nil
 	}
-	return q, a, work, nil
+	return q, work, nil
 }
 
 // redactedAnswer is ans as JSON, every string redacted, its artifacts
@@ -225,8 +249,8 @@ func (a *analysis) question(n int) (*question, error) {
 }
 
 // analysisQuestion returns question n of tenant's analysis id.
-func (s *Service) analysisQuestion(tenant, id string, n int) (*question, error) {
-	a, err := s.analyses.get(tenant, id)
+func (s *Service) analysisQuestion(ctx context.Context, tenant, id string, n int) (*question, error) {
+	a, err := s.heldAnalysis(ctx, tenant, id, false)
 	if err != nil {
 		return nil, err
 	}
@@ -234,19 +258,24 @@ func (s *Service) analysisQuestion(tenant, id string, n int) (*question, error) 
 }
 
 // AnalysisQuestion returns question n of tenant's analysis id, with its
-// answer and, once it ended, its run's trace.
-func (s *Service) AnalysisQuestion(tenant, id string, n int) (api.AnalysisQuestion, error) {
-	q, err := s.analysisQuestion(tenant, id, n)
+// answer and, once it ended, its run's trace (not for a question read
+// from the store: the trace is not stored with it).
+func (s *Service) AnalysisQuestion(ctx context.Context, tenant, id string, n int) (api.AnalysisQuestion, error) {
+	q, err := s.analysisQuestion(ctx, tenant, id, n)
 	if err != nil {
 		return api.AnalysisQuestion{}, err
 	}
-	return q.describe(true, true), nil
+	d := q.describe(true, true)
+	if rec := s.questionRun(ctx, tenant, q); rec != nil {
+		d.Run.Trace = rec.Run.Trace
+	}
+	return d, nil
 }
 
 // AnalysisQuestions returns the conversation of tenant's analysis id,
 // oldest first: each question with its answer, without traces.
-func (s *Service) AnalysisQuestions(tenant, id string) ([]api.AnalysisQuestion, error) {
-	a, err := s.analyses.get(tenant, id)
+func (s *Service) AnalysisQuestions(ctx context.Context, tenant, id string) ([]api.AnalysisQuestion, error) {
+	a, err := s.heldAnalysis(ctx, tenant, id, false)
 	if err != nil {
 		return nil, err
 	}
@@ -265,13 +294,52 @@ func (s *Service) AnalysisQuestions(tenant, id string) ([]api.AnalysisQuestion, 
 // run; the answer event comes before the result. Unlike an agent run's,
 // a question's stream replayed after its end still holds its output, up
 // to 256 KiB of it (the answer holds the output of the code that gave
-// it; the run records hold every execution's).
+// it; the run records hold every execution's). A question read from the
+// store (asked before the service last lost the analysis's session) has
+// the events its agent run's record keeps, or, when the store has no
+// such record, only its answer event (id 1) and its result (id 2).
 func (s *Service) AnalysisQuestionEvents(ctx context.Context, tenant, id string, n int, after int64) (iter.Seq[Event], error) {
-	q, err := s.analysisQuestion(tenant, id, n)
+	q, err := s.analysisQuestion(ctx, tenant, id, n)
 	if err != nil {
 		return nil, err
 	}
-	return q.run.events(ctx, after)
+	if q.run != nil {
+		return q.run.events(ctx, after)
+	}
+	rec := s.questionRun(ctx, tenant, q)
+	if rec == nil {
+		return q.storedEvents(after)
+	}
+	if after < 0 {
+		return nil, invalid("after", "must be a non-negative integer, got %d", after)
+	}
+	events, err := s.storedEvents(ctx, rec, after)
+	if err != nil || events == nil {
+		return nil, err
+	}
+	return slices.Values(events), nil
+}
+
+// storedEvents are the events of a question read from the store after
+// position after: its answer (1) and its result (2).
+func (q *question) storedEvents(after int64) (iter.Seq[Event], error) {
+	if after < 0 {
+		return nil, invalid("after", "must be a non-negative integer, got %d", after)
+	}
+	d := q.describe(false, true)
+	end := q.stored
+	events := []Event{{ID: 1, Kind: EventAnswer, Agent: &api.AgentEvent{Question: &d}},
+		{ID: 2, Kind: EventResult, Agent: &api.AgentEvent{Run: &end}}}
+	if after >= 2 {
+		return nil, nil
+	}
+	return func(yield func(Event) bool) {
+		for _, e := range events[after:] {
+			if !yield(e) {
+				return
+			}
+		}
+	}, nil
 }
 
 // StreamAnalysisQuestion asks tenant's question req as AskAnalysis does
@@ -283,7 +351,7 @@ func (s *Service) StreamAnalysisQuestion(ctx context.Context, tenant, id string,
 	if err != nil {
 		return err
 	}
-	q, err := s.analysisQuestion(tenant, id, started.N)
+	q, err := s.analysisQuestion(ctx, tenant, id, started.N)
 	if err != nil {
 		return fmt.Errorf("service: question %d of analysis %s vanished: %w", started.N, id, err)
 	}
@@ -293,10 +361,14 @@ func (s *Service) StreamAnalysisQuestion(ctx context.Context, tenant, id string,
 
 // DecideQuestionApproval decides approval approvalID of question n of
 // tenant's analysis id, as DecideApproval does for an agent run.
-func (s *Service) DecideQuestionApproval(tenant, id string, n int, approvalID string, approve bool, reason string) (api.AgentDecision, error) {
-	q, err := s.analysisQuestion(tenant, id, n)
+func (s *Service) DecideQuestionApproval(ctx context.Context, tenant, id string, n int, approvalID string, approve bool, reason string) (api.AgentDecision, error) {
+	q, err := s.analysisQuestion(ctx, tenant, id, n)
 	if err != nil {
 		return api.AgentDecision{}, err
+	}
+	if q.run == nil {
+		return api.AgentDecision{}, &Error{Kind: KindNotFound, Field: "approval_id", Rule: "must name a pending approval of the question",
+			Message: fmt.Sprintf("question %d of analysis %s has ended: it waits for no approval", n, id)}
 	}
 	return q.run.decide(approvalID, approve, reason)
 }
@@ -305,9 +377,10 @@ func (s *Service) DecideQuestionApproval(tenant, id string, n int, approvalID st
 // analysis id called name: of question n, or with n 0 of the latest
 // answer that has one so called. Its content was redacted when its cell
 // ended: content that is not text and holds a secret is KindWithheld,
-// content over the artifact budget KindNotFound.
-func (s *Service) AnalysisFile(tenant, id, name string, n int) (sandbox.Artifact, error) {
-	a, err := s.analyses.get(tenant, id)
+// content over the artifact budget KindNotFound. The answers the service
+// no longer holds are read from the store.
+func (s *Service) AnalysisFile(ctx context.Context, tenant, id, name string, n int) (sandbox.Artifact, error) {
+	a, err := s.heldAnalysis(ctx, tenant, id, false)
 	if err != nil {
 		return sandbox.Artifact{}, err
 	}
@@ -323,19 +396,35 @@ func (s *Service) AnalysisFile(tenant, id, name string, n int) (sandbox.Artifact
 	}
 	for _, q := range slices.Backward(qs) {
 		if art, ok := q.artifact(name); ok {
-			switch {
-			case art.Withheld != "":
-				return art, &Error{Kind: KindWithheld, Field: "name", Rule: "must not name a binary file that holds a secret",
-					Message: fmt.Sprintf("file %q: %s", name, art.Withheld)}
-			case art.ContentOmitted:
-				return art, &Error{Kind: KindNotFound, Field: "name", Rule: "must name a file whose content was kept",
-					Message: fmt.Sprintf("file %q was not kept: it did not fit in the question's artifact budget", name)}
-			}
-			return art, nil
+			return servedFile(art)
+		}
+	}
+	if s.cfg.Store != nil {
+		art, err := s.cfg.Store.AnalysisFile(ctx, tenant, id, n, name)
+		switch {
+		case err == nil:
+			return servedFile(art)
+		case !errors.Is(err, store.ErrNotFound):
+			return sandbox.Artifact{}, fmt.Errorf("service: read file %q of analysis %s: %w", name, id, err)
 		}
 	}
 	return sandbox.Artifact{}, &Error{Kind: KindNotFound, Field: "name", Rule: "must name a chart or a file of an answer (its name in the answer)",
 		Message: fmt.Sprintf("analysis %s has no chart or file %q", id, name)}
+}
+
+// servedFile is art as AnalysisFile serves it: content that is not text
+// and holds a secret is KindWithheld, content over the artifact budget
+// KindNotFound.
+func servedFile(art sandbox.Artifact) (sandbox.Artifact, error) {
+	switch {
+	case art.Withheld != "":
+		return art, &Error{Kind: KindWithheld, Field: "name", Rule: "must not name a binary file that holds a secret",
+			Message: fmt.Sprintf("file %q: %s", art.Name, art.Withheld)}
+	case art.ContentOmitted:
+		return art, &Error{Kind: KindNotFound, Field: "name", Rule: "must name a file whose content was kept",
+			Message: fmt.Sprintf("file %q was not kept: it did not fit in the question's artifact budget", art.Name)}
+	}
+	return art, nil
 }
 
 // artifact returns the chart or file of q's answer called name.

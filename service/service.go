@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -30,6 +31,9 @@ type Service struct {
 	sessions     *registry[*Session]
 	agents       *registry[*agentRun]
 	analyses     *registry[*analysis]
+	// analysesMu serializes loading analyses from the store into
+	// analyses, and deleting them (analysisstore.go).
+	analysesMu sync.Mutex
 	// base is the context of every run; cancelling it kills the runs
 	// still executing when Shutdown gives up waiting.
 	base   context.Context
@@ -70,7 +74,7 @@ func New(cfg Config) (*Service, error) {
 	s := &Service{cfg: cfg, images: images, sessionImage: defaultSessionImage(images), log: cfg.Logger, payload: newPayloadBudget(cfg.MaxPayloadBytes, cfg.PayloadWait)}
 	s.sessions = newSessionRegistry(cfg.MaxSessions)
 	s.agents = newAgentRegistry(cfg.Agents)
-	s.analyses = newAnalysisRegistry()
+	s.analyses = newAnalysisRegistry(cfg.Store != nil)
 	s.met = newMetrics(s.sessions.active, cfg.Pools)
 	s.adm = newAdmission(cfg.MaxConcurrent, cfg.MaxQueue, s.met.queueDepth)
 	s.base, s.cancel = context.WithCancel(context.Background())

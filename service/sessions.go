@@ -61,6 +61,9 @@ type Session struct {
 	cells    int
 	restarts int
 	agentRun string
+	// observer, if set, is told of each cell that is not Unchecked once
+	// it ran (an analysis keeps those that built its state).
+	observer func(code string, res sandbox.Result)
 
 	endOnce sync.Once // the Placement told of its end
 }
@@ -313,7 +316,24 @@ func (ss *Session) ExecRecorded(ctx context.Context, cell sandbox.Cell) (api.Run
 	redactions := s.cfg.Redactor.RedactResult(&res).Total()
 	addHint(&res, ss.img, sandbox.Python, sandbox.NetworkNone) // a session has no network
 	s.finish(rec, &res, redactions, writes)
+	if observe := ss.cellObserver(); observe != nil && !cell.Unchecked {
+		observe(cell.Code, res)
+	}
 	return api.RunResponse{ID: rec.ID, Image: ss.img.Name, Result: res}, nil
+}
+
+// observeCells makes fn the session's observer of the cells that are
+// not Unchecked: it is told of each once it ran.
+func (ss *Session) observeCells(fn func(code string, res sandbox.Result)) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	ss.observer = fn
+}
+
+func (ss *Session) cellObserver() func(code string, res sandbox.Result) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.observer
 }
 
 // WriteFile creates or replaces a file in the session's working directory.

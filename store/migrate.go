@@ -114,6 +114,7 @@ var migrations = []migration{
 		},
 	},
 	agentRunsMigration,
+	analysesMigration,
 }
 
 // migrate applies the migrations the database lacks, in one transaction.

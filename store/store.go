@@ -123,6 +123,7 @@ type Store interface {
 	ActiveKeys(ctx context.Context) (int, error)
 
 	AgentRunStore
+	AnalysisStore
 
 	// Close releases the database.
 	Close() error

@@ -56,7 +56,7 @@ func (q analystQuestions) ask(ctx context.Context, text string) (*service.Analys
 			if err != nil {
 				reason = err.Error()
 			}
-			if _, err := q.svc.DecideQuestionApproval(tenant, q.id, asked.N, a.Approval.ID, ok && err == nil, reason); err != nil {
+			if _, err := q.svc.DecideQuestionApproval(ctx, tenant, q.id, asked.N, a.Approval.ID, ok && err == nil, reason); err != nil {
 				var se *service.Error
 				if !errors.As(err, &se) || se.Kind != service.KindConflict { // a conflict: it timed out or the run ended
 					return nil, err
@@ -68,7 +68,7 @@ func (q analystQuestions) ask(ctx context.Context, text string) (*service.Analys
 	if err := ctx.Err(); err != nil {
 		return nil, err // the analysis's deletion cancels the question
 	}
-	got, err := q.svc.AnalysisQuestion(tenant, q.id, asked.N)
+	got, err := q.svc.AnalysisQuestion(ctx, tenant, q.id, asked.N)
 	if err != nil {
 		return nil, err
 	}
@@ -80,10 +80,10 @@ func (q analystQuestions) ask(ctx context.Context, text string) (*service.Analys
 		return nil, fmt.Errorf("read the answer of question %d: %w", asked.N, err)
 	}
 	for i := range ans.Charts {
-		ans.Charts[i].Artifact = q.content(ans.Charts[i].Artifact, asked.N)
+		ans.Charts[i].Artifact = q.content(ctx, ans.Charts[i].Artifact, asked.N)
 	}
 	for i := range ans.Files {
-		ans.Files[i] = q.content(ans.Files[i], asked.N)
+		ans.Files[i] = q.content(ctx, ans.Files[i], asked.N)
 	}
 	return &ans, nil
 }
@@ -91,11 +91,11 @@ func (q analystQuestions) ask(ctx context.Context, text string) (*service.Analys
 // content returns a, a chart or file of question n's answer, with its
 // content from the service; one the service withheld or left out stays
 // without it, saying why.
-func (q analystQuestions) content(a sandbox.Artifact, n int) sandbox.Artifact {
+func (q analystQuestions) content(ctx context.Context, a sandbox.Artifact, n int) sandbox.Artifact {
 	if unsavedReason(a) != "" {
 		return a
 	}
-	got, err := q.svc.AnalysisFile(server.DefaultTenant, q.id, a.Name, n)
+	got, err := q.svc.AnalysisFile(ctx, server.DefaultTenant, q.id, a.Name, n)
 	if err != nil && got.Name == "" {
 		a.Withheld = err.Error()
 		return a

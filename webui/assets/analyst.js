@@ -29,7 +29,8 @@ async function renderList(main, signal) {
   try {
     const [imgs, analyses] = await Promise.all([getJSON('/v1/images', { signal }), getJSON('/v1/analyses', { signal })]);
     upload.setImages(imgs);
-    clear(list).append(analysisTable(analyses.analyses));
+    const table = analysisTable(analyses.analyses);
+    clear(list).append(table, olderButton(table, analyses.next, signal));
   } catch (e) {
     if (!signal.aborted) clear(list).append(h('p', { class: 'form-error', role: 'alert', text: 'The analyses could not be listed: ' + e.message }));
   }
@@ -40,10 +41,36 @@ function analysisTable(list) {
   return h('table', { class: 'grid analyses' },
     h('caption', { class: 'sr-only', text: 'Your analyses, newest first' }),
     h('thead', {}, h('tr', {}, ['Analysis', 'Datasets', 'Questions', 'Image', 'Created'].map((t) => h('th', { scope: 'col', text: t })))),
-    h('tbody', {}, list.map((a) => h('tr', {},
-      h('td', {}, h('a', { href: '#/analyses/' + encodeURIComponent(a.id), text: a.id })),
-      h('td', { text: a.datasets.join(', ') }), h('td', { class: 'num', text: String(a.questions) }),
-      h('td', { text: a.image }), h('td', { text: fmtTime(a.created_at) })))));
+    h('tbody', {}, list.map(analysisRow)));
+}
+
+function analysisRow(a) {
+  return h('tr', {},
+    h('td', {}, h('a', { href: '#/analyses/' + encodeURIComponent(a.id), text: a.id })),
+    h('td', { text: a.datasets.join(', ') }), h('td', { class: 'num', text: String(a.questions) }),
+    h('td', { text: a.image }), h('td', { text: fmtTime(a.created_at) }));
+}
+
+/**
+ * olderButton, when next is the cursor of a further page of analyses (the list is paged,
+ * newest first), is a button that adds that page's rows to table; null after the last page.
+ */
+function olderButton(table, next, signal) {
+  if (!next) return null;
+  const button = h('button', { type: 'button', class: 'older', text: 'Show older analyses' });
+  button.addEventListener('click', async () => {
+    button.disabled = true;
+    try {
+      const page = await getJSON('/v1/analyses?cursor=' + encodeURIComponent(next), { signal });
+      table.querySelector('tbody').append(...page.analyses.map(analysisRow));
+      button.replaceWith(olderButton(table, page.next, signal) || '');
+    } catch (e) {
+      if (signal.aborted) return;
+      button.disabled = false;
+      button.after(h('p', { class: 'form-error', role: 'alert', text: 'The older analyses could not be listed: ' + e.message }));
+    }
+  });
+  return button;
 }
 
 /** UploadForm picks files (drop zone or file button) and an image, and creates the analysis. */
@@ -189,15 +216,38 @@ class AnalysisView {
       h('div', { class: 'toolbar' },
         h('h1', { id: 'an-title' }, 'Analysis ', h('span', { class: 'muted', text: a.id })),
         h('div', { class: 'row' }, this.closeBtn, h('a', { href: '#/analyses', text: 'All analyses' }))),
-      h('p', { class: 'session-status', text: `${a.datasets.join(', ')} · image ${a.image} · session ${a.session_id} · created ${fmtTime(a.created_at)}` }),
+      this.status = h('p', { class: 'session-status' }),
+      this.rebuilt = h('p', { class: 'note rebuilt-note', role: 'status', hidden: true }),
       h('details', { class: 'profile-box', open: true }, h('summary', {}, h('h2', { text: 'Profile' })),
         profileView(parseProfile(a.profile))),
       h('h2', { text: 'Questions' }), this.thread, form);
+    this.showSession(a);
+  }
+
+  /**
+   * showSession shows where the analysis's DataFrames live: its session, or none
+   * (it ended: the next question rebuilds it), and a note once a session was rebuilt.
+   */
+  showSession(a) {
+    const session = a.session_id ? `session ${a.session_id}` : 'no session open (the next question rebuilds it)';
+    this.status.textContent = `${a.datasets.join(', ')} · image ${a.image} · ${session} · created ${fmtTime(a.created_at)}`;
+    if (a.rebuilt_at) {
+      const cells = a.rebuilt_cells || 0;
+      this.rebuilt.textContent = `The session was rebuilt from the stored datasets and ${cells} cell${cells === 1 ? '' : 's'} (${fmtTime(a.rebuilt_at)}): ` +
+        'its earlier session had ended, so the programs that built its state were run again.';
+      this.rebuilt.hidden = false;
+    }
+  }
+
+  /** onRebuilt shows that a question rebuilt the session (its session_rebuilt event). */
+  onRebuilt(r) {
+    Object.assign(this.a, { session_id: r.session_id, rebuilt_at: r.rebuilt_at, rebuilt_cells: r.cells });
+    this.showSession(this.a);
   }
 
   /** add shows question q (an AnalysisQuestion) and follows it until it ends, if it has not. */
   add(q) {
-    const item = new Question(this.a.id, q);
+    const item = new Question(this.a.id, q, (r) => this.onRebuilt(r));
     this.questions.push(item);
     this.thread.append(item.el);
     if (q.answer) item.showAnswer(q);

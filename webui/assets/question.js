@@ -18,10 +18,14 @@ const CHART_TYPES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp
 /** MAX_STEPS bounds the progress lines kept for one question. */
 const MAX_STEPS = 500;
 
-/** Question is one question of analysis aid in the thread. */
+/**
+ * Question is one question of analysis aid in the thread; onRebuilt, if given, is told
+ * when the question rebuilt the analysis's session (its session_rebuilt event).
+ */
 export class Question {
-  constructor(aid, q) {
+  constructor(aid, q, onRebuilt) {
     this.aid = aid;
+    this.onRebuilt = onRebuilt;
     this.n = q.n;
     this.urls = new Set();
     this.steps = h('ol', { class: 'steps', 'aria-label': 'Progress' });
@@ -65,6 +69,10 @@ export class Question {
     switch (event) {
       case 'agent_run':
         this.showStatus(data);
+        break;
+      case 'session_rebuilt':
+        this.addStep('rebuild', `The session had ended: a new one was opened, the datasets loaded and ${data.cells} cell${data.cells === 1 ? '' : 's'} replayed (${data.duration_ms} ms).`);
+        if (this.onRebuilt) this.onRebuilt(data);
         break;
       case 'step':
         this.addStep(data.kind, `${stepLabel(data.kind)} (attempt ${data.attempt}): ${data.message}`);

@@ -399,7 +399,7 @@ export interface paths {
         };
         /**
          * List the analyses
-         * @description The tenant's analyses, newest first, without their profiles and conversations.
+         * @description The tenant's analyses, newest first, without their profiles and conversations, a page at a time (limit, cursor). With a database (every server's default), they are read from it: an analysis outlives its session and the server's process until it is deleted; an item whose session is not open has an empty session_id. A cursor the server did not give is 400 (field cursor).
          */
         get: operations["listAnalyses"];
         put?: never;
@@ -423,14 +423,14 @@ export interface paths {
         };
         /**
          * Read an analysis
-         * @description The analysis with its profile (JSON and text) and its conversation: each question with its agent run, without the answers' details. An analysis that ended (deleted, its session closed or expired) is 410; another tenant's is 404.
+         * @description The analysis with its profile (JSON and text) and its conversation: each question with its agent run, without the answers' details. An analysis whose session ended (closed, expired, or the server restarted) is read from the database: it is kept until deleted, and its next question rebuilds its session. A deleted analysis is 410 while the server remembers it, 404 after; another tenant's is 404. (Without a database, an analysis ends with its session: 410.)
          */
         get: operations["getAnalysis"];
         put?: never;
         post?: never;
         /**
          * Delete an analysis
-         * @description Ends the analysis: a question being answered is cancelled and its session closed.
+         * @description Deletes the analysis: a question being answered is cancelled, its session closed, and the analysis deleted from the database with its datasets, questions, answers, charts and cells. This is the only way an analysis ends for good: a session that ended by itself (idle expiry, a restart) leaves the analysis to be reopened by its next question.
          */
         delete: operations["deleteAnalysis"];
         options?: never;
@@ -453,7 +453,7 @@ export interface paths {
         put?: never;
         /**
          * Ask a question about the data
-         * @description Starts answering a question: an agent run of the server's model in the analysis's session, with the profile and the conversation so far in front of the model, the DataFrames and earlier variables loaded (each program recorded as a run linked to the question's agent run). Budgets, their caps, approvals and retention are an agent run's (see createAgentRun). Answers 202 with the question at once; follow it with GET .../questions/{n}/events, read it with GET .../questions/{n}. With stream=1 the answer is its event stream instead, and the question is cancelled when that connection closes. One question at a time per analysis: 409 while one is answered.
+         * @description Starts answering a question: an agent run of the server's model in the analysis's session, with the profile and the conversation so far in front of the model, the DataFrames and earlier variables loaded (each program recorded as a run linked to the question's agent run). Budgets, their caps, approvals and retention are an agent run's (see createAgentRun). Answers 202 with the question at once; follow it with GET .../questions/{n}/events, read it with GET .../questions/{n}. With stream=1 the answer is its event stream instead, and the question is cancelled when that connection closes. One question at a time per analysis: 409 while one is answered. When the analysis's session has ended (closed, expired, or the server restarted), the question first opens a new session in the analysis's image, loads the stored datasets and replays the stored cells in order: its stream then has a session_rebuilt event (AnalysisRebuild) before the answer, and the analysis's rebuilt_at is set. A replay that fails ends the question failed, its reason naming the cell, and nothing is kept of the new session. Concurrent questions rebuild once (409 for the second, as always).
          */
         post: operations["askQuestion"];
         delete?: never;
@@ -491,7 +491,7 @@ export interface paths {
         };
         /**
          * Follow a question
-         * @description The question's events as Server-Sent Events (see AnalysisEventStream), resumable as an agent run's (see followAgentRun): live while it goes on; once it ended, replayed with its output events up to 256 KiB of output (the answer holds the output of the code that gave it, the run records every execution's); after the result, 204.
+         * @description The question's events as Server-Sent Events (see AnalysisEventStream), resumable as an agent run's (see followAgentRun): live while it goes on; once it ended, replayed with its output events up to 256 KiB of output (the answer holds the output of the code that gave it, the run records every execution's); after the result, 204. A question asked before the analysis's session last ended (or before the server restarted) is replayed from the database: the events its agent run's record keeps.
          */
         get: operations["followQuestion"];
         put?: never;
@@ -1135,7 +1135,7 @@ export interface components {
         /** @description A data analysis. */
         Analysis: {
             id: string;
-            /** @description The session holding the DataFrames (GET /v1/sessions/{id}). */
+            /** @description The session holding the DataFrames (GET /v1/sessions/{id}); empty when none is open: the session ended (closed, expired, or the server restarted) and the analysis was kept. Its next question opens a new session and rebuilds its state (rebuilt_at). */
             session_id: string;
             image: string;
             /** @description The datasets' names, in order. */
@@ -1151,9 +1151,18 @@ export interface components {
             conversation?: components["schemas"]["AnalysisQuestion"][];
             /** Format: date-time */
             created_at: string;
+            /**
+             * Format: date-time
+             * @description When its session was last rebuilt, absent if never: a question to the analysis whose session had ended opened a new session, loaded the stored datasets and replayed rebuilt_cells cells (the programs that had succeeded in the sessions before, in order) before it was answered.
+             */
+            rebuilt_at?: string;
+            /** @description How many cells that rebuild replayed. */
+            rebuilt_cells?: number;
         };
         AnalysisList: {
             analyses: components["schemas"]["Analysis"][];
+            /** @description The cursor of the next page, absent after the last. */
+            next?: string;
         };
         /** @description The profile of the datasets, computed in the sandbox and redacted (the Go type analyst.Profile): one table per DataFrame, in order, with its dataset, the format and how it was read, its shape, column profiles (dtype after inference, missing and distinct counts, summary statistics, top values, warnings), sample rows, duplicate rows and warnings; a file that could not be read has error saying why. */
         AnalysisProfile: {
@@ -1242,7 +1251,7 @@ export interface components {
             /** @description What the run used. */
             budget: Record<string, never>;
         };
-        /** @description Server-Sent Events of a question, each with an id, as an agent run's (see AgentEventStream): `agent_run`, `step` (model calls, retries and why, verification), `approval` and `approval_decision`, `code`, `stdout`/`stderr` (the output as it runs, redacted), `execution`, then `answer` (the AnalysisQuestion with its answer) and `result` (the AgentRun as it ended, with its trace); `error` if the server failed mid-stream. */
+        /** @description Server-Sent Events of a question, each with an id, as an agent run's (see AgentEventStream): `agent_run`, `session_rebuilt` (AnalysisRebuild: when the question rebuilt the analysis's session first), `step` (model calls, retries and why, verification), `approval` and `approval_decision`, `code`, `stdout`/`stderr` (the output as it runs, redacted), `execution`, then `answer` (the AnalysisQuestion with its answer) and `result` (the AgentRun as it ended, with its trace); `error` if the server failed mid-stream. */
         AnalysisEventStream: string;
         /** @description A network allowlist and its caps. */
         NetworkAllow: {
@@ -1344,6 +1353,19 @@ export interface components {
             snippet: string;
             /** @description What was found and which preset forbids it. */
             message: string;
+        };
+        /** @description The data of a question's session_rebuilt event: the analysis's session had ended; a new one was opened, the datasets loaded and the stored cells replayed before the question was answered. */
+        AnalysisRebuild: {
+            /** @description The new session. */
+            session_id: string;
+            /** @description How many datasets were loaded. */
+            datasets: number;
+            /** @description How many cells were replayed. */
+            cells: number;
+            /** Format: date-time */
+            rebuilt_at: string;
+            /** @description How long the rebuild took. */
+            duration_ms: number;
         };
     };
     responses: {
@@ -2288,7 +2310,12 @@ export interface operations {
     };
     listAnalyses: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Page size; at most 500 (larger values are lowered). */
+                limit?: number;
+                /** @description The next value of the previous page. */
+                cursor?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -2304,6 +2331,7 @@ export interface operations {
                     "application/json": components["schemas"]["AnalysisList"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             500: components["responses"]["Internal"];
