@@ -78,6 +78,7 @@ func TestForward(t *testing.T) {
 		{"unknown: served here (404 there)", "GET", "/v1/sessions/ses_none/files", "acme", "", nil, `served by node-b: GET /v1/sessions/ses_none/files?`},
 		{"already forwarded: never again", "GET", "/v1/sessions/ses_a", "acme", "", map[string]string{ForwardedBy: "node-c"},
 			`served by node-b: GET /v1/sessions/ses_a? auth="" fwd="node-c"`},
+		{"an id NATS cannot hold: served here (404 there)", "GET", "/v1/sessions/a*b%3E/files", "acme", "", nil, `served by node-b: GET /v1/sessions/a*b>/files?`},
 		{"not a session", "GET", "/v1/sessions", "acme", "", nil, `served by node-b: GET /v1/sessions?`},
 		{"runs are not forwarded", "POST", "/v1/runs", "acme", "", nil, `served by node-b: POST /v1/runs?`},
 	} {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -75,6 +76,9 @@ func (n *Node) Owner(ctx context.Context, id string) (node NodeInfo, alive bool,
 
 // owner is Owner, with the session's catalog entry.
 func (n *Node) owner(ctx context.Context, id string) (owner, NodeInfo, bool, error) {
+	if !validKey(id) { // no session has such an id; nor may it reach NATS as a subject (*, >)
+		return owner{}, NodeInfo{}, false, ErrUnknown
+	}
 	ctx, cancel := context.WithTimeout(ctx, opTimeout)
 	defer cancel()
 	e, err := n.buckets().owners.Get(ctx, id)
@@ -93,6 +97,23 @@ func (n *Node) owner(ctx context.Context, id string) (owner, NodeInfo, bool, err
 		return o, info, false, nil
 	}
 	return o, info, err == nil, err
+}
+
+// validKey reports whether id may be a key of a bucket: 1-255 characters
+// of a-z, A-Z, 0-9 and -_=/. , not starting or ending with '.' (NATS's
+// rule; session ids are of a-z, 0-9 and '_').
+func validKey(id string) bool {
+	if id == "" || len(id) > 255 || id[0] == '.' || id[len(id)-1] == '.' {
+		return false
+	}
+	for _, c := range id {
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', strings.ContainsRune("-_=/.", c):
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // isNotFound reports whether err says a key is absent or deleted.
