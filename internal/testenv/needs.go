@@ -166,19 +166,17 @@ func TypeScriptSDK(tb testing.TB) string {
 	return dir
 }
 
-// NATSServer returns Debian's nats-server (/usr/sbin/nats-server, or the
-// first nats-server on PATH), the external NATS JetStream server the
-// cluster's tests start on a free loopback port of their own; without
-// it, it stops tb.
+// NATSServer returns the external NATS JetStream server the cluster's
+// tests start on a free loopback port of their own: $CRUCIBLE_NATS_SERVER,
+// else Debian's /usr/sbin/nats-server. Without it, it stops tb.
 func NATSServer(tb testing.TB) string {
 	tb.Helper()
-	p := "/usr/sbin/nats-server"
-	if !exists(p, false) {
-		if found, err := exec.LookPath("nats-server"); err == nil {
-			p = found
-		} else {
-			Missing(tb, "Debian's nats-server (a NATS JetStream server to join)", setup+"; it installs Debian's nats-server")
-		}
+	p := os.Getenv("CRUCIBLE_NATS_SERVER")
+	if p == "" {
+		p = "/usr/sbin/nats-server"
+	}
+	if fi, err := os.Stat(p); err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
+		Missing(tb, "a NATS JetStream server to start at "+p, setup+"; it installs Debian's nats-server (or set CRUCIBLE_NATS_SERVER)")
 	}
 	return p
 }
