@@ -26,9 +26,10 @@ type forwardingNode struct {
 func startForwardingNode(t *testing.T, url, id string) *forwardingNode {
 	t.Helper()
 	fn := &forwardingNode{}
+	var fw *Forwarder
 	fn.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		tenant := r.Header.Get("X-Test-Tenant") // the test's stand-in for authentication
-		if fn.node.Forwarder().Forward(w, r, tenant) {
+		if fw.Forward(w, r, tenant) {
 			return
 		}
 		body, _ := io.ReadAll(r.Body)
@@ -43,6 +44,7 @@ func startForwardingNode(t *testing.T, url, id string) *forwardingNode {
 	}))
 	t.Cleanup(fn.srv.Close)
 	fn.node, _ = testNode(t, url, id, fn.srv.URL)
+	fw = fn.node.Forwarder()
 	return fn
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -206,4 +207,20 @@ func inCatalog(t *testing.T, url, id string) bool {
 	}
 	t.Fatal(err)
 	return false
+}
+
+// TestClusterEmbedded: a node started with --cluster embedded runs the
+// NATS server the other node joins; crucible cluster status, through it,
+// shows both.
+func TestClusterEmbedded(t *testing.T) {
+	testenv.Root(t)
+	db := startPostgres(t)
+	port := freeLoopbackPort(t)
+	nats := "nats://127.0.0.1:" + strconv.Itoa(port)
+	startServer(t, "node-a", db, "--cluster", "embedded", "--cluster-listen", "127.0.0.1:"+strconv.Itoa(port),
+		"--cluster-data", t.TempDir(), "--node-id", "node-a", "--image", "host", "--warm", "0")
+	startClusterNode(t, "node-b", db, nats)
+	if ids := clusterStatus(t, nats); strings.Join(ids, ",") != "node-a,node-b" {
+		t.Errorf("cluster status: %v, want node-a and node-b", ids)
+	}
 }
