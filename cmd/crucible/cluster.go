@@ -30,7 +30,13 @@ const defaultClusterData = "/var/lib/crucible/nats"
 // clusterFlags are the cluster flags of `crucible serve`.
 type clusterFlags struct {
 	url, nodeID, advertise, listen, data string
+	// given are the names of the flags above given on the command line
+	// (beyond --cluster), which check refuses where they would be ignored.
+	given []string
 }
+
+// clusterFlagNames are the flags that go with --cluster.
+var clusterFlagNames = []string{"node-id", "advertise", "cluster-listen", "cluster-data"}
 
 func (c *clusterFlags) addFlags(fl *pflag.FlagSet) {
 	fl.StringVar(&c.url, "cluster", "", "join a cluster through the NATS JetStream server `URL` (nats://[TOKEN@]HOST:PORT), or \"embedded\" to start one in this process; needs --db postgres://... (docs/cluster.md)")
@@ -44,6 +50,14 @@ func (c *clusterFlags) addFlags(fl *pflag.FlagSet) {
 // Postgres store, or a key, a record or a run known on one node would be
 // unknown on the others.
 func (c *clusterFlags) check(db string) error {
+	for _, name := range c.given {
+		switch {
+		case c.url == "":
+			return fmt.Errorf("--%s needs --cluster", name)
+		case c.url != cluster.Embedded && (name == "cluster-listen" || name == "cluster-data"):
+			return fmt.Errorf("--%s needs --cluster embedded: it configures the NATS server this node starts", name)
+		}
+	}
 	if c.url == "" {
 		return nil
 	}

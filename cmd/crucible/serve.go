@@ -226,6 +226,11 @@ get ` + shutdownGrace.String() + ` to finish, and agent runs are cancelled.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.warmGiven = cmd.Flags().Changed("warm")
 			f.runtimeGiven, f.dockerImageGiven = cmd.Flags().Changed("runtime"), cmd.Flags().Changed("docker-image")
+			for _, name := range clusterFlagNames {
+				if cmd.Flags().Changed(name) {
+					f.cluster.given = append(f.cluster.given, name)
+				}
+			}
 			return serve(cmd.Context(), &f)
 		},
 	}
