@@ -72,12 +72,15 @@ func sessionOf(r *http.Request) string {
 //     reached from here): 503, to retry; once its heartbeat has expired
 //     the answer is 410.
 //   - NATS cannot be reached: 503.
+//
+// The owner of a session looked up once is remembered (ownerCache):
+// after that, a forwarded request asks NATS only whether its node lives.
 func (f *Forwarder) Forward(w http.ResponseWriter, r *http.Request, tenant string) bool {
 	id := sessionOf(r)
 	if id == "" || r.Header.Get(ForwardedBy) != "" || f.n.holds(id) {
 		return false
 	}
-	o, node, alive, err := f.n.owner(r.Context(), id)
+	o, node, alive, err := f.n.owner(r.Context(), id, true)
 	switch {
 	case errors.Is(err, ErrUnknown):
 		return false

@@ -37,6 +37,7 @@ type Node struct {
 	embed   *natsserver.Server // nil unless Config.URL is Embedded
 	nc      *nats.Conn
 	started time.Time
+	owners  ownerCache // of the sessions other nodes hold, looked up
 
 	mu       sync.Mutex
 	kv       kvs               // the buckets, reopened after a NATS restart

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -70,27 +71,35 @@ func (n *Node) holds(id string) bool {
 // (has a live entry in the registry; a dead node's NodeInfo has only its
 // ID). An id the catalog does not hold is ErrUnknown.
 func (n *Node) Owner(ctx context.Context, id string) (node NodeInfo, alive bool, err error) {
-	_, node, alive, err = n.owner(ctx, id)
+	_, node, alive, err = n.owner(ctx, id, false)
 	return node, alive, err
 }
 
-// owner is Owner, with the session's catalog entry.
-func (n *Node) owner(ctx context.Context, id string) (owner, NodeInfo, bool, error) {
+// owner is Owner, with the session's catalog entry; cached takes the
+// entry from the cache of owners when it is there (ownerCache).
+func (n *Node) owner(ctx context.Context, id string, cached bool) (owner, NodeInfo, bool, error) {
 	if !validKey(id) { // no session has such an id; nor may it reach NATS as a subject (*, >)
 		return owner{}, NodeInfo{}, false, ErrUnknown
 	}
 	ctx, cancel := context.WithTimeout(ctx, opTimeout)
 	defer cancel()
-	e, err := n.buckets().owners.Get(ctx, id)
-	if err != nil {
-		if isNotFound(err) {
-			return owner{}, NodeInfo{}, false, ErrUnknown
-		}
-		return owner{}, NodeInfo{}, false, fmt.Errorf("cluster: look up session %s: %w", id, err)
-	}
 	var o owner
-	if err := json.Unmarshal(e.Value(), &o); err != nil {
-		return owner{}, NodeInfo{}, false, fmt.Errorf("cluster: session %s's entry: %w", id, err)
+	ok := false
+	if cached {
+		o, ok = n.owners.get(id)
+	}
+	if !ok {
+		e, err := n.buckets().owners.Get(ctx, id)
+		if err != nil {
+			if isNotFound(err) {
+				return owner{}, NodeInfo{}, false, ErrUnknown
+			}
+			return owner{}, NodeInfo{}, false, fmt.Errorf("cluster: look up session %s: %w", id, err)
+		}
+		if err := json.Unmarshal(e.Value(), &o); err != nil {
+			return owner{}, NodeInfo{}, false, fmt.Errorf("cluster: session %s's entry: %w", id, err)
+		}
+		n.owners.put(id, o)
 	}
 	info, err := n.getNode(ctx, o.Node)
 	if errors.Is(err, errNodeDown) {
@@ -114,6 +123,37 @@ func validKey(id string) bool {
 		}
 	}
 	return true
+}
+
+// maxCachedOwners bounds the cache of owners; when it is full it is
+// emptied, so that a flood of ids cannot grow memory.
+const maxCachedOwners = 10_000
+
+// ownerCache remembers the owners of sessions looked up: an entry never
+// changes while it exists (a session stays on its node and tenant), so a
+// forwarded request asks NATS only whether the owner is alive. An entry
+// that was deleted since (the session ended, or its node came back and
+// forgot it) sends the request to that node, which answers it closed or
+// unknown itself, as the catalog would have.
+type ownerCache struct {
+	mu sync.Mutex
+	m  map[string]owner
+}
+
+func (c *ownerCache) get(id string) (owner, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	o, ok := c.m[id]
+	return o, ok
+}
+
+func (c *ownerCache) put(id string, o owner) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxCachedOwners {
+		c.m = map[string]owner{}
+	}
+	c.m[id] = o
 }
 
 // isNotFound reports whether err says a key is absent or deleted.
