@@ -17,10 +17,11 @@ import (
 	"github.com/crucible-sandbox/crucible/internal/testenv"
 )
 
-// Fast timings for the tests: a heartbeat every 100 ms, down after 600 ms.
+// Fast timings for the tests: a heartbeat every 200 ms, down after
+// 1.5 s (wide enough that a loaded machine does not miss seven in a row).
 const (
-	testHeartbeat = 100 * time.Millisecond
-	testTTL       = 600 * time.Millisecond
+	testHeartbeat = 200 * time.Millisecond
+	testTTL       = 1500 * time.Millisecond
 )
 
 // natsServer is an embedded NATS JetStream server on a fixed loopback
