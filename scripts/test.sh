@@ -111,7 +111,8 @@ step "go test (browser)" gotest -tags crucible_initexe -count=1 -timeout 10m -ru
 step "go test (no crucible-init)" gotest -count=1 -timeout 10m -run '^(TestConformance|TestSelfWithoutEmbedded)$' ./sandbox/linux/...
 # The race detector (it needs cgo) on every package with goroutines or
 # state shared between them: the pipeline, the transports and the CLI, the
-# stores, the agents, the egress proxy (./policy/... : ./policy/ alone is
+# stores, the agents, the cluster's heartbeats and forwarding, the egress
+# proxy (./policy/... : ./policy/ alone is
 # not its subpackages), the sandbox runtime. Not e2e, whose goroutines only
 # read the output of a crucible built without it. Measured on a 2-core
 # machine: the sandbox runtime's tests take about 250 s under it (190 s
@@ -119,7 +120,7 @@ step "go test (no crucible-init)" gotest -count=1 -timeout 10m -run '^(TestConfo
 # the eval's, the hints' and the egress proxy's together 70 s (30 s).
 step "go test -race" racetest -tags crucible_initexe -count=1 -timeout 15m \
 	./api/... ./service/... ./server/... ./store/... ./policy/... ./client/... ./agent/... ./llm/... \
-	./mcpserver/... ./analyst/... ./eval/... ./hint/... ./cmd/... ./sandbox/
+	./mcpserver/... ./analyst/... ./eval/... ./hint/... ./cluster/... ./cmd/... ./sandbox/
 step "go test -race (sandbox)" racetest -tags crucible_initexe -count=1 -timeout 20m ./sandbox/linux/...
 if $soak; then
 	step "API soak" gotest -tags crucible_initexe -count=1 -timeout 30m -run '^TestSoak$' ./e2e/ -soak
