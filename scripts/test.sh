@@ -112,8 +112,8 @@ step "go test (no crucible-init)" gotest -count=1 -timeout 10m -run '^(TestConfo
 # The race detector (it needs cgo) on every package with goroutines or
 # state shared between them: the pipeline, the transports and the CLI, the
 # stores, the agents, the cluster's heartbeats and forwarding, the egress
-# proxy (./policy/... : ./policy/ alone is
-# not its subpackages), the sandbox runtime. Not e2e, whose goroutines only
+# proxy (./policy/... : ./policy/ alone is not its subpackages), the
+# sandbox runtime. Not e2e, whose goroutines only
 # read the output of a crucible built without it. Measured on a 2-core
 # machine: the sandbox runtime's tests take about 250 s under it (190 s
 # without), the CLI's 130 s (35 s), the MCP transport's, the analyst's,
