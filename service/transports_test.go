@@ -34,8 +34,11 @@ type transportRule struct {
 //     stores (store), model providers (llm), the redactor and the code
 //     policy presets of a config (policy, policy/codecheck), error hints
 //     (hint), suggests the files nearest a misspelt one (internal/nearest,
-//     a leaf that imports nothing of Crucible's), and serves the HTTP and
-//     MCP transports (server, mcpserver),
+//     a leaf that imports nothing of Crucible's), joins a cluster of
+//     nodes and hands the server its forwarder (cluster: a node's registry,
+//     catalog and forwarding, whose hooks service and server take as
+//     interfaces and funcs), and serves the HTTP and MCP transports
+//     (server, mcpserver),
 //     and marks the descriptors it inherited close-on-exec as it starts
 //     (sandbox/linux/cloexec, in runtime_native_linux.go, Linux's alone), and `crucible bench api`
 //     times the bare interpreter a sandbox runs, by its path
@@ -51,7 +54,7 @@ var transportRules = []transportRule{
 	{dir: "mcpserver"},
 	{dir: "e2bapi", may: []string{"internal/jsonbody"}},
 	{dir: "webui"},
-	{dir: "cmd/crucible", may: []string{"sandbox/linux", "sandbox/docker", "image", "store", "llm", "policy", "policy/codecheck", "hint", "internal/nearest", "client", "server", "mcpserver"},
+	{dir: "cmd/crucible", may: []string{"sandbox/linux", "sandbox/docker", "image", "store", "llm", "policy", "policy/codecheck", "hint", "internal/nearest", "client", "cluster", "server", "mcpserver"},
 		inFiles: map[string][]string{"agent": {"agent.go", "agentsetup.go"}, "eval": {"eval.go"}, "sandbox/linux/cloexec": {"runtime_native_linux.go"}, "sandbox/lang": {"bench_bare.go", "bench_runtimes_rows.go"}}},
 }
 
