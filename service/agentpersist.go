@@ -102,15 +102,6 @@ func (p *agentPersister) loop() {
 	}
 }
 
-// save writes the run's record now, if it changed, with the events so
-// far: an approval is in the store before its event is published, and
-// its event before the run waits for a decision.
-func (p *agentPersister) save() {
-	if p != nil {
-		p.flush(nil, nil)
-	}
-}
-
 // settle stops the loop and writes the run as it ended (end, with its
 // trace), with its events so far: before anyone can see it ended.
 func (p *agentPersister) settle(end api.AgentRun) {
@@ -122,22 +113,31 @@ func (p *agentPersister) settle(end api.AgentRun) {
 	p.flush(&end, nil)
 }
 
-// last writes the run's last events, result the last of all; the
-// result's ID is the next position of the feed, as the run's goroutine
-// publishes it right after, none publishing meanwhile.
+// last writes the run's last events, result the last of all (ahead).
 func (p *agentPersister) last(result api.AgentRun) {
+	result.Trace = nil // the record holds it: the replay puts it back
+	p.ahead(Event{Kind: EventResult, Agent: &api.AgentEvent{Run: &result}})
+}
+
+// ahead writes e, with the run's record and the events before it,
+// before the run's goroutine publishes it, right after, none publishing
+// meanwhile (so its ID is the feed's next position): a client that saw
+// it finds it in the store after a crash. The result and approvals go
+// this way.
+func (p *agentPersister) ahead(e Event) {
 	if p == nil {
 		return
 	}
 	last, _ := p.run.feed.position()
-	result.Trace = nil // the record holds it: the replay puts it back
-	p.flush(nil, &Event{ID: last + 1, Kind: EventResult, Agent: &api.AgentEvent{Run: &result}})
+	e.ID = last + 1
+	p.flush(nil, &e)
 }
 
 // flush writes the events after the last written, within the budget,
-// and the run's record if it changed (or end, as it ended), then result
-// if set. A failed write is logged and retried with the next.
-func (p *agentPersister) flush(end *api.AgentRun, result *Event) {
+// and the run's record if it changed (or end, as it ended), then next
+// if set, outside the budget. A failed write is logged and retried with
+// the next.
+func (p *agentPersister) flush(end *api.AgentRun, next *Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	run := p.run
@@ -153,12 +153,12 @@ func (p *agentPersister) flush(end *api.AgentRun, result *Event) {
 			rows = append(rows, row)
 		}
 	}
-	if result != nil {
-		if row, err := eventRow(*result); err == nil {
+	if next != nil {
+		if row, err := eventRow(*next); err == nil {
 			rows = append(rows, row)
-			last = result.ID
+			last = next.ID
 		} else {
-			run.s.log.Error("encode agent run result", "agent_run", run.id, "err", err)
+			run.s.log.Error("encode agent run event", "agent_run", run.id, "kind", next.Kind, "err", err)
 		}
 	}
 	rec, changes := run.record(end)

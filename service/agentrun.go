@@ -110,12 +110,12 @@ func (run *agentRun) approve(ctx context.Context, code string) (bool, error) {
 	run.approvals = append(run.approvals, p.approval)
 	run.changes++
 	run.mu.Unlock()
-	// Stored before anyone sees it: after a crash, a decision on it is
-	// refused as too late (the run interrupted), not as unknown. Its
-	// event is stored before the wait: a person takes long to decide.
-	run.persist.save()
-	run.publish(EventApproval, api.AgentEvent{Approval: &p.approval})
-	run.persist.save()
+	// Stored, with its event, before anyone sees it: after a crash, a
+	// decision on it is refused as too late (the run interrupted), not
+	// as unknown, and the stream a client follows still shows it.
+	asked := api.AgentEvent{Approval: &p.approval}
+	run.persist.ahead(Event{Kind: EventApproval, Agent: &asked})
+	run.publish(EventApproval, asked)
 	timer := time.NewTimer(run.timeout)
 	defer timer.Stop()
 	var d api.AgentDecision
