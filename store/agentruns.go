@@ -319,12 +319,7 @@ func (s *sqlStore) ListAgentRuns(ctx context.Context, tenant string, f AgentRunF
 	if err := rows.Err(); err != nil {
 		return nil, "", fmt.Errorf("store: list agent runs: %w", err)
 	}
-	next := ""
-	if len(runs) > limit {
-		runs = runs[:limit]
-		last := runs[limit-1]
-		next = encodeCursor(last.CreatedAt.UnixMicro(), last.ID)
-	}
+	runs, next := page(runs, limit, func(r api.AgentRun) (time.Time, string) { return r.CreatedAt, r.ID })
 	return runs, next, nil
 }
 

@@ -304,12 +304,7 @@ func (s *sqlStore) ListAnalyses(ctx context.Context, tenant string, limit int, c
 	if err := rows.Err(); err != nil {
 		return nil, "", fmt.Errorf("store: list analyses: %w", err)
 	}
-	next := ""
-	if len(list) > limit {
-		list = list[:limit]
-		last := list[limit-1]
-		next = encodeCursor(last.CreatedAt.UnixMicro(), last.ID)
-	}
+	list, next := page(list, limit, func(a Analysis) (time.Time, string) { return a.CreatedAt, a.ID })
 	return list, next, nil
 }
 

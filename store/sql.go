@@ -250,13 +250,21 @@ func (s *sqlStore) List(ctx context.Context, tenant string, f Filter) ([]api.Run
 	if err := rows.Err(); err != nil {
 		return nil, "", fmt.Errorf("store: list runs: %w", err)
 	}
-	next := ""
-	if len(runs) > limit {
-		runs = runs[:limit]
-		last := runs[limit-1]
-		next = encodeCursor(last.CreatedAt.UnixMicro(), last.ID)
-	}
+	runs, next := page(runs, limit, func(r api.Run) (time.Time, string) { return r.CreatedAt, r.ID })
 	return runs, next, nil
+}
+
+// page cuts list, read with one row more than limit, to limit rows, and
+// returns the cursor of the page after it ("" when list was the last),
+// from the last row's creation time and ID (key): the paging of every
+// list of the store.
+func page[T any](list []T, limit int, key func(T) (time.Time, string)) ([]T, string) {
+	if len(list) <= limit {
+		return list, ""
+	}
+	list = list[:limit]
+	created, id := key(list[limit-1])
+	return list, encodeCursor(created.UnixMicro(), id)
 }
 
 // interruptedReason is the Reason MarkInterrupted gives the runs it ends.
