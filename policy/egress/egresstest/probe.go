@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -247,14 +248,37 @@ func NetnsHolders(t testing.TB, id string) []string {
 	return held
 }
 
-// OpenFDs counts this process's open descriptors.
-func OpenFDs(t testing.TB) int {
+// OpenFDs lists this process's open descriptors: each one's number and
+// what it refers to (a file's path, "socket:[inode]", "pipe:[inode]").
+func OpenFDs(t testing.TB) map[string]string {
 	t.Helper()
 	names, err := filepath.Glob("/proc/self/fd/*")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return len(names)
+	open := make(map[string]string, len(names))
+	for _, p := range names {
+		if l, err := os.Readlink(p); err == nil {
+			open[filepath.Base(p)] = l
+		}
+	}
+	return open
+}
+
+// NewFDs lists the descriptors open now that were not open in before
+// (OpenFDs): a descriptor counts as new when its number was free or now
+// refers to something else. A descriptor some other part of the test
+// process closed meanwhile is not a leak and is not counted.
+func NewFDs(t testing.TB, before map[string]string) []string {
+	t.Helper()
+	var added []string
+	for fd, target := range OpenFDs(t) {
+		if before[fd] != target {
+			added = append(added, fd+" -> "+target)
+		}
+	}
+	sort.Strings(added)
+	return added
 }
 
 // HostLinks lists the interfaces of the host's network namespace, but
