@@ -17,13 +17,17 @@ const (
 	// StatusInterrupted: the server stopped while the run was queued or
 	// running; its result is lost (a server marks them so when it starts again).
 	StatusInterrupted sandbox.Status = "interrupted"
+	// StatusLost: in cluster mode, the run had started on a node that
+	// died before it ended; its result is lost, and it is not run again
+	// (its reason names the node).
+	StatusLost sandbox.Status = "lost"
 )
 
 // ValidStatus reports whether s is a status a Run may carry: a sandbox
-// status, StatusQueued, StatusRunning or StatusInterrupted.
+// status, StatusQueued, StatusRunning, StatusInterrupted or StatusLost.
 func ValidStatus(s sandbox.Status) bool {
 	switch s {
-	case StatusQueued, StatusRunning, StatusInterrupted,
+	case StatusQueued, StatusRunning, StatusInterrupted, StatusLost,
 		sandbox.StatusOK, sandbox.StatusError, sandbox.StatusTimeout,
 		sandbox.StatusCPULimit, sandbox.StatusMemoryLimit, sandbox.StatusOutputLimit,
 		sandbox.StatusKilled, sandbox.StatusBlocked, sandbox.StatusInternal:
@@ -56,7 +60,7 @@ type Run struct {
 	// Limits are the limits applied, defaults filled in.
 	Limits sandbox.Limits `json:"limits"`
 	// Status is where the run stands: StatusQueued, StatusRunning,
-	// StatusInterrupted, or the sandbox status it ended with. Create sets
+	// StatusInterrupted, StatusLost, or the sandbox status it ended with. Create sets
 	// StatusQueued when it is empty.
 	Status sandbox.Status `json:"status"`
 	// ExitCode is the program's exit code, or -1 when it was ended by a
@@ -99,6 +103,10 @@ type Run struct {
 	// AgentRun names the agent run that made this execution; empty for
 	// a run a caller asked for directly.
 	AgentRun string `json:"agent_run,omitempty"`
+	// Node names the cluster node that executes the run (cluster mode);
+	// empty on a single server, and while a run waits in the cluster's
+	// queue.
+	Node string `json:"node,omitempty"`
 	// Redactions counts the secrets the caller redacted from the output.
 	Redactions int `json:"redactions"`
 	// CreatedAt is when the run was accepted. Create sets the current time

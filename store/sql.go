@@ -125,14 +125,14 @@ func (s *sqlStore) q(query string) string {
 
 const runColumns = `id, tenant, language, code_hash, code, image_digest, limits, status,
 	exit_code, signal, reason, metrics, stdout, stderr, stdout_truncated, stderr_truncated,
-	error, artifacts, cache_hit, redactions, session_id, agent_run, image, network, code_policy, created_at, started_at, finished_at`
+	error, artifacts, cache_hit, redactions, session_id, agent_run, image, network, code_policy, node, created_at, started_at, finished_at`
 
 // updateColumns are the columns Update sets, in runArgs order after the
 // first two (id, tenant) and before the last three (timestamps).
 const updateColumns = `language = ?, code_hash = ?, code = ?, image_digest = ?, limits = ?, status = ?,
 	exit_code = ?, signal = ?, reason = ?, metrics = ?, stdout = ?, stderr = ?, stdout_truncated = ?,
 	stderr_truncated = ?, error = ?, artifacts = ?, cache_hit = ?, redactions = ?,
-	session_id = ?, agent_run = ?, image = ?, network = ?, code_policy = ?, started_at = ?, finished_at = ?`
+	session_id = ?, agent_run = ?, image = ?, network = ?, code_policy = ?, node = ?, started_at = ?, finished_at = ?`
 
 func (s *sqlStore) Create(ctx context.Context, r *api.Run) error {
 	if r.ID == "" {
@@ -397,7 +397,7 @@ func runArgs(r *api.Run) ([]any, error) {
 	return []any{
 		r.ID, r.Tenant, string(r.Language), r.CodeHash, r.Code, r.ImageDigest, string(limits), string(r.Status),
 		r.ExitCode, r.Signal, r.Reason, string(metrics), nonNil(r.Stdout), nonNil(r.Stderr), r.StdoutTruncated, r.StderrTruncated,
-		execErr, artifacts, r.CacheHit, r.Redactions, r.SessionID, r.AgentRun, r.Image, network, codePolicy, r.CreatedAt.UnixMicro(), micros(r.StartedAt), micros(r.FinishedAt),
+		execErr, artifacts, r.CacheHit, r.Redactions, r.SessionID, r.AgentRun, r.Image, network, codePolicy, r.Node, r.CreatedAt.UnixMicro(), micros(r.StartedAt), micros(r.FinishedAt),
 	}, nil
 }
 
@@ -450,7 +450,7 @@ func scanRun(row interface{ Scan(...any) error }) (*api.Run, error) {
 	)
 	err := row.Scan(&r.ID, &r.Tenant, &language, &r.CodeHash, &r.Code, &r.ImageDigest, &limits, &status,
 		&r.ExitCode, &r.Signal, &r.Reason, &metrics, &stdout, &stderr, &r.StdoutTruncated, &r.StderrTruncated,
-		&execErr, &artifacts, &r.CacheHit, &r.Redactions, &r.SessionID, &r.AgentRun, &r.Image, &network, &codePolicy, &created, &started, &finished)
+		&execErr, &artifacts, &r.CacheHit, &r.Redactions, &r.SessionID, &r.AgentRun, &r.Image, &network, &codePolicy, &r.Node, &created, &started, &finished)
 	if err != nil {
 		return nil, err
 	}

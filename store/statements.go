@@ -20,8 +20,8 @@ func (s *sqlStore) prepare(ctx context.Context) error {
 		query string
 	}{
 		{&s.stmts.createRun, `INSERT INTO runs (` + runColumns + `)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
-		{&s.stmts.updateRun, `UPDATE runs SET ` + updateColumns + ` WHERE tenant = ? AND id = ?`},
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+		{&s.stmts.updateRun, `UPDATE runs SET ` + updateColumns + ` WHERE tenant = ? AND id = ? AND status <> 'lost'`},
 		{&s.stmts.getRun, `SELECT ` + runColumns + ` FROM runs WHERE tenant = ? AND id = ?`},
 		{&s.stmts.cacheGet, `SELECT run_id, expires_at FROM run_cache WHERE tenant = ? AND cache_key = ?`},
 	} {

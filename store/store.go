@@ -79,7 +79,9 @@ type Store interface {
 	// what is stored (UTC, microseconds).
 	Create(ctx context.Context, r *api.Run) error
 	// Update replaces the stored run with r's ID and tenant, all but its ID,
-	// Tenant and CreatedAt. It returns ErrNotFound when there is none.
+	// Tenant and CreatedAt. It returns ErrNotFound when there is none, or
+	// when it ended api.StatusLost: a run declared lost keeps that end (its
+	// node was taken for dead; a late result of it is not written).
 	Update(ctx context.Context, r *api.Run) error
 	// Get returns the tenant's run with this ID, or ErrNotFound.
 	Get(ctx context.Context, tenant, id string) (*api.Run, error)
@@ -93,6 +95,7 @@ type Store interface {
 	// A server calls it at start, before it accepts runs, to settle the
 	// runs a crash left behind.
 	MarkInterrupted(ctx context.Context) (int, error)
+	RunNodes
 	// CacheGet returns the run stored under the tenant's cache key, if the
 	// entry exists, has not expired, and its run still exists. Expired
 	// entries are misses and are deleted.

@@ -77,6 +77,7 @@ func runSuite(t *testing.T, open func(t *testing.T) Store) {
 		{"artifacts", testArtifacts},
 	}
 	tests = append(tests, agentRunTests...)
+	tests = append(tests, runNodeTests...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })
 	}

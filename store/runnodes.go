@@ -1,0 +1,79 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/crucible-sandbox/crucible/api"
+)
+
+// runNodesMigration adds the node that executes a run (cluster mode).
+var runNodesMigration = migration{
+	version: 9,
+	name:    "runs name the node that executes them",
+	statements: []string{
+		`ALTER TABLE runs ADD COLUMN node TEXT NOT NULL DEFAULT ''`,
+		`CREATE INDEX runs_status_node ON runs (status, node)`,
+	},
+}
+
+// RunNodes are the queries of cluster mode, where nodes share the store
+// and each run names the node that executes it (api.Run.Node).
+type RunNodes interface {
+	// MarkInterruptedOn is MarkInterrupted for node's runs only: a node
+	// of a cluster settles, when it starts, the runs its previous process
+	// left, never those other live nodes execute.
+	MarkInterruptedOn(ctx context.Context, node string) (int, error)
+	// MarkLost ends every run still running on node with api.StatusLost,
+	// the reason LostReason(node) and FinishedAt now, and returns how many
+	// it ended. The update is conditional (status running, node node): a
+	// run that ended meanwhile keeps its end.
+	MarkLost(ctx context.Context, node string) (int, error)
+	// RunningNodes returns the nodes that have runs running, in no order.
+	RunningNodes(ctx context.Context) ([]string, error)
+}
+
+// LostReason is the reason of a run that node ran when it died.
+func LostReason(node string) string {
+	return fmt.Sprintf("lost: node %s, which ran it, died before it ended; it was not run again", node)
+}
+
+func (s *sqlStore) MarkInterruptedOn(ctx context.Context, node string) (int, error) {
+	res, err := s.db.ExecContext(ctx, s.q(`UPDATE runs SET status = ?, reason = ?, finished_at = ?
+		WHERE status IN (?, ?) AND node = ?`),
+		string(api.StatusInterrupted), interruptedReason, s.now().UnixMicro(),
+		string(api.StatusQueued), string(api.StatusRunning), node)
+	if err != nil {
+		return 0, fmt.Errorf("store: mark node %s's runs interrupted: %w", node, err)
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
+}
+
+func (s *sqlStore) MarkLost(ctx context.Context, node string) (int, error) {
+	res, err := s.db.ExecContext(ctx, s.q(`UPDATE runs SET status = ?, reason = ?, finished_at = ?
+		WHERE status = ? AND node = ?`),
+		string(api.StatusLost), LostReason(node), s.now().UnixMicro(), string(api.StatusRunning), node)
+	if err != nil {
+		return 0, fmt.Errorf("store: mark node %s's runs lost: %w", node, err)
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
+}
+
+func (s *sqlStore) RunningNodes(ctx context.Context) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT DISTINCT node FROM runs WHERE status = ? AND node <> ''`), string(api.StatusRunning))
+	if err != nil {
+		return nil, fmt.Errorf("store: nodes with running runs: %w", err)
+	}
+	defer rows.Close()
+	var nodes []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return nil, fmt.Errorf("store: nodes with running runs: %w", err)
+		}
+		nodes = append(nodes, n)
+	}
+	return nodes, rows.Err()
+}
