@@ -3,8 +3,10 @@ package store
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/crucible-sandbox/crucible/api"
+	"github.com/crucible-sandbox/crucible/sandbox"
 )
 
 // runNodesMigration adds the node that executes a run (cluster mode).
@@ -31,6 +33,14 @@ type RunNodes interface {
 	MarkLost(ctx context.Context, node string) (int, error)
 	// RunningNodes returns the nodes that have runs running, in no order.
 	RunningNodes(ctx context.Context) ([]string, error)
+	// Claim marks tenant's run id running on node since started, if it
+	// is still queued, and reports whether it did: of the nodes a queued
+	// run's message reaches, only the first claim wins, and a run its
+	// front cancelled (EndQueued) is claimed by none.
+	Claim(ctx context.Context, tenant, id, node string, started time.Time) (bool, error)
+	// EndQueued ends tenant's run id with status and reason, if it is
+	// still queued, and reports whether it did.
+	EndQueued(ctx context.Context, tenant, id string, status sandbox.Status, reason string) (bool, error)
 }
 
 // LostReason is the reason of a run that node ran when it died.
@@ -76,4 +86,29 @@ func (s *sqlStore) RunningNodes(ctx context.Context) ([]string, error) {
 		nodes = append(nodes, n)
 	}
 	return nodes, rows.Err()
+}
+
+func (s *sqlStore) Claim(ctx context.Context, tenant, id, node string, started time.Time) (bool, error) {
+	res, err := s.db.ExecContext(ctx, s.q(`UPDATE runs SET status = ?, node = ?, started_at = ?
+		WHERE tenant = ? AND id = ? AND status = ?`),
+		string(api.StatusRunning), node, started.UnixMicro(), tenant, id, string(api.StatusQueued))
+	if err != nil {
+		return false, fmt.Errorf("store: claim run %s: %w", id, err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+func (s *sqlStore) EndQueued(ctx context.Context, tenant, id string, status sandbox.Status, reason string) (bool, error) {
+	if !api.ValidStatus(status) {
+		return false, fmt.Errorf("store: run %s: unknown status %q", id, status)
+	}
+	res, err := s.db.ExecContext(ctx, s.q(`UPDATE runs SET status = ?, reason = ?, finished_at = ?
+		WHERE tenant = ? AND id = ? AND status = ?`),
+		string(status), reason, s.now().UnixMicro(), tenant, id, string(api.StatusQueued))
+	if err != nil {
+		return false, fmt.Errorf("store: end queued run %s: %w", id, err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
 }

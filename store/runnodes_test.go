@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/crucible-sandbox/crucible/api"
 	"github.com/crucible-sandbox/crucible/sandbox"
@@ -18,6 +19,37 @@ var runNodeTests = []struct {
 	{"node round trip", testNodeRoundTrip},
 	{"mark interrupted on a node", testMarkInterruptedOn},
 	{"mark lost", testMarkLost},
+	{"claim", testClaim},
+}
+
+func testClaim(t *testing.T, s Store) {
+	mustCreate(t, s, &api.Run{ID: "c1", Tenant: "t", Language: sandbox.Python})
+	mustCreate(t, s, &api.Run{ID: "c2", Tenant: "t", Language: sandbox.Python})
+	if ok, err := s.Claim(ctx, "u", "c1", "a", at(5)); err != nil || ok {
+		t.Errorf("another tenant's Claim = %v, %v; want false", ok, err)
+	}
+	if ok, err := s.Claim(ctx, "t", "c1", "a", at(5)); err != nil || !ok {
+		t.Fatalf("first Claim = %v, %v; want true", ok, err)
+	}
+	if ok, err := s.Claim(ctx, "t", "c1", "b", at(6)); err != nil || ok {
+		t.Errorf("second Claim = %v, %v; want false", ok, err)
+	}
+	got := mustGet(t, s, "t", "c1")
+	if got.Status != api.StatusRunning || got.Node != "a" || got.StartedAt == nil || !got.StartedAt.Equal(at(5).Truncate(time.Microsecond)) {
+		t.Errorf("claimed run: %s on %q since %v; want running on a since %v", got.Status, got.Node, got.StartedAt, at(5))
+	}
+	if ok, err := s.EndQueued(ctx, "t", "c1", sandbox.StatusKilled, "cancelled"); err != nil || ok {
+		t.Errorf("EndQueued of a running run = %v, %v; want false", ok, err)
+	}
+	if ok, err := s.EndQueued(ctx, "t", "c2", sandbox.StatusKilled, "cancelled while queued"); err != nil || !ok {
+		t.Fatalf("EndQueued = %v, %v; want true", ok, err)
+	}
+	if ok, err := s.Claim(ctx, "t", "c2", "a", at(7)); err != nil || ok {
+		t.Errorf("Claim of a cancelled run = %v, %v; want false", ok, err)
+	}
+	if got := mustGet(t, s, "t", "c2"); got.Status != sandbox.StatusKilled || got.Reason != "cancelled while queued" || got.FinishedAt == nil {
+		t.Errorf("cancelled run: %s %q %v", got.Status, got.Reason, got.FinishedAt)
+	}
 }
 
 func testNodeRoundTrip(t *testing.T, s Store) {
