@@ -17,6 +17,7 @@ type admission struct {
 
 	mu     sync.Mutex
 	closed bool
+	freed  chan struct{}  // closed and replaced when a slot frees or admission closes
 	wg     sync.WaitGroup // one per admitted run
 }
 
@@ -25,6 +26,7 @@ func newAdmission(maxConcurrent, maxQueue int, depth prometheus.Gauge) *admissio
 		slots:  make(chan struct{}, maxConcurrent),
 		places: make(chan struct{}, maxConcurrent+maxQueue),
 		depth:  depth,
+		freed:  make(chan struct{}),
 	}
 }
 
@@ -57,6 +59,9 @@ func (a *admission) enter(release func()) (*ticket, error) {
 
 // wait blocks until the run may execute, or ctx ends.
 func (t *ticket) wait(ctx context.Context) error {
+	if t.running { // tryRun took a slot
+		return nil
+	}
 	select {
 	case t.a.slots <- struct{}{}:
 		t.running = true
@@ -67,10 +72,54 @@ func (t *ticket) wait(ctx context.Context) error {
 	}
 }
 
+// tryRun takes a slot for the run if one is free now, and reports
+// whether it did (then wait returns at once).
+func (t *ticket) tryRun() bool {
+	select {
+	case t.a.slots <- struct{}{}:
+		t.running = true
+		t.a.depth.Dec()
+		return true
+	default:
+		return false
+	}
+}
+
+// waitFree blocks until a slot is free (without taking it), and reports
+// whether one is: false once admission closed or ctx ended. A node pulls
+// a run from the cluster's queue only then.
+func (a *admission) waitFree(ctx context.Context) bool {
+	for {
+		a.mu.Lock()
+		closed, freed, free := a.closed, a.freed, len(a.slots) < cap(a.slots)
+		a.mu.Unlock()
+		switch {
+		case closed:
+			return false
+		case free:
+			return true
+		}
+		select {
+		case <-freed:
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// wake wakes waitFree's callers.
+func (a *admission) wake() {
+	a.mu.Lock()
+	close(a.freed)
+	a.freed = make(chan struct{})
+	a.mu.Unlock()
+}
+
 // leave gives the run's place, and its slot if it had one, back.
 func (t *ticket) leave() {
 	if t.running {
 		<-t.a.slots
+		t.a.wake()
 	} else {
 		t.a.depth.Dec()
 	}
@@ -85,6 +134,7 @@ func (a *admission) close() (drained <-chan struct{}) {
 	a.mu.Lock()
 	a.closed = true
 	a.mu.Unlock()
+	a.wake()
 	done := make(chan struct{})
 	go func() {
 		a.wg.Wait()

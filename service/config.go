@@ -101,6 +101,11 @@ type Config struct {
 	// service opens as this node's and may refuse new ones (placement.go).
 	// Nil: a single node; nothing changes.
 	Placement Placement
+	// RunQueue, when set (cluster mode, with a Store), is the cluster's
+	// queue of stateless runs: a run no slot of this node can start at
+	// once goes there, for any node with a free slot (RunQueue). At start
+	// the service then settles only this node's runs.
+	RunQueue RunQueue
 	// Policy is the server's static code policy: the least mode of every
 	// run and session (zero: off; agents' code at least AgentMode), and
 	// the preset of a request that names none (zero: the built-in
@@ -160,6 +165,9 @@ const (
 func (c Config) withDefaults() (Config, error) {
 	if c.Runtime == nil || c.Redactor == nil {
 		return c, errors.New("service: Config needs a Runtime and a Redactor")
+	}
+	if c.RunQueue != nil && c.Store == nil {
+		return c, errors.New("service: Config.RunQueue needs a Store: the nodes of a cluster share the runs' records")
 	}
 	if c.MaxConcurrent < 0 || c.MaxQueue < 0 || c.MaxSessions < 0 || c.MaxBodyBytes < 0 ||
 		c.MaxPayloadBytes < 0 || c.PayloadWait < 0 || c.CacheTTL < 0 {

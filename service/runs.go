@@ -47,12 +47,25 @@ func (s *Service) Run(ctx context.Context, tenant string, req sandbox.Request, o
 		}
 		return api.RunResponse{}, err
 	}
+	job, err := s.route(p, req)
+	if err != nil {
+		opts.Payload.Release()
+		return api.RunResponse{}, err
+	}
 	// A waiting caller learns the ID with the result: the record is
 	// created while the run goes on.
 	p.writes.create(*p.rec)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(s.base, cancel)()
+	if job != nil { // another node runs it; its output comes redacted
+		res := s.executeRemote(ctx, p, job, func(k EventKind, d sandbox.Data) {
+			if req.OnOutput != nil {
+				req.OnOutput(sandbox.Stream(k), d)
+			}
+		})
+		return api.RunResponse{ID: p.rec.ID, Image: p.rec.Image, Result: res}, nil
+	}
 	if req.OnOutput != nil { // the caller sees the output redacted, like the result
 		out := redactedOutput(s.cfg.Redactor, req.OnOutput)
 		req.OnOutput = out.output
@@ -93,6 +106,11 @@ func (s *Service) start(ctx context.Context, tenant string, req sandbox.Request,
 		}
 		return api.RunAccepted{}, err
 	}
+	job, err := s.route(p, req)
+	if err != nil {
+		opts.Payload.Release()
+		return api.RunAccepted{}, err
+	}
 	switch {
 	case !recordFirst:
 		p.writes.create(*p.rec)
@@ -115,7 +133,12 @@ func (s *Service) start(ctx context.Context, tenant string, req sandbox.Request,
 		defer cancel()
 		defer stopWithCaller()
 		defer stopWithService()
-		res := s.execute(runCtx, p, req)
+		var res sandbox.Result
+		if job != nil { // another node runs it; its output comes redacted
+			res = s.executeRemote(runCtx, p, job, func(k EventKind, d sandbox.Data) { f.publish(Event{Kind: k, Output: d}) })
+		} else {
+			res = s.execute(runCtx, p, req)
+		}
 		out.flush() // the runtime delivers no output after Run returns
 		f.publish(Event{Kind: EventResult, Result: &api.RunResponse{ID: id, Image: p.rec.Image, Result: res}})
 		s.feeds.close(id)
@@ -133,6 +156,7 @@ type pending struct {
 	key     string // the cache key, "" when not cached
 	payload *Payload
 	policy  codePolicy
+	claimed bool // the record is marked running already (a run from the cluster's queue)
 }
 
 // prepare resolves req's language and image names (an alias to its
@@ -245,8 +269,10 @@ func (s *Service) execute(ctx context.Context, p *pending, req sandbox.Request) 
 		res = s.failed(rec, sandbox.StatusKilled, "cancelled while queued")
 	} else {
 		started := time.Now()
-		rec.Status, rec.StartedAt = api.StatusRunning, &started
-		p.writes.update(*rec) // while the run goes on
+		if !p.claimed {
+			rec.Status, rec.StartedAt = api.StatusRunning, &started
+			p.writes.update(*rec) // while the run goes on
+		}
 		var err error
 		req.Image = "" // the runtime is the image's: it runs in no other
 		res, err = runChecked(ctx, p.img.Runtime, req, p.policy)

@@ -54,7 +54,7 @@ func New(cfg Config) (*Service, error) {
 	}
 	if cfg.Store != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		n, err := cfg.Store.MarkInterrupted(ctx)
+		n, err := settleRuns(ctx, cfg)
 		if err != nil {
 			cancel()
 			return nil, fmt.Errorf("service: settle interrupted runs: %w", err)
@@ -78,7 +78,21 @@ func New(cfg Config) (*Service, error) {
 	s.met = newMetrics(s.sessions.active, cfg.Pools)
 	s.adm = newAdmission(cfg.MaxConcurrent, cfg.MaxQueue, s.met.queueDepth)
 	s.base, s.cancel = context.WithCancel(context.Background())
+	if cfg.RunQueue != nil {
+		s.pullers()
+		go s.sweep()
+	}
 	return s, nil
+}
+
+// settleRuns marks interrupted the runs a previous process left queued or
+// running: all of them on a single server; in cluster mode, where nodes
+// share the store, only this node's (the others' are theirs to run).
+func settleRuns(ctx context.Context, cfg Config) (int, error) {
+	if cfg.RunQueue != nil {
+		return cfg.Store.MarkInterruptedOn(ctx, cfg.RunQueue.NodeID())
+	}
+	return cfg.Store.MarkInterrupted(ctx)
 }
 
 // Metrics returns the registry of the service's Prometheus metrics, all

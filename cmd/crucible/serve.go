@@ -341,6 +341,9 @@ func serve(ctx context.Context, f *serveFlags) error {
 		}
 		defer node.Close()
 		cfg.Placement = node
+		if cfg.RunQueue, err = node.RunQueue(ctx, names); err != nil {
+			return platformError(err)
+		}
 	}
 	svc, err := service.New(cfg)
 	if err != nil {
