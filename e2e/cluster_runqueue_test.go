@@ -174,7 +174,7 @@ func TestClusterRunQueue(t *testing.T) {
 		done := make(chan answer, 1)
 		go func() {
 			res, err := ca.CreateRun(ctx, sandbox.Request{Language: sandbox.Bash, Code: "echo started; sleep 60",
-				Limits: sandbox.Limits{WallTimeMS: 90_000},
+				Limits:   sandbox.Limits{WallTimeMS: 90_000},
 				OnOutput: func(sandbox.Stream, []byte) { once.Do(func() { close(started) }) }})
 			done <- answer{res, err}
 		}()

@@ -383,7 +383,7 @@ func TestOpenAPIEnums(t *testing.T) {
 	if got := enum(t, doc, "Status"); !slices.Equal(got, statuses) {
 		t.Errorf("Status enum = %q, want sandbox's %q", got, statuses)
 	}
-	runStatuses := append(slices.Clone(statuses), string(api.StatusQueued), string(api.StatusRunning), string(api.StatusInterrupted))
+	runStatuses := append(slices.Clone(statuses), string(api.StatusQueued), string(api.StatusRunning), string(api.StatusInterrupted), string(api.StatusLost))
 	sort.Strings(runStatuses)
 	if got := enum(t, doc, "RunStatus"); !slices.Equal(got, runStatuses) {
 		t.Errorf("RunStatus enum = %q, want %q", got, runStatuses)

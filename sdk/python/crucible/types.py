@@ -264,13 +264,15 @@ class RunResult:
 @dataclass
 class RunRecord(RunResult):
     """A run's stored record (GET /v1/runs/{id}): its result plus the code,
-    tenant, times and links to a session or an agent run. Artifacts come
+    tenant, times, links to a session or an agent run, and in cluster mode
+    the node that executed it. Artifacts come
     without content: :meth:`Artifact.read` downloads them."""
 
     code: str = ""
     tenant: str = ""
     session_id: str = ""
     agent_run: str = ""
+    node: str = ""
     created_at: str = ""
     started_at: Optional[str] = None
     finished_at: Optional[str] = None
@@ -283,7 +285,7 @@ class RunRecord(RunResult):
         kw = {f.name: getattr(base, f.name) for f in dataclasses.fields(RunResult)}
         return cls(**kw, code=d.get("code", "") or "", tenant=d.get("tenant", "") or "",
                    session_id=d.get("session_id", "") or "", agent_run=d.get("agent_run", "") or "",
-                   created_at=d.get("created_at", "") or "", started_at=d.get("started_at"),
+                   node=d.get("node", "") or "", created_at=d.get("created_at", "") or "", started_at=d.get("started_at"),
                    finished_at=d.get("finished_at"), redactions=d.get("redactions", 0) or 0)
 
 

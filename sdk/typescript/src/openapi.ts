@@ -590,10 +590,10 @@ export interface components {
          */
         Status: "ok" | "error" | "timeout" | "cpu_limit" | "memory_limit" | "output_limit" | "killed" | "blocked" | "internal";
         /**
-         * @description Where a run record stands: queued, running, interrupted (the server stopped while the run was queued or running; its result is lost), or the Status it ended with.
+         * @description Where a run record stands: queued, running, interrupted (the server stopped while the run was queued or running; its result is lost), lost (cluster mode: the run had started on a node that died before it ended; its result is lost and it is not run again; the reason names the node), or the Status it ended with.
          * @enum {string}
          */
-        RunStatus: "queued" | "running" | "interrupted" | "ok" | "error" | "timeout" | "cpu_limit" | "memory_limit" | "output_limit" | "killed" | "blocked" | "internal";
+        RunStatus: "queued" | "running" | "interrupted" | "lost" | "ok" | "error" | "timeout" | "cpu_limit" | "memory_limit" | "output_limit" | "killed" | "blocked" | "internal";
         /** @description A byte string. Valid UTF-8 is encoded as a plain JSON string; anything else as {"base64": "..."} (standard encoding, with padding). Requests may use either form; null is read as empty. */
         Data: string | {
             /**
@@ -767,7 +767,7 @@ export interface components {
         };
         /** @description What a run or a session cell produced. Secrets are redacted from every output. */
         Result: {
-            status: components["schemas"]["Status"];
+            status: components["schemas"]["RunStatus"];
             /** @description Explains a status other than ok or error. */
             reason?: string;
             /** @description The exit code, or -1 when the program was ended by a signal or never started. */
@@ -853,6 +853,8 @@ export interface components {
             session_id?: string;
             /** @description The agent run that made this execution; absent for a run a caller asked for directly. */
             agent_run?: string;
+            /** @description The cluster node that executes the run (cluster mode); absent on a single server, and while the run waits in the cluster's queue. */
+            node?: string;
             network?: components["schemas"]["NetworkLog"];
         };
         /** @description A page of run records, newest first. */

@@ -14,7 +14,7 @@ export type RunResponse = Schemas['RunResponse'];
 export type RunRecord = Schemas['Run'];
 /** How a run ended: ok, error, timeout, cpu_limit, memory_limit, output_limit, killed, blocked, internal. */
 export type Status = Schemas['Status'];
-/** Where a run record stands: Status, or queued, running, interrupted. */
+/** Where a run record stands: Status, or queued, running, interrupted, lost. */
 export type RunStatus = Schemas['RunStatus'];
 /** The uncaught exception a program ended with, with the server's hint. */
 export type ExecError = Schemas['ExecError'];

@@ -6,7 +6,7 @@ import { Crucible, ValidationError, type AgentEvent, type RunEvent, type Status 
 
 export async function usage(c: Crucible): Promise<void> {
   const res = await c.run('print(1)', { language: 'py', limits: { memory_bytes: 64 << 20, wall_time_ms: 2000 }, files: [{ name: 'a.bin', content: new Uint8Array([1]) }] });
-  const status: Status | 'queued' | 'running' | 'interrupted' = res.status;
+  const status: Status | 'queued' | 'running' | 'interrupted' | 'lost' = res.status;
   const wall: number = res.metrics.wall_ms;
   const hint: string | undefined = res.error?.hint;
   void [status, wall, hint];
