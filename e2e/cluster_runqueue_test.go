@@ -3,6 +3,7 @@ package e2e
 import (
 	"bufio"
 	"context"
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -58,11 +59,12 @@ func runsExecuted(t *testing.T, s *server) int {
 // with SIGKILL mid-run, the client through A gets "lost" with B named,
 // the record reads lost and no node runs it again. A run pulled by a
 // node that dies before starting it is run by another (B, restarted),
-// and B's restart leaves A's running run alone.
+// and B's restart leaves A's running run alone. Cut off from NATS, B
+// runs what fits its free slots and refuses the rest with 503.
 func TestClusterRunQueue(t *testing.T) {
 	testenv.Root(t)
 	db := startPostgres(t)
-	nats, _ := startNATSServer(t)
+	nats, natsProc := startNATSServer(t)
 	a := startRunNode(t, "node-a", db, nats, 1)
 	b := startRunNode(t, "node-b", db, nats, 2)
 	ctx := context.Background()
@@ -218,6 +220,7 @@ func TestClusterRunQueue(t *testing.T) {
 		}
 	})
 
+	var b2 *server // B, restarted
 	t.Run("pulled by a node that died before starting: run by another", func(t *testing.T) {
 		busyA := busy(20)
 		id, err := ca.RunAsync(ctx, sandbox.Request{Language: sandbox.Bash, Code: "echo rescued"})
@@ -250,7 +253,7 @@ func TestClusterRunQueue(t *testing.T) {
 			t.Fatalf("pulled %d runs (%v), want the queued one", got, batch.Error())
 		}
 		nc.Close() // dies, never acknowledging it
-		b2 := startRunNode(t, "node-b", db, nats, 2)
+		b2 = startRunNode(t, "node-b", db, nats, 2)
 		if !poll(30*time.Second, func() bool { return record(id).FinishedAt != nil }) {
 			t.Fatalf("the run was not run by another node: %+v", record(id))
 		}
@@ -263,6 +266,27 @@ func TestClusterRunQueue(t *testing.T) {
 		// B's new process settled its own runs only: A's still runs.
 		if r := record(busyA); r.Status != api.StatusRunning {
 			t.Errorf("A's running run reads %s after B restarted, want running", r.Status)
+		}
+
+	})
+
+	t.Run("cut off from NATS: free slots only, then 503", func(t *testing.T) {
+		if b2 == nil {
+			t.Fatal("B did not restart: the subtest above failed")
+		}
+		_ = natsProc.Process.Kill()
+		_ = natsProc.Wait()
+		time.Sleep(cluster.NodeTTL + time.Second) // B knows it is cut off
+		cb := sdk(b2)
+		for i := range 2 { // B's two slots
+			if _, err := cb.RunAsync(ctx, sandbox.Request{Language: sandbox.Bash, Code: "sleep 5"}); err != nil {
+				t.Fatalf("run %d on a free slot of a cut-off node: %v", i, err)
+			}
+		}
+		_, err := cb.CreateRun(ctx, sandbox.Request{Language: sandbox.Bash, Code: "echo no slot"})
+		var apiErr *client.APIError
+		if !errors.As(err, &apiErr) || apiErr.Status != http.StatusServiceUnavailable || !strings.Contains(apiErr.Message, "cannot reach the cluster") {
+			t.Errorf("a run with no free slot on a cut-off node: %v, want 503 saying it cannot reach the cluster", err)
 		}
 	})
 }
