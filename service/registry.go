@@ -31,8 +31,8 @@ type registry[T any] struct {
 	// (shares.go): one per thing reserved or live that took one. They
 	// are interchangeable (each gives one of the tenant's back), so
 	// release and end give back any one of the tenant's.
-	shares map[string][]func()
-	drained     chan struct{}        // after shutdown: closed once none is live
+	shares  map[string][]func()
+	drained chan struct{} // after shutdown: closed once none is live
 }
 
 // registryConfig is what tells one kind's registry from another's: its

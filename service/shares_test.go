@@ -1,54 +1,19 @@
 package service_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
-	"os/exec"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/crucible-sandbox/crucible/api"
 	"github.com/crucible-sandbox/crucible/cluster"
-	"github.com/crucible-sandbox/crucible/internal/testenv"
 	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/service"
 )
-
-// startNATS starts Debian's nats-server with JetStream on a free
-// loopback port and returns its URL; it is killed when tb ends.
-func startNATS(tb testing.TB) string {
-	tb.Helper()
-	bin := testenv.NATSServer(tb)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	cmd := exec.Command(bin, "-js", "-a", "127.0.0.1", "-p", strconv.Itoa(port), "-sd", tb.TempDir())
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
-			c.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			tb.Fatalf("%s did not listen within 10s: %s", bin, out.String())
-		}
-	}
-	return fmt.Sprintf("nats://127.0.0.1:%d", port)
-}
 
 // joinNode joins the cluster at url as id; it leaves when tb ends.
 func joinNode(tb testing.TB, url, id string) *cluster.Node {
@@ -80,7 +45,7 @@ func refusedAcrossCluster(t *testing.T, what string, err error) {
 // run, a cancelled agent run); a tenant without a quota configured is
 // counted per node only.
 func TestSharesAcrossNodes(t *testing.T) {
-	url := startNATS(t)
+	url := service.StartNATSForTest(t)
 	ctx := context.Background()
 	model := scriptedModel(t, "2", "print(1+1)")
 	quota := map[string]service.TenantLimits{"acme": {MaxSessions: 2, MaxConcurrentRuns: 1, MaxAgentRuns: 1}}
