@@ -27,12 +27,12 @@ type registry[T any] struct {
 	closed      map[string]string    // forgotten ID → tenant
 	closedOrder []string             // oldest first
 	seq         uint64               // items added so far, for their order
+	drained     chan struct{}        // after shutdown: closed once none is live
 	// shares are the releases of tenants' cluster-wide shares
 	// (shares.go): one per thing reserved or live that took one. They
 	// are interchangeable (each gives one of the tenant's back), so
 	// release and end give back any one of the tenant's.
-	shares  map[string][]func()
-	drained chan struct{} // after shutdown: closed once none is live
+	shares map[string][]func()
 }
 
 // registryConfig is what tells one kind's registry from another's: its
