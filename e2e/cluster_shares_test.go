@@ -23,11 +23,12 @@ import (
 // one is closed, B opens one at once. Two sleeping runs started through
 // A (async), a third through B is refused the same way; once they have
 // ended, B runs one. Another tenant, with no quota configured, is not
-// held by acme's.
+// held by acme's. Without NATS, acme's run is refused (503): the node
+// cannot count its share.
 func TestClusterShares(t *testing.T) {
 	testenv.Root(t)
 	db := startPostgres(t)
-	nats, _ := startNATSServer(t)
+	nats, natsProc := startNATSServer(t)
 	conf := filepath.Join(t.TempDir(), "serve.json")
 	if err := os.WriteFile(conf, []byte(`{"tenants": {"acme": {"max_sessions": 2, "max_concurrent_runs": 2}}}`), 0o644); err != nil {
 		t.Fatal(err)
@@ -115,5 +116,14 @@ func TestClusterShares(t *testing.T) {
 	}
 	if r, err := sdk(b, acme).CreateRun(ctx, quick); err != nil || r.Status != sandbox.StatusOK {
 		t.Errorf("acme's run through node B once those on node A ended: %+v, %v", r, err)
+	}
+
+	// Cut off from NATS, a node cannot count acme's share: it refuses.
+	_ = natsProc.Process.Kill()
+	_ = natsProc.Wait()
+	var apiErr *client.APIError
+	if _, err := sdk(b, acme).CreateRun(ctx, quick); !errors.As(err, &apiErr) || apiErr.Status != http.StatusServiceUnavailable ||
+		!strings.Contains(apiErr.Message, `cannot reach the cluster (NATS) to count tenant "acme"'s runs against its cluster-wide share`) {
+		t.Errorf("acme's run through node B without NATS: %v, want 503 saying it cannot count the cluster-wide share", err)
 	}
 }
