@@ -3,8 +3,10 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -115,3 +117,48 @@ func TestE2BTenant(t *testing.T) {
 
 // cutKey shortens a secret for a message.
 func cutKey(s string) string { return s[:min(len(s), 8)] }
+
+// hungStore is a store that never answers a read of keys, as one across a
+// partition: each read waits for its context to end.
+type hungStore struct{ store.Store }
+
+func (hungStore) KeyByHash(ctx context.Context, _ string) (*store.APIKey, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+func (hungStore) ActiveKeys(ctx context.Context) (int, error) {
+	<-ctx.Done()
+	return 0, ctx.Err()
+}
+
+// TestAuthenticatorStoreUnreachable: while the store does not answer (a
+// cluster node cut off from Postgres), authenticating a request, with a
+// key or without, ends within the bound as a 503 unavailable that says
+// why, not a hang until TCP gives up.
+func TestAuthenticatorStoreUnreachable(t *testing.T) {
+	for _, header := range []string{"Bearer crk_whatever", ""} {
+		a := newAuthenticator(hungStore{}, true)
+		a.wait = 50 * time.Millisecond
+		r, _ := http.NewRequest("GET", "/v1/runs", nil)
+		if header != "" {
+			r.Header.Set("Authorization", header)
+		}
+		done := make(chan error, 1)
+		go func() {
+			_, apiErr, err := a.tenant(r)
+			if apiErr != nil {
+				err = fmt.Errorf("%d %s: %s", api.HTTPStatus(apiErr.Code), apiErr.Code, apiErr.Message)
+			}
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if e := answerOf(err); e == nil || e.Code != api.CodeUnavailable || !strings.Contains(e.Message, "the store did not answer within 50ms") {
+				t.Errorf("header %q, the store hung: %v, want 503 unavailable saying the store did not answer", header, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Errorf("header %q, the store hung: still authenticating 5s later, want 503 within 50ms", header)
+		}
+	}
+}
