@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -155,17 +156,31 @@ func (a *authenticator) activeKeys(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-// bounded calls read with ctx bounded by a.wait; a read the store did not
-// answer in time is refused as unavailable (503), not failed as internal.
+// bounded calls read with ctx bounded by a.wait. A store that cannot be
+// reached, whether the read timed out or the network failed, is refused
+// as unavailable (503), not failed as internal: the client may retry or
+// use another node.
 func (a *authenticator) bounded(ctx context.Context, read func(context.Context) error) error {
 	rctx, cancel := context.WithTimeout(ctx, a.wait)
 	defer cancel()
 	err := read(rctx)
-	if err != nil && ctx.Err() == nil && errors.Is(rctx.Err(), context.DeadlineExceeded) {
-		return &service.Error{Kind: service.KindUnavailable,
-			Message: fmt.Sprintf("cannot check the API key: the store did not answer within %v; retry, or use another node", a.wait)}
+	var netErr net.Error
+	switch {
+	case err == nil || ctx.Err() != nil:
+		return err
+	case errors.Is(rctx.Err(), context.DeadlineExceeded):
+		return storeUnreachable(fmt.Sprintf("it did not answer within %v", a.wait))
+	case errors.As(err, &netErr):
+		return storeUnreachable("the network failed")
 	}
 	return err
+}
+
+// storeUnreachable is the refusal of a request whose key cannot be
+// checked, for why.
+func storeUnreachable(why string) error {
+	return &service.Error{Kind: service.KindUnavailable,
+		Message: "cannot check the API key: the store cannot be reached (" + why + "); retry, or use another node"}
 }
 
 // tenantKey is the context key of the request's tenant.

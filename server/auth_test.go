@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -118,31 +120,48 @@ func TestE2BTenant(t *testing.T) {
 // cutKey shortens a secret for a message.
 func cutKey(s string) string { return s[:min(len(s), 8)] }
 
-// hungStore is a store that never answers a read of keys, as one across a
-// partition: each read waits for its context to end.
-type hungStore struct{ store.Store }
-
-func (hungStore) KeyByHash(ctx context.Context, _ string) (*store.APIKey, error) {
-	<-ctx.Done()
-	return nil, ctx.Err()
+// unreachableStore is a store that cannot be reached for a read of keys,
+// as one across a partition: each read waits for its context to end
+// (hung), or fails to connect (refused).
+type unreachableStore struct {
+	store.Store
+	refused bool
 }
 
-func (hungStore) ActiveKeys(ctx context.Context) (int, error) {
+func (u unreachableStore) read(ctx context.Context) error {
+	if u.refused {
+		return fmt.Errorf("store: look up key: failed to connect: %w", &net.OpError{Op: "dial", Net: "tcp", Err: syscall.EHOSTUNREACH})
+	}
 	<-ctx.Done()
-	return 0, ctx.Err()
+	return ctx.Err()
 }
 
-// TestAuthenticatorStoreUnreachable: while the store does not answer (a
+func (u unreachableStore) KeyByHash(ctx context.Context, _ string) (*store.APIKey, error) {
+	return nil, u.read(ctx)
+}
+
+func (u unreachableStore) ActiveKeys(ctx context.Context) (int, error) { return 0, u.read(ctx) }
+
+// TestAuthenticatorStoreUnreachable: while the store cannot be reached (a
 // cluster node cut off from Postgres), authenticating a request, with a
 // key or without, ends within the bound as a 503 unavailable that says
-// why, not a hang until TCP gives up.
+// why: not a hang until TCP gives up, nor a 500.
 func TestAuthenticatorStoreUnreachable(t *testing.T) {
-	for _, header := range []string{"Bearer crk_whatever", ""} {
-		a := newAuthenticator(hungStore{}, true)
+	for _, tc := range []struct {
+		header  string
+		refused bool
+		why     string
+	}{
+		{"Bearer crk_whatever", false, "it did not answer within 50ms"},
+		{"", false, "it did not answer within 50ms"},
+		{"Bearer crk_whatever", true, "the network failed"},
+		{"", true, "the network failed"},
+	} {
+		a := newAuthenticator(unreachableStore{refused: tc.refused}, true)
 		a.wait = 50 * time.Millisecond
 		r, _ := http.NewRequest("GET", "/v1/runs", nil)
-		if header != "" {
-			r.Header.Set("Authorization", header)
+		if tc.header != "" {
+			r.Header.Set("Authorization", tc.header)
 		}
 		done := make(chan error, 1)
 		go func() {
@@ -154,11 +173,11 @@ func TestAuthenticatorStoreUnreachable(t *testing.T) {
 		}()
 		select {
 		case err := <-done:
-			if e := answerOf(err); e == nil || e.Code != api.CodeUnavailable || !strings.Contains(e.Message, "the store did not answer within 50ms") {
-				t.Errorf("header %q, the store hung: %v, want 503 unavailable saying the store did not answer", header, err)
+			if e := answerOf(err); e == nil || e.Code != api.CodeUnavailable || !strings.Contains(e.Message, "the store cannot be reached ("+tc.why+")") {
+				t.Errorf("header %q, refused %v: %v, want 503 unavailable saying %q", tc.header, tc.refused, err, tc.why)
 			}
 		case <-time.After(5 * time.Second):
-			t.Errorf("header %q, the store hung: still authenticating 5s later, want 503 within 50ms", header)
+			t.Errorf("header %q, the store hung: still authenticating 5s later, want 503 within 50ms", tc.header)
 		}
 	}
 }
