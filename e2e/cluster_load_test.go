@@ -252,9 +252,12 @@ func newToken() string {
 // nsHTTPClient is an HTTP client whose connections are made inside the
 // network namespace ns, as a client on that node's own machine: it reaches
 // the node while the node's link is down. Each connection's socket is
-// created by a goroutine locked to a thread that has entered ns and is
-// never unlocked, so that the thread ends with it and no other goroutine
-// runs in ns.
+// created by a goroutine locked to a thread that enters ns and, once the
+// socket exists, returns to the test's namespace before it is unlocked.
+// The thread must not end: a node started by this process (Pdeathsig)
+// is killed when the thread that forked it ends, and a locked goroutine
+// that exits ends its thread. Only if the way back fails does the thread
+// end, locked.
 func nsHTTPClient(ns string) *http.Client {
 	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
 		type dialed struct {
@@ -264,16 +267,27 @@ func nsHTTPClient(ns string) *http.Client {
 		ch := make(chan dialed, 1)
 		go func() {
 			runtime.LockOSThread()
+			home, err := os.Open("/proc/thread-self/ns/net")
+			if err != nil {
+				runtime.UnlockOSThread()
+				ch <- dialed{nil, err}
+				return
+			}
+			defer home.Close()
 			f, err := os.Open("/run/netns/" + ns)
 			if err == nil {
 				err = unix.Setns(int(f.Fd()), unix.CLONE_NEWNET)
 				f.Close()
 			}
-			if err != nil {
-				ch <- dialed{nil, fmt.Errorf("enter network namespace %s: %w", ns, err)}
-				return
+			var c net.Conn
+			if err == nil {
+				c, err = (&net.Dialer{}).DialContext(ctx, network, addr)
+			} else {
+				err = fmt.Errorf("enter network namespace %s: %w", ns, err)
 			}
-			c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+			if unix.Setns(int(home.Fd()), unix.CLONE_NEWNET) == nil {
+				runtime.UnlockOSThread()
+			}
 			ch <- dialed{c, err}
 		}()
 		d := <-ch
