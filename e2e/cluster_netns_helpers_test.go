@@ -301,3 +301,39 @@ func freeDocSubnet(tb testing.TB) string {
 	tb.Fatalf("the host has addresses in every documentation range %v: other runs of the cluster's tests?", docSubnets)
 	return ""
 }
+
+// TestRemoveStaleNetns: the namespace and bridge of a test run that died
+// before its cleanup (named after its pid, now dead) are removed; those
+// of a live process, such as another run going on, are left alone.
+func TestRemoveStaleNetns(t *testing.T) {
+	testenv.Root(t)
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	live := exec.Command("sleep", "60")
+	if err := live.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = live.Process.Kill(); _ = live.Wait() })
+	made := map[string]bool{} // name -> whether it must go
+	for pid, stale := range map[int]bool{dead.Process.Pid: true, live.Process.Pid: false} {
+		ns, br := fmt.Sprintf("crn%dn1", pid), fmt.Sprintf("crb%d", pid)
+		ipCmd(t, "netns", "add", ns)
+		ipCmd(t, "link", "add", br, "type", "bridge")
+		t.Cleanup(func() {
+			_ = exec.Command("ip", "netns", "del", ns).Run()
+			_ = exec.Command("ip", "link", "del", br).Run()
+		})
+		made[ns], made[br] = stale, stale
+	}
+	removeStaleNetns(t)
+	for name, stale := range made {
+		_, nsErr := os.Stat("/run/netns/" + name)
+		_, linkErr := net.InterfaceByName(name)
+		exists := nsErr == nil || linkErr == nil
+		if exists == stale {
+			t.Errorf("%s: exists %v after removeStaleNetns, want %v", name, exists, !stale)
+		}
+	}
+}
