@@ -34,13 +34,16 @@ import (
 //   - every run a node answered with an id is in the Postgres store
 //     exactly once under that id, with the status it was answered with,
 //     and no run (answered or not) was recorded twice;
-//   - runs n1 held when it died: once the run queue exists (runs.node in
-//     the store), each ended with a final status (lost, or run by another
-//     node); before it, they stay as they were, which the test reports;
+//   - runs n1 held when it died, and n2's while cut off: once the run
+//     queue exists (runs.node in the store), each ended with a final
+//     status (lost, or run by another node); before it, they stay as they
+//     were, which the test reports (FINDING in its log);
 //   - a session on n1 answers 410 "gone" through the others; n2, cut off,
 //     refuses a new session (asked from inside its namespace) and, back,
 //     serves again, its session open before the cut reachable again;
-//   - both tenants were served (neither starved);
+//   - both tenants were served (neither starved), and tenant capped's
+//     share of 2 sessions holds across nodes once the cluster counts
+//     shares (checkSharesAcrossNodes);
 //   - nothing is left on the host: no sandbox process of any node, no
 //     cgroup or mount of n2 and n3 once they stopped; what the killed n1
 //     left is reported, and gone once n1 starts again.
