@@ -59,7 +59,7 @@ func (s *Service) launch(ctx context.Context, run *agentRun, release func(), wor
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	run.cancel = cancel
 	run.persist = s.newPersister(run)
-	if err := s.agents.add(run.tenant, run.id, run, s.LimitsFor(run.tenant).MaxAgentRuns); err != nil {
+	if err := addShared(ctx, s, s.agents, ShareAgentRuns, run.tenant, run.id, run, s.LimitsFor(run.tenant).MaxAgentRuns); err != nil {
 		cancel()
 		release()
 		return api.AgentRun{}, err

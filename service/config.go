@@ -106,6 +106,10 @@ type Config struct {
 	// once goes there, for any node with a free slot (RunQueue). At start
 	// the service then settles only this node's runs.
 	RunQueue RunQueue
+	// Shares, when set (cluster mode), counts tenants' configured quotas
+	// of runs, sessions and agent runs across the cluster's nodes
+	// (shares.go). Nil: each node counts its own; nothing else changes.
+	Shares Shares
 	// Policy is the server's static code policy: the least mode of every
 	// run and session (zero: off; agents' code at least AgentMode), and
 	// the preset of a request that names none (zero: the built-in

@@ -344,6 +344,7 @@ func serve(ctx context.Context, f *serveFlags) error {
 		if cfg.RunQueue, err = node.RunQueue(ctx, names); err != nil {
 			return platformError(err)
 		}
+		cfg.Shares = node // tenants' quotas count across the cluster
 	}
 	svc, err := service.New(cfg)
 	if err != nil {
