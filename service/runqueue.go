@@ -76,20 +76,22 @@ var watchEvery = time.Second
 // route decides where p runs, in cluster mode: here when a slot is free
 // now (no hop), else on the cluster's queue (the returned job). A run too
 // big for a message waits in the local queue. A node cut off from the
-// cluster runs only what fits its free slots and refuses the rest. On
+// cluster refuses runs (KindUnavailable), as it refuses sessions. On
 // error p's place is given back.
 func (s *Service) route(p *pending, req sandbox.Request) (job []byte, err error) {
 	q := s.cfg.RunQueue
 	if q == nil {
 		return nil, nil
 	}
+	// Cut off, the node takes no run: the others take it for dead, so a
+	// run it held would end lost by their sweepers whatever it answered.
+	if err := q.Admit(); err != nil {
+		p.ticket.leave()
+		return nil, errorf(KindUnavailable, "%v", err)
+	}
 	if p.ticket.tryRun() {
 		p.rec.Node = q.NodeID()
 		return nil, nil
-	}
-	if err := q.Admit(); err != nil {
-		p.ticket.leave()
-		return nil, errorf(KindUnavailable, "no slot is free on this node and %v", err)
 	}
 	job, err = json.Marshal(queuedRun{Rec: *p.rec, Request: req, CacheKey: p.key})
 	if err != nil {

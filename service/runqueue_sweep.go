@@ -3,6 +3,8 @@ package service
 import (
 	"context"
 	"time"
+
+	"github.com/crucible-sandbox/crucible/api"
 )
 
 // sweepEvery is how often a node looks for runs running on dead nodes.
@@ -52,4 +54,20 @@ func (s *Service) sweepOnce() {
 			s.log.Warn("runs of a dead node ended lost", "node", node, "count", n)
 		}
 	}
+}
+
+// lostMeanwhile returns rec's record when, in cluster mode, it was ended
+// lost while this node ran it (the others took this node for dead: it
+// could not reach the cluster): its caller is answered what the record
+// says, never a result the store does not hold. Nil otherwise.
+func (s *Service) lostMeanwhile(ctx context.Context, rec *api.Run) *api.Run {
+	if s.cfg.RunQueue == nil {
+		return nil
+	}
+	cur, err := s.cfg.Store.Get(ctx, rec.Tenant, rec.ID)
+	if err != nil || cur.Status != api.StatusLost {
+		return nil
+	}
+	s.log.Warn("a run ended lost while this node ran it (the cluster took this node for dead): its result is not kept", "run", rec.ID)
+	return cur
 }

@@ -326,6 +326,10 @@ func (s *Service) finish(rec *api.Run, res *sandbox.Result, redactions int, writ
 		}
 	}
 	if err := s.cfg.Store.Update(ctx, rec); err != nil {
+		if lost := s.lostMeanwhile(ctx, rec); lost != nil {
+			*res, *rec = resultOf(lost), *lost
+			return
+		}
 		s.log.Error("record run result", "run", rec.ID, "err", err)
 	}
 }
