@@ -64,6 +64,12 @@ func (s *Service) launch(ctx context.Context, run *agentRun, release func(), wor
 		release()
 		return api.AgentRun{}, err
 	}
+	if err := s.recordHeld(ctx, run.id, run.tenant); err != nil { // its approvals and events may be asked through any node
+		s.agents.end(run.id)
+		cancel()
+		release()
+		return api.AgentRun{}, err
+	}
 	started := run.snapshot(false)
 	run.publish(EventAgentRun, api.AgentEvent{Run: &started})
 	run.persist.start()
@@ -87,6 +93,7 @@ func (s *Service) launch(ctx context.Context, run *agentRun, release func(), wor
 		run.persist.last(end)
 		run.publish(EventResult, api.AgentEvent{Run: &end})
 		run.feed.end()
+		s.forgetHeld(run.id) // after its last write: any node reads it from the store
 	}()
 	return started, nil
 }

@@ -62,7 +62,7 @@ func New(cfg Config) (*Service, error) {
 		if n > 0 {
 			cfg.Logger.Info("marked runs left by a previous process as interrupted", "count", n)
 		}
-		n, err = settleAgentRuns(ctx, cfg.Store)
+		n, err = settleAgentRuns(ctx, cfg.Store, ownRuns(cfg.Placement))
 		cancel()
 		if err != nil {
 			return nil, fmt.Errorf("service: settle interrupted agent runs: %w", err)
@@ -78,6 +78,7 @@ func New(cfg Config) (*Service, error) {
 	s.met = newMetrics(s.sessions.active, cfg.Pools)
 	s.adm = newAdmission(cfg.MaxConcurrent, cfg.MaxQueue, s.met.queueDepth)
 	s.base, s.cancel = context.WithCancel(context.Background())
+	go s.sweepOrphans()
 	return s, nil
 }
 

@@ -115,6 +115,7 @@ var migrations = []migration{
 	},
 	agentRunsMigration,
 	analysesMigration,
+	agentRunNodeMigration,
 }
 
 // migrate applies the migrations the database lacks, in one transaction.
