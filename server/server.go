@@ -57,6 +57,11 @@ type Config struct {
 	// before this node's E2B API sees it: it forwards it to the node
 	// that holds the sandbox, which authenticates it, or returns false.
 	ForwardSandbox func(w http.ResponseWriter, r *http.Request, id string) bool
+	// MCPSessions, when set (cluster mode), records each MCP session
+	// this node opens as its own, by its Mcp-Session-Id, so that Forward
+	// sends the session's later requests here through any node, and
+	// forgets it once it ended (mcpCatalog).
+	MCPSessions MCPCatalog
 }
 
 // DefaultBodyTimeout is Config.BodyTimeout's default: a 64 MiB body at

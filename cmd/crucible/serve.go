@@ -358,7 +358,7 @@ func serve(ctx context.Context, f *serveFlags) error {
 		IdleTimeout: conf.idleTimeout, Logger: log}
 	if node != nil {
 		fw := node.Forwarder()
-		scfg.Forward, scfg.ForwardSandbox = fw.Forward, fw.ForwardSandbox
+		scfg.Forward, scfg.ForwardSandbox, scfg.MCPSessions = fw.Forward, fw.ForwardSandbox, node
 	}
 	srv, err := server.New(scfg)
 	if err != nil {
