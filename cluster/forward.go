@@ -8,7 +8,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
-		"time"
+	"time"
 
 	"github.com/crucible-sandbox/crucible/api"
 )
