@@ -141,6 +141,13 @@ func (f *Forwarder) forward(w http.ResponseWriter, r *http.Request, id string, k
 		writeError(w, api.CodeUnavailable, fmt.Sprintf("%s %s is on node %s, which cannot be reached from here", k, id, node.ID))
 		return true
 	}
+	// The owner may answer (and the answer be passed on) before the
+	// request's body has all been sent to it: an E2B code cell's NDJSON
+	// starts while a chunked body's last chunk is in flight. By default
+	// an HTTP/1 server closes the request's body once its answer has
+	// started; the body's copy to the owner then fails and the
+	// connection is cut mid-answer. Full duplex keeps the body readable.
+	_ = http.NewResponseController(w).EnableFullDuplex()
 	f.proxy(target, node.ID, k, id).ServeHTTP(w, r)
 	return true
 }

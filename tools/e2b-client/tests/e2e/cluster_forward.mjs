@@ -7,13 +7,23 @@
 import { Sandbox } from '@e2b/code-interpreter'
 import { main } from './lib.mjs'
 
+// step runs what, saying which step threw.
+async function step(name, what) {
+  try {
+    return await what()
+  } catch (e) {
+    e.message = `${name}: ${e.message} (cause: ${e.cause?.message ?? e.cause})`
+    throw e
+  }
+}
+
 main(async () => {
   const sandbox = await Sandbox.create({ timeoutMs: 120_000 })
   try {
-    await sandbox.files.write('/home/user/n.txt', '41')
-    const first = await sandbox.runCode("x = int(open('/home/user/n.txt').read())")
-    const second = await sandbox.runCode('x + 1')
-    const read = await sandbox.files.read('/home/user/n.txt')
+    await step('write', () => sandbox.files.write('/home/user/n.txt', '41'))
+    const first = await step('first cell', () => sandbox.runCode("x = int(open('/home/user/n.txt').read())"))
+    const second = await step('second cell', () => sandbox.runCode('x + 1'))
+    const read = await step('read', () => sandbox.files.read('/home/user/n.txt'))
     return {
       sandboxId: sandbox.sandboxId,
       text: second.text ?? null,
