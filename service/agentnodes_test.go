@@ -2,11 +2,14 @@ package service_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/crucible-sandbox/crucible/api"
 	"github.com/crucible-sandbox/crucible/policy"
@@ -104,5 +107,43 @@ func TestAgentRunNodes(t *testing.T) {
 	events := replayed(t, svcB, "acme", run.ID, 0)
 	if last := events[len(events)-1]; !strings.HasPrefix(last, "result ") || !strings.Contains(last, "node-a died") {
 		t.Errorf("the last event read through node-b: %s; want the result saying node-a died", last)
+	}
+}
+
+// TestAgentRunCatalog: an agent run is put on the catalog's record
+// before it is offered and taken off once it has ended; a node that
+// cannot record it (cut off from its cluster) refuses it as unavailable,
+// and holds nothing of it.
+func TestAgentRunCatalog(t *testing.T) {
+	st := openStore(t)
+	ctx := context.Background()
+	p := &nodePlacement{id: "node-a", dead: map[string]bool{}}
+	svc := nodeService(t, st, p)
+	run, err := svc.StartAgentRun(ctx, "acme", api.AgentRunRequest{Task: "add", TextMode: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	follow(t, svc, "acme", run.ID, func(service.Event) bool { return true })
+	p.recordingPlacement.mu.Lock()
+	opened := slices.Clone(p.opened)
+	p.recordingPlacement.mu.Unlock()
+	if opened[0] != "acme/"+run.ID {
+		t.Errorf("recorded %v, want acme/%s first", opened, run.ID)
+	}
+	for deadline := time.Now().Add(10 * time.Second); !slices.Contains(p.endedList(), run.ID); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the ended run %s was not taken off the record: ended %v", run.ID, p.endedList())
+		}
+	}
+
+	p.recordingPlacement.mu.Lock()
+	p.putErr = errors.New("cut off from the cluster")
+	p.recordingPlacement.mu.Unlock()
+	_, err = svc.StartAgentRun(ctx, "acme", api.AgentRunRequest{Task: "add", TextMode: true}, nil)
+	if kindOf(err) != service.KindUnavailable || !strings.Contains(err.Error(), "cut off") {
+		t.Fatalf("a run the node cannot record: %v, want KindUnavailable saying why", err)
+	}
+	if list, _, err := svc.AgentRuns(ctx, "acme", service.AgentRunPage{}); err != nil || len(list) != 1 {
+		t.Errorf("listed: %d runs (%v), want only the first", len(list), err)
 	}
 }

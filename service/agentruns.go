@@ -59,13 +59,16 @@ func (s *Service) launch(ctx context.Context, run *agentRun, release func(), wor
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	run.cancel = cancel
 	run.persist = s.newPersister(run)
-	if err := s.agents.add(run.tenant, run.id, run, s.LimitsFor(run.tenant).MaxAgentRuns); err != nil {
+	// On record before it is admitted (a refused run is then forgotten;
+	// an admitted one never shows as going on without its entry): its
+	// approvals and events may be asked through any node.
+	if err := s.recordHeld(ctx, run.id, run.tenant); err != nil {
 		cancel()
 		release()
 		return api.AgentRun{}, err
 	}
-	if err := s.recordHeld(ctx, run.id, run.tenant); err != nil { // its approvals and events may be asked through any node
-		s.agents.end(run.id)
+	if err := s.agents.add(run.tenant, run.id, run, s.LimitsFor(run.tenant).MaxAgentRuns); err != nil {
+		s.forgetHeld(run.id)
 		cancel()
 		release()
 		return api.AgentRun{}, err
