@@ -51,7 +51,9 @@ func (s *switchingTransport) RoundTrip(r *http.Request) (*http.Response, error) 
 // lists A's session. Then A is killed with SIGKILL: through B, the
 // session answers 410, the analysis is rebuilt on B (session_rebuilt,
 // its state back) and answers, and an agent run A left waiting for an
-// approval reads interrupted, saying node-a died.
+// approval reads interrupted, saying node-a died, and its stream resumed
+// through B ends with that result; the answered question's events replay
+// through B from the store.
 func TestClusterForward(t *testing.T) {
 	testenv.Root(t)
 	testenv.Image(t, "datascience")
@@ -104,7 +106,7 @@ func TestClusterForward(t *testing.T) {
 		t.Fatalf("the events after %s through node B: %d %v; want those after the approval, to the result (answered)", last.id, status, after)
 	}
 	waiting := startAgentRun(t, a, `{"task": "Wait for me. [[code]]print('never')[[/code]] [[answer]]never[[/answer]]", "text_mode": true, "approve": true}`)
-	agentEvents(t, b, waiting, "", func(e sseEvent) bool { return e.name == "approval" })
+	_, waited := agentEvents(t, b, waiting, "", func(e sseEvent) bool { return e.name == "approval" })
 
 	// An E2B sandbox created on A by E2B's SDK (the control plane is
 	// never forwarded: A holds it), its data plane through B, which holds
@@ -202,6 +204,18 @@ func TestClusterForward(t *testing.T) {
 	got, _ := getAgentRun(t, b, waiting)
 	if got.Status != api.AgentInterrupted || !strings.Contains(got.Reason, "node-a died") {
 		t.Errorf("the run node A left waiting, through node B: %s %q; want interrupted, its node node-a died", got.Status, got.Reason)
+	}
+	// Its stream, resumed through B from the approval: from the store now,
+	// to the result that says why it ended.
+	status, resumed := agentEvents(t, b, waiting, waited[len(waited)-1].id, nil)
+	if status != 200 || len(resumed) != 1 || resumed[0].name != "result" || !strings.Contains(resumed[0].data, "node-a died") {
+		t.Errorf("the waiting run's events after %s through node B once node A died: %d %v; want its result, interrupted", waited[len(waited)-1].id, status, resumed)
+	}
+	// The first question's events, through B from the store.
+	var replayed []string
+	if q, err := b.Client.FollowQuestion(ctx, an.ID, 1, func(e client.AgentEvent) { replayed = append(replayed, e.Kind) }); err != nil ||
+		!bytes.Equal(q.Answer, q1.Answer) || !slices.Contains(replayed, "code") {
+		t.Errorf("question 1's events through node B after node A died: %v (%v); want its stored events, code and answer", replayed, err)
 	}
 	if _, err := b.Client.Approve(ctx, waiting, "apr_x", true, ""); !errors.As(err, &apiErr) || apiErr.Status != http.StatusConflict && apiErr.Status != http.StatusNotFound {
 		t.Errorf("an approval of the interrupted run through node B: %v; want it refused", err)
