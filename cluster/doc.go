@@ -12,6 +12,11 @@
 // not reached NATS for longer than NodeTTL refuses new sessions, which it
 // could not report (Node.Admit), until it reaches it again.
 //
+// Tenants' quotas hold across the nodes (Node.Acquire, shares.go): each
+// node's count of a tenant's runs, sessions and agent runs is in a third
+// bucket, written with compare-and-set; the counts of a node that is not
+// alive do not count.
+//
 // Not here yet: queueing stateless runs across nodes, forwarding
 // analyses and agent runs (docs/cluster.md).
 package cluster

@@ -64,6 +64,7 @@ func (n *Node) beat(ctx context.Context) error {
 			n.mu.Unlock()
 		}
 	}
+	n.flushShares(ctx)
 	return nil
 }
 

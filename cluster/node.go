@@ -38,6 +38,7 @@ type Node struct {
 	nc      *nats.Conn
 	started time.Time
 	owners  ownerCache // of the sessions other nodes hold, looked up
+	shares  shareTally // what this node holds of tenants' shares (shares.go)
 
 	mu       sync.Mutex
 	kv       kvs               // the buckets, reopened after a NATS restart
@@ -53,7 +54,8 @@ type Node struct {
 // Join joins the cluster cfg names: it starts the embedded NATS server
 // if asked to, connects, opens the buckets (creating them if need be),
 // deletes the catalog entries that name this node (sessions a previous
-// process of the same id held died with it), writes its first heartbeat
+// process of the same id held died with it) and its counts in tenants'
+// shares (forgetShares), writes its first heartbeat
 // and keeps writing them until Close.
 func Join(ctx context.Context, cfg Config) (*Node, error) {
 	cfg, err := cfg.check()
@@ -73,6 +75,9 @@ func Join(ctx context.Context, cfg Config) (*Node, error) {
 	err = n.connect(ctx, natsURL)
 	if err == nil {
 		err = n.forgetPrevious(ctx)
+	}
+	if err == nil {
+		err = n.forgetShares(ctx)
 	}
 	if err == nil {
 		if err = n.beat(ctx); err != nil {
@@ -127,14 +132,18 @@ func (n *Node) openBuckets(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("cluster: bucket %s: %w", OwnersBucket, err)
 	}
+	shares, err := sharesBucket(ctx, js)
+	if err != nil {
+		return err
+	}
 	n.mu.Lock()
-	n.kv = kvs{nodes: nodes, owners: owners}
+	n.kv = kvs{nodes: nodes, owners: owners, shares: shares}
 	n.mu.Unlock()
 	return nil
 }
 
 // kvs are the cluster's buckets.
-type kvs struct{ nodes, owners jetstream.KeyValue }
+type kvs struct{ nodes, owners, shares jetstream.KeyValue }
 
 // buckets returns the buckets as last opened.
 func (n *Node) buckets() kvs {

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -20,6 +21,14 @@ import (
 // initdb refuses root) and returns the URL of its postgres database; it
 // is stopped when tb ends.
 func startPostgres(tb testing.TB) string {
+	tb.Helper()
+	return startPostgresOn(tb, "127.0.0.1", "")
+}
+
+// startPostgresOn is startPostgres listening on addr only, which also
+// lets in (trust) the clients of network clients, a CIDR, when not empty:
+// the nodes of the network namespaces' tests (cluster_netns_helpers_test.go).
+func startPostgresOn(tb testing.TB, addr, clients string) string {
 	tb.Helper()
 	bin := testenv.Postgres(tb)
 	dir := tb.TempDir()
@@ -50,11 +59,21 @@ func startPostgres(tb testing.TB) string {
 		}
 	}
 	run("initdb", "-D", data, "-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C")
+	if clients != "" {
+		hba, err := os.OpenFile(filepath.Join(data, "pg_hba.conf"), os.O_APPEND|os.O_WRONLY, 0)
+		if err == nil {
+			_, err = fmt.Fprintf(hba, "host all all %s trust\n", clients)
+			err = errors.Join(err, hba.Close())
+		}
+		if err != nil {
+			tb.Fatal(err)
+		}
+	}
 	port := freeLoopbackPort(tb)
-	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off", port, base)
+	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=%s -c fsync=off -c synchronous_commit=off -c full_page_writes=off", port, base, addr)
 	run("pg_ctl", "-D", data, "-l", filepath.Join(base, "log"), "-o", opts, "-w", "-t", "30", "start")
 	tb.Cleanup(func() { run("pg_ctl", "-D", data, "-m", "immediate", "-w", "stop") })
-	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port)
+	return fmt.Sprintf("postgres://postgres@%s/postgres?sslmode=disable", net.JoinHostPort(addr, strconv.Itoa(port)))
 }
 
 // startNATSServer starts Debian's nats-server with JetStream on a free
@@ -62,9 +81,16 @@ func startPostgres(tb testing.TB) string {
 // it is killed when tb ends.
 func startNATSServer(tb testing.TB) (string, *exec.Cmd) {
 	tb.Helper()
+	return startNATSServerOn(tb, "127.0.0.1")
+}
+
+// startNATSServerOn is startNATSServer listening on addr only.
+func startNATSServerOn(tb testing.TB, addr string) (string, *exec.Cmd) {
+	tb.Helper()
 	bin := testenv.NATSServer(tb)
 	port := freeLoopbackPort(tb)
-	cmd := exec.Command(bin, "-js", "-a", "127.0.0.1", "-p", strconv.Itoa(port), "-sd", tb.TempDir())
+	hostPort := net.JoinHostPort(addr, strconv.Itoa(port))
+	cmd := exec.Command(bin, "-js", "-a", addr, "-p", strconv.Itoa(port), "-sd", tb.TempDir())
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
@@ -72,7 +98,7 @@ func startNATSServer(tb testing.TB) (string, *exec.Cmd) {
 	}
 	tb.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	for deadline := time.Now().Add(10 * time.Second); ; {
-		if c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
+		if c, err := net.Dial("tcp", hostPort); err == nil {
 			c.Close()
 			break
 		}
@@ -81,7 +107,7 @@ func startNATSServer(tb testing.TB) (string, *exec.Cmd) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	return fmt.Sprintf("nats://127.0.0.1:%d", port), cmd
+	return "nats://" + hostPort, cmd
 }
 
 // freeLoopbackPort returns a loopback TCP port that was free a moment ago.

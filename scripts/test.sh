@@ -13,7 +13,8 @@
 #
 #   scripts/test.sh           vet, staticcheck, tests, race tests
 #   scripts/test.sh --bench   ... + the benchmarks (about 15 minutes more)
-#   scripts/test.sh --soak    ... + the API soak: 3 000 mixed requests (a few minutes)
+#   scripts/test.sh --soak    ... + the API soak: 3 000 mixed requests, against one
+#                             server and against three cluster nodes (a few minutes each)
 #
 # Exits non-zero if any step fails; every step runs regardless, so one
 # failure does not hide another.
@@ -124,6 +125,7 @@ step "go test -race" racetest -tags crucible_initexe -count=1 -timeout 15m \
 step "go test -race (sandbox)" racetest -tags crucible_initexe -count=1 -timeout 20m ./sandbox/linux/...
 if $soak; then
 	step "API soak" gotest -tags crucible_initexe -count=1 -timeout 30m -run '^TestSoak$' ./e2e/ -soak
+	step "API soak, cluster" gotest -tags crucible_initexe -count=1 -timeout 30m -run '^TestSoakCluster$' ./e2e/ -soak-cluster
 fi
 if $bench; then
 	step "benchmarks" go test -tags crucible_initexe -run '^$' -bench . -benchtime 100x ./sandbox/linux/

@@ -3,6 +3,8 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/crucible-sandbox/crucible/api"
 	"github.com/crucible-sandbox/crucible/e2bapi"
+	"github.com/crucible-sandbox/crucible/service"
 	"github.com/crucible-sandbox/crucible/store"
 )
 
@@ -21,6 +24,13 @@ const DefaultTenant = "default"
 // keyCacheTTL is how long a key lookup is trusted. It bounds the store
 // reads per request and is the delay before a revocation takes effect.
 const keyCacheTTL = 5 * time.Second
+
+// storeWait bounds each read of the store that authenticating a request
+// makes. A node cut off from its store (a partition, in a cluster) would
+// otherwise hold every request until TCP gives up on the connection,
+// minutes later; it answers 503 instead, which tells the client to retry
+// or to use another node.
+const storeWait = 5 * time.Second
 
 // maxCachedKeys bounds the key cache; when it is full it is emptied, so a
 // flood of invalid keys cannot grow memory.
@@ -48,6 +58,8 @@ type authenticator struct {
 	required bool
 	// ttl is how long answers of the store are trusted (keyCacheTTL).
 	ttl time.Duration
+	// wait bounds each read of the store (storeWait).
+	wait time.Duration
 
 	mu       sync.Mutex
 	keys     map[string]cachedKey // by hash
@@ -61,7 +73,7 @@ type cachedKey struct {
 }
 
 func newAuthenticator(st store.Store, required bool) *authenticator {
-	return &authenticator{store: st, required: required, ttl: keyCacheTTL, keys: map[string]cachedKey{}}
+	return &authenticator{store: st, required: required, ttl: keyCacheTTL, wait: storeWait, keys: map[string]cachedKey{}}
 }
 
 // tenant returns the tenant r acts as. Without an Authorization header it
@@ -102,7 +114,11 @@ func (a *authenticator) lookup(ctx context.Context, hash string) (string, error)
 	if ok && now.Before(c.expires) {
 		return c.tenant, nil
 	}
-	k, err := a.store.KeyByHash(ctx, hash)
+	var k *store.APIKey
+	err := a.bounded(ctx, func(ctx context.Context) (err error) {
+		k, err = a.store.KeyByHash(ctx, hash)
+		return err
+	})
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		c = cachedKey{expires: now.Add(a.ttl)}
@@ -128,12 +144,43 @@ func (a *authenticator) activeKeys(ctx context.Context) (int, error) {
 	if time.Since(a.activeAt) < a.ttl {
 		return a.active, nil
 	}
-	n, err := a.store.ActiveKeys(ctx)
+	var n int
+	err := a.bounded(ctx, func(ctx context.Context) (err error) {
+		n, err = a.store.ActiveKeys(ctx)
+		return err
+	})
 	if err != nil {
 		return 0, err
 	}
 	a.active, a.activeAt = n, time.Now()
 	return n, nil
+}
+
+// bounded calls read with ctx bounded by a.wait. A store that cannot be
+// reached, whether the read timed out or the network failed, is refused
+// as unavailable (503), not failed as internal: the client may retry or
+// use another node.
+func (a *authenticator) bounded(ctx context.Context, read func(context.Context) error) error {
+	rctx, cancel := context.WithTimeout(ctx, a.wait)
+	defer cancel()
+	err := read(rctx)
+	var netErr net.Error
+	switch {
+	case err == nil || ctx.Err() != nil:
+		return err
+	case errors.Is(rctx.Err(), context.DeadlineExceeded):
+		return storeUnreachable(fmt.Sprintf("it did not answer within %v", a.wait))
+	case errors.As(err, &netErr):
+		return storeUnreachable("the network failed")
+	}
+	return err
+}
+
+// storeUnreachable is the refusal of a request whose key cannot be
+// checked, for why.
+func storeUnreachable(why string) error {
+	return &service.Error{Kind: service.KindUnavailable,
+		Message: "cannot check the API key: the store cannot be reached (" + why + "); retry, or use another node"}
 }
 
 // tenantKey is the context key of the request's tenant.

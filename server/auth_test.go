@@ -3,8 +3,12 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
 	"net/http"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -115,3 +119,65 @@ func TestE2BTenant(t *testing.T) {
 
 // cutKey shortens a secret for a message.
 func cutKey(s string) string { return s[:min(len(s), 8)] }
+
+// unreachableStore is a store that cannot be reached for a read of keys,
+// as one across a partition: each read waits for its context to end
+// (hung), or fails to connect (refused).
+type unreachableStore struct {
+	store.Store
+	refused bool
+}
+
+func (u unreachableStore) read(ctx context.Context) error {
+	if u.refused {
+		return fmt.Errorf("store: look up key: failed to connect: %w", &net.OpError{Op: "dial", Net: "tcp", Err: syscall.EHOSTUNREACH})
+	}
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+func (u unreachableStore) KeyByHash(ctx context.Context, _ string) (*store.APIKey, error) {
+	return nil, u.read(ctx)
+}
+
+func (u unreachableStore) ActiveKeys(ctx context.Context) (int, error) { return 0, u.read(ctx) }
+
+// TestAuthenticatorStoreUnreachable: while the store cannot be reached (a
+// cluster node cut off from Postgres), authenticating a request, with a
+// key or without, ends within the bound as a 503 unavailable that says
+// why: not a hang until TCP gives up, nor a 500.
+func TestAuthenticatorStoreUnreachable(t *testing.T) {
+	for _, tc := range []struct {
+		header  string
+		refused bool
+		why     string
+	}{
+		{"Bearer crk_whatever", false, "it did not answer within 50ms"},
+		{"", false, "it did not answer within 50ms"},
+		{"Bearer crk_whatever", true, "the network failed"},
+		{"", true, "the network failed"},
+	} {
+		a := newAuthenticator(unreachableStore{refused: tc.refused}, true)
+		a.wait = 50 * time.Millisecond
+		r, _ := http.NewRequest("GET", "/v1/runs", nil)
+		if tc.header != "" {
+			r.Header.Set("Authorization", tc.header)
+		}
+		done := make(chan error, 1)
+		go func() {
+			_, apiErr, err := a.tenant(r)
+			if apiErr != nil {
+				err = fmt.Errorf("%d %s: %s", api.HTTPStatus(apiErr.Code), apiErr.Code, apiErr.Message)
+			}
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if e := answerOf(err); e == nil || e.Code != api.CodeUnavailable || !strings.Contains(e.Message, "the store cannot be reached ("+tc.why+")") {
+				t.Errorf("header %q, refused %v: %v, want 503 unavailable saying %q", tc.header, tc.refused, err, tc.why)
+			}
+		case <-time.After(5 * time.Second):
+			t.Errorf("header %q, the store hung: still authenticating 5s later, want 503 within 50ms", tc.header)
+		}
+	}
+}

@@ -67,7 +67,7 @@ func (s *Service) launch(ctx context.Context, run *agentRun, release func(), wor
 		release()
 		return api.AgentRun{}, err
 	}
-	if err := s.agents.add(run.tenant, run.id, run, s.LimitsFor(run.tenant).MaxAgentRuns); err != nil {
+	if err := addShared(ctx, s, s.agents, ShareAgentRuns, run.tenant, run.id, run, s.LimitsFor(run.tenant).MaxAgentRuns); err != nil {
 		s.forgetHeld(run.id)
 		cancel()
 		release()

@@ -101,6 +101,10 @@ type Config struct {
 	// service opens as this node's and may refuse new ones (placement.go).
 	// Nil: a single node; nothing changes.
 	Placement Placement
+	// Shares, when set (cluster mode), counts tenants' configured quotas
+	// of runs, sessions and agent runs across the cluster's nodes
+	// (shares.go). Nil: each node counts its own; nothing else changes.
+	Shares Shares
 	// Policy is the server's static code policy: the least mode of every
 	// run and session (zero: off; agents' code at least AgentMode), and
 	// the preset of a request that names none (zero: the built-in

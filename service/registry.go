@@ -28,6 +28,11 @@ type registry[T any] struct {
 	closedOrder []string             // oldest first
 	seq         uint64               // items added so far, for their order
 	drained     chan struct{}        // after shutdown: closed once none is live
+	// shares are the releases of tenants' cluster-wide shares
+	// (shares.go): one per thing reserved or live that took one. They
+	// are interchangeable (each gives one of the tenant's back), so
+	// release and end give back any one of the tenant's.
+	shares map[string][]func()
 }
 
 // registryConfig is what tells one kind's registry from another's: its
@@ -66,7 +71,7 @@ const maxClosedIDs = 4096
 
 func newRegistry[T any](cfg registryConfig) *registry[T] {
 	return &registry[T]{cfg: cfg, items: map[string]*entry[T]{}, reserved: map[string]int{},
-		live: map[string]int{}, closed: map[string]string{}}
+		live: map[string]int{}, closed: map[string]string{}, shares: map[string][]func(){}}
 }
 
 // reserve counts a thing tenant is about to open, unless the service is
@@ -95,11 +100,52 @@ func (r *registry[T]) reserveLocked(tenant string, tenantMax int) error {
 	return nil
 }
 
-// release gives back a reservation of tenant's.
+// release gives back a reservation of tenant's, and its cluster-wide
+// share if it took one.
 func (r *registry[T]) release(tenant string) {
+	r.mu.Lock()
+	r.releaseLocked(tenant)
+	share := r.dropShareLocked(tenant)
+	r.mu.Unlock()
+	if share != nil {
+		share()
+	}
+}
+
+// unreserve gives back a reservation of tenant's that took no
+// cluster-wide share (it was refused one).
+func (r *registry[T]) unreserve(tenant string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.releaseLocked(tenant)
+}
+
+// holdShare keeps release, the cluster-wide share a reservation of
+// tenant's took (nil: none), until the reservation is released or its
+// thing ends.
+func (r *registry[T]) holdShare(tenant string, release func()) {
+	if release == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.shares[tenant] = append(r.shares[tenant], release)
+}
+
+// dropShareLocked takes one of tenant's shares' releases out, nil if it
+// holds none; r.mu is held.
+func (r *registry[T]) dropShareLocked(tenant string) func() {
+	held := r.shares[tenant]
+	if len(held) == 0 {
+		return nil
+	}
+	release := held[len(held)-1]
+	if len(held) == 1 {
+		delete(r.shares, tenant)
+	} else {
+		r.shares[tenant] = held[:len(held)-1]
+	}
+	return release
 }
 
 func (r *registry[T]) releaseLocked(tenant string) {
@@ -123,6 +169,20 @@ func (r *registry[T]) commitLocked(tenant, id string, v T) {
 	r.total++
 }
 
+// commitOpen is commit, unless the registry is shutting down: then the
+// reservation is released (with its share) and it says so.
+func (r *registry[T]) commitOpen(tenant, id string, v T) error {
+	r.mu.Lock()
+	if r.shut {
+		r.mu.Unlock()
+		r.release(tenant)
+		return errShuttingDown
+	}
+	defer r.mu.Unlock()
+	r.commitLocked(tenant, id, v)
+	return nil
+}
+
 // add holds v, tenant's, under id, as reserve and commit do together.
 func (r *registry[T]) add(tenant, id string, v T, tenantMax int) error {
 	r.mu.Lock()
@@ -135,15 +195,26 @@ func (r *registry[T]) add(tenant, id string, v T, tenantMax int) error {
 }
 
 // end marks the live thing id ended: it no longer counts against its
-// tenant's share; it is kept as the retention says, then forgotten (its
-// ID remembered). Ending what is not live does nothing.
+// tenant's share (its cluster-wide share, if it took one, is given back);
+// it is kept as the retention says, then forgotten (its ID remembered).
+// Ending what is not live does nothing.
 func (r *registry[T]) end(id string) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	e, ok := r.items[id]
 	if !ok || !e.ended.IsZero() {
+		r.mu.Unlock()
 		return
 	}
+	share := r.dropShareLocked(e.tenant)
+	r.endLocked(e)
+	r.mu.Unlock()
+	if share != nil {
+		share() // outside the lock: it may ask the cluster
+	}
+}
+
+// endLocked marks the live thing e ended; r.mu is held.
+func (r *registry[T]) endLocked(e *entry[T]) {
 	e.ended = time.Now()
 	if r.live[e.tenant]--; r.live[e.tenant] <= 0 {
 		delete(r.live, e.tenant)

@@ -177,3 +177,53 @@ func TestRegistry(t *testing.T) {
 		})
 	}
 }
+
+// TestRegistryShares: each thing that took a cluster-wide share gives
+// one back when it ends or its reservation is released, once; a
+// reservation refused its share (unreserve) gives back none of the
+// others'; a commit after shutdown releases the reservation and its
+// share.
+func TestRegistryShares(t *testing.T) {
+	r := testRegistry(10, 0, 0, 0)
+	released := 0
+	share := func() { released++ }
+	for _, id := range []string{"x", "y"} {
+		if err := r.reserve("a", 5); err != nil {
+			t.Fatal(err)
+		}
+		r.holdShare("a", share)
+		r.commit("a", id, id)
+	}
+	if err := r.reserve("a", 5); err != nil { // refused its share
+		t.Fatal(err)
+	}
+	r.unreserve("a")
+	if released != 0 {
+		t.Fatalf("unreserve gave back %d shares of other things, want 0", released)
+	}
+	r.end("x")
+	r.end("x") // ending what has ended does nothing
+	if released != 1 {
+		t.Fatalf("after x ended: %d shares given back, want 1", released)
+	}
+	if err := r.reserve("a", 5); err != nil {
+		t.Fatal(err)
+	}
+	r.holdShare("a", share)
+	r.release("a")
+	if released != 2 {
+		t.Fatalf("after a reservation released: %d shares given back, want 2", released)
+	}
+	if err := r.reserve("a", 5); err != nil {
+		t.Fatal(err)
+	}
+	r.holdShare("a", share)
+	r.shutdown()
+	if err := r.commitOpen("a", "z", "z"); !errors.Is(err, errShuttingDown) || released != 3 {
+		t.Fatalf("commit after shutdown: %v with %d shares given back, want errShuttingDown and 3", err, released)
+	}
+	r.end("y")
+	if released != 4 || len(r.shares) != 0 {
+		t.Fatalf("after y ended: %d given back, %v held; want 4 and none", released, r.shares)
+	}
+}

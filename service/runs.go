@@ -172,7 +172,7 @@ func (s *Service) prepare(ctx context.Context, tenant string, req *sandbox.Reque
 			return nil, hit, err
 		}
 	}
-	release, err := s.tenantRuns.acquire(tenant, s.LimitsFor(tenant).MaxConcurrentRuns)
+	release, err := s.acquireRun(ctx, tenant) // on this node, and across the cluster (shares.go)
 	if err != nil {
 		return nil, nil, err
 	}

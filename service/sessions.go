@@ -99,7 +99,7 @@ func (s *Service) OpenSession(ctx context.Context, tenant string, req sandbox.Se
 			return nil, placementRefused(err)
 		}
 	}
-	if err := s.sessions.reserve(tenant, s.LimitsFor(tenant).MaxSessions); err != nil {
+	if err := reserveShared(ctx, s, s.sessions, ShareSessions, tenant, s.LimitsFor(tenant).MaxSessions); err != nil {
 		return nil, err
 	}
 	req.Policy = pol.applied() // for a remote runtime, the policy in force

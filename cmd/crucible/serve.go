@@ -341,6 +341,7 @@ func serve(ctx context.Context, f *serveFlags) error {
 		}
 		defer node.Close()
 		cfg.Placement = node
+		cfg.Shares = node // tenants' quotas count across the cluster
 	}
 	svc, err := service.New(cfg)
 	if err != nil {
