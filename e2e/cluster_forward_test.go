@@ -180,6 +180,7 @@ func TestClusterForward(t *testing.T) {
 
 	var rebuild *api.AnalysisRebuild
 	var kinds []string
+	asked := time.Now()
 	q2, err := b.Client.Ask(ctx, an.ID, api.QuestionRequest{Question: "How many rows in df2? [[code]]print(len(df2), int(df2.y.sum()))[[/code]] [[answer]]3, 120.[[/answer]]"},
 		func(e client.AgentEvent) {
 			kinds = append(kinds, e.Kind)
@@ -197,6 +198,8 @@ func TestClusterForward(t *testing.T) {
 	if got, err := b.Client.GetAnalysis(ctx, an.ID); err != nil || got.RebuiltAt == nil || got.SessionID != rebuild.SessionID {
 		t.Errorf("the analysis after its rebuild on node B: rebuilt %v, session %q (%v); want rebuilt in %s", got.RebuiltAt, got.SessionID, err, rebuild.SessionID)
 	}
+	t.Logf("through node B after node A died: the analysis taken over and its session rebuilt (1 dataset, 1 cell) in %d ms; the question that rebuilt it answered in %v",
+		rebuild.DurationMS, time.Since(asked).Round(time.Millisecond))
 	if !strings.Contains(b.Logs(), "took over an analysis of a dead node") {
 		t.Errorf("node B's log does not say it took the analysis over")
 	}
