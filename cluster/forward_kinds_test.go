@@ -195,3 +195,37 @@ func TestListSessions(t *testing.T) {
 		}
 	}
 }
+
+// TestGiveUpTaken: a node that the others took for down (cut off) and
+// whose analysis another node took over meanwhile forgets it once it
+// reaches NATS again, and forwards its requests to the new owner; what
+// no one took it keeps.
+func TestGiveUpTaken(t *testing.T) {
+	url := startNATS(t).url()
+	a := startForwardingNode(t, url, "node-a")
+	b := startForwardingNode(t, url, "node-b")
+	ctx := context.Background()
+	for _, id := range []string{"ana_p", "ana_kept"} {
+		if err := a.node.Opened(ctx, id, "acme"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// As when node-a's heartbeats did not get through for the TTL: the
+	// others took it for down, and node-b took its analysis over.
+	a.node.mu.Lock()
+	a.node.cutOff = true
+	a.node.mu.Unlock()
+	if taken, err := b.node.takeOver(ctx, "ana_p", owner{Node: "node-a", Tenant: "acme"}); err != nil || !taken {
+		t.Fatalf("take over: %v %v", taken, err)
+	}
+	if err := a.node.beat(ctx); err != nil { // back
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, "node-a forgets the analysis node-b took", func() bool { return !a.node.holds("ana_p") })
+	if !a.node.holds("ana_kept") {
+		t.Error("node-a forgot an analysis no one took")
+	}
+	if status, body := ask(t, a, "GET", "/v1/analyses/ana_p", nil); !strings.HasPrefix(body, "served by node-b") {
+		t.Errorf("through node-a once back: %d %s; want it forwarded to node-b, its owner now", status, body)
+	}
+}

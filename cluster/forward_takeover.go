@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -49,4 +50,39 @@ func (n *Node) takeOver(ctx context.Context, id string, o owner) (bool, error) {
 	n.mu.Unlock()
 	n.owners.put(id, mine)
 	return true, nil
+}
+
+// reclaimTimeout bounds giveUpTaken.
+const reclaimTimeout = 30 * time.Second
+
+// giveUpTaken forgets, when the node reaches NATS again after the
+// others took it for down, what it held that another node took over
+// meanwhile (an analysis whose entry now names that node): requests
+// that reach this node for it are then forwarded to the new owner
+// instead of being served by this node's stale copy.
+func (n *Node) giveUpTaken() {
+	n.mu.Lock()
+	held := make([]string, 0, len(n.local))
+	for id := range n.local {
+		held = append(held, id)
+	}
+	n.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), reclaimTimeout)
+	defer cancel()
+	owners := n.buckets().owners
+	for _, id := range held {
+		e, err := owners.Get(ctx, id)
+		if err != nil {
+			continue // gone, or NATS lost again: kept as it is
+		}
+		var o owner
+		if json.Unmarshal(e.Value(), &o) != nil || o.Node == n.cfg.NodeID {
+			continue
+		}
+		n.mu.Lock()
+		delete(n.local, id)
+		n.mu.Unlock()
+		n.owners.put(id, o)
+		n.log.Warn("another node took this over while this node was cut off; its requests go there now", "id", id, "node", o.Node)
+	}
 }
