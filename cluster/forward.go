@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/crucible-sandbox/crucible/api"
@@ -20,12 +19,9 @@ import (
 // bounce it between them.
 const ForwardedBy = "X-Crucible-Forwarded-By"
 
-// sessionsPrefix starts the paths Forward routes: a session and
-// everything under it.
-const sessionsPrefix = "/v1/sessions/"
-
-// Forwarder sends the requests for sessions other nodes hold to them.
-// Create it with Node.Forwarder.
+// Forwarder sends the requests for what other nodes hold (sessions,
+// analyses, agent runs, MCP sessions, E2B sandboxes) to them. Create it
+// with Node.Forwarder.
 type Forwarder struct {
 	n         *Node
 	transport *http.Transport
@@ -43,21 +39,14 @@ func (n *Node) Forwarder() *Forwarder {
 	}}
 }
 
-// sessionOf returns the session id r's path names under /v1/sessions/,
-// "" for none.
-func sessionOf(r *http.Request) string {
-	rest, ok := strings.CutPrefix(r.URL.Path, sessionsPrefix)
-	if !ok {
-		return ""
-	}
-	id, _, _ := strings.Cut(rest, "/")
-	return id
-}
-
 // Forward answers r, a request of tenant's already authenticated here,
-// when it names a session (/v1/sessions/{id} and below) that another
-// node holds, and reports whether it did; false leaves r to this node's
-// API, which serves its own sessions and answers an unknown id 404.
+// when it names something another node holds, and reports whether it
+// did; false leaves r to this node's API, which serves what it holds and
+// reads the rest from the store (or answers an unknown id 404). What is
+// routed (routeOf): /v1/sessions/{id}, /v1/analyses/{id},
+// /v1/agent-runs/{id} and all below them, and /mcp by its Mcp-Session-Id.
+// GET /v1/sessions lists the tenant's sessions of every node
+// (listSessions).
 //
 //   - Held by another live node: r is proxied to that node's advertised
 //     URL as it is, streamed both ways, its Authorization with it: the
@@ -65,47 +54,107 @@ func sessionOf(r *http.Request) string {
 //     applies its own checks. Only a request of the tenant the catalog
 //     names is forwarded; another tenant's is left to this node, which
 //     does not know the id, so that ids reveal nothing across tenants.
-//   - Held by a node that is down: 410 session_closed, "gone: session ID
-//     was on node N, which is down". Its state died with the node: the
-//     answer is that of a closed session, and clients open a new one.
+//   - Held by a node that is down: what is lost depends on the kind
+//     (whenDown): a session answers 410 session_closed, "gone: session
+//     ID was on node N, which is down"; an analysis is taken over by
+//     this node (its entry moved here, compare-and-set) and rebuilt
+//     from the store by its next question; an agent run is read from
+//     the store here, and settled interrupted (service.NodeLiveness); an
+//     MCP session is unknown here (404: the client initializes again).
 //   - The owner did not answer (it died moments ago, or cannot be
 //     reached from here): 503, to retry; once its heartbeat has expired
-//     the answer is 410.
+//     the answer is that of a dead owner.
 //   - NATS cannot be reached: 503.
 //
-// The owner of a session looked up once is remembered (ownerCache):
+// The owner of an entry looked up once is remembered (ownerCache):
 // after that, a forwarded request asks NATS only whether its node lives.
 func (f *Forwarder) Forward(w http.ResponseWriter, r *http.Request, tenant string) bool {
-	id := sessionOf(r)
+	if isSessionList(r) {
+		f.listSessions(w, r)
+		return true
+	}
+	id, k := routeOf(r)
 	if id == "" || r.Header.Get(ForwardedBy) != "" || f.n.holds(id) {
 		return false
 	}
+	return f.forward(w, r, id, k, tenant)
+}
+
+// ForwardSandbox answers r, a request of the E2B-compatible API for
+// sandbox id (package e2bapi: its control plane's /sandboxes/{id} or its
+// data plane's E2b-Sandbox-Id), when another live node holds it; a
+// sandbox is a session, recorded as one. The E2B API authenticates its
+// own requests (an API key, or the sandbox's access token), so the
+// owner checks them all: the request is forwarded whichever tenant asks,
+// and a sandbox whose node is down is left to this node, which answers
+// it as one that does not run (404, or 502 on the data plane).
+func (f *Forwarder) ForwardSandbox(w http.ResponseWriter, r *http.Request, id string) bool {
+	if id == "" || r.Header.Get(ForwardedBy) != "" || f.n.holds(id) {
+		return false
+	}
+	return f.forward(w, r, id, kindSandbox, "")
+}
+
+// forward looks id up and proxies r to its live owner, or answers as a
+// dead owner's kind k says; tenant "" forwards whichever tenant asks.
+func (f *Forwarder) forward(w http.ResponseWriter, r *http.Request, id string, k kind, tenant string) bool {
 	o, node, alive, err := f.n.owner(r.Context(), id, true)
+	if err == nil && !alive {
+		// The cached entry may be stale (an analysis taken over since):
+		// read it again before deciding the owner is gone.
+		o, node, alive, err = f.n.owner(r.Context(), id, false)
+	}
+	for attempt := 0; err == nil && !alive && k == kindAnalysis && attempt < 2; attempt++ {
+		if o.Tenant != tenant || o.Node == f.n.cfg.NodeID {
+			break
+		}
+		taken, terr := f.n.takeOver(r.Context(), id, o)
+		if terr != nil {
+			err = terr
+			break
+		}
+		if taken {
+			f.n.log.Info("took over an analysis of a dead node", "analysis", id, "from", o.Node)
+			return false
+		}
+		// Another node took it meanwhile: forward to it.
+		o, node, alive, err = f.n.owner(r.Context(), id, false)
+	}
 	switch {
 	case errors.Is(err, ErrUnknown):
 		return false
 	case err != nil:
-		f.n.log.Warn("cannot look up a session's node", "session", id, "err", err)
-		writeError(w, api.CodeUnavailable, fmt.Sprintf("cannot find session %s's node: this node cannot reach the cluster (NATS); retry, or use another node", id))
+		f.n.log.Warn("cannot look up the node of "+k.String(), "id", id, "err", err)
+		writeError(w, api.CodeUnavailable, fmt.Sprintf("cannot find %s %s's node: this node cannot reach the cluster (NATS); retry, or use another node", k, id))
 		return true
-	case o.Tenant != tenant || o.Node == f.n.cfg.NodeID:
+	case tenant != "" && o.Tenant != tenant || o.Node == f.n.cfg.NodeID:
 		return false
-	case !alive:
+	case !alive && k == kindSession:
 		writeError(w, api.CodeSessionClosed, fmt.Sprintf("gone: session %s was on node %s, which is down", id, o.Node))
 		return true
+	case !alive:
+		return false
 	}
 	target, err := url.Parse(node.Advertise)
 	if err != nil {
 		f.n.log.Error("a node advertises a bad URL", "node", node.ID, "advertise", node.Advertise, "err", err)
-		writeError(w, api.CodeUnavailable, fmt.Sprintf("session %s is on node %s, which cannot be reached from here", id, node.ID))
+		writeError(w, api.CodeUnavailable, fmt.Sprintf("%s %s is on node %s, which cannot be reached from here", k, id, node.ID))
 		return true
 	}
-	f.proxy(target, node.ID, id).ServeHTTP(w, r)
+	// The owner may answer (and the answer be passed on) before the
+	// request's body has all been sent to it: an E2B code cell's NDJSON
+	// starts while a chunked body's last chunk is in flight. By default
+	// an HTTP/1 server closes the request's body once its answer has
+	// started; the body's copy to the owner then fails and the
+	// connection is cut mid-answer. Full duplex keeps the body readable.
+	_ = http.NewResponseController(w).EnableFullDuplex()
+	f.proxy(target, node.ID, k, id).ServeHTTP(w, r)
 	return true
 }
 
-// proxy returns the reverse proxy of one request to node's target.
-func (f *Forwarder) proxy(target *url.URL, node, session string) *httputil.ReverseProxy {
+// proxy returns the reverse proxy of one request for k id to node's
+// target.
+func (f *Forwarder) proxy(target *url.URL, node string, k kind, id string) *httputil.ReverseProxy {
 	return &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(target) // the owner's Host: its own check of Host passes
@@ -120,8 +169,8 @@ func (f *Forwarder) proxy(target *url.URL, node, session string) *httputil.Rever
 		Transport:     f.transport,
 		FlushInterval: -1, // streams (SSE, cells' output) pass as they come
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
-			f.n.log.Warn("forwarding to a session's node failed", "session", session, "to", node, "err", err)
-			writeError(w, api.CodeUnavailable, fmt.Sprintf("session %s is on node %s, which did not answer: retry; if the node is down, the session is gone", session, node))
+			f.n.log.Warn("forwarding to the node of "+k.String()+" failed", "id", id, "to", node, "err", err)
+			writeError(w, api.CodeUnavailable, fmt.Sprintf("%s %s is on node %s, which did not answer: retry in a few seconds (if the node is down, %s)", k, id, node, k.whenDown()))
 		},
 	}
 }

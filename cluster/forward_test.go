@@ -32,6 +32,9 @@ func startForwardingNode(t *testing.T, url, id string) *forwardingNode {
 		if fw.Forward(w, r, tenant) {
 			return
 		}
+		if strings.HasPrefix(r.URL.Path, "/e2b/") && fw.ForwardSandbox(w, r, r.Header.Get("E2b-Sandbox-Id")) {
+			return
+		}
 		body, _ := io.ReadAll(r.Body)
 		w.Header().Set("X-Served-By", id)
 		fmt.Fprintf(w, "served by %s: %s %s?%s auth=%q fwd=%q origin=%q body=%q\n", id, r.Method, r.URL.Path, r.URL.RawQuery,
@@ -81,7 +84,7 @@ func TestForward(t *testing.T) {
 		{"already forwarded: never again", "GET", "/v1/sessions/ses_a", "acme", "", map[string]string{ForwardedBy: "node-c"},
 			`served by node-b: GET /v1/sessions/ses_a? auth="" fwd="node-c"`},
 		{"an id NATS cannot hold: served here (404 there)", "GET", "/v1/sessions/a*b%3E/files", "acme", "", nil, `served by node-b: GET /v1/sessions/a*b>/files?`},
-		{"not a session", "GET", "/v1/sessions", "acme", "", nil, `served by node-b: GET /v1/sessions?`},
+		{"not a session", "POST", "/v1/sessions", "acme", "", nil, `served by node-b: POST /v1/sessions?`},
 		{"runs are not forwarded", "POST", "/v1/runs", "acme", "", nil, `served by node-b: POST /v1/runs?`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -56,6 +56,7 @@ func (n *Node) beat(ctx context.Context) error {
 	n.mu.Unlock()
 	if back {
 		n.log.Info("reached the cluster (NATS) again: taking new sessions")
+		go n.giveUpTaken()
 	}
 	for _, id := range unsent {
 		if err := n.buckets().owners.Delete(ctx, id); err == nil {

@@ -29,10 +29,14 @@ type handlers struct {
 }
 
 // New returns an MCP server whose tools act as tenant on svc. version is
-// reported to clients in the handshake.
-func New(svc *service.Service, tenant, version string) *mcp.Server {
-	s := mcp.NewServer(&mcp.Implementation{Name: Name, Title: "Crucible code sandbox", Version: version},
-		&mcp.ServerOptions{Instructions: instructions})
+// reported to clients in the handshake. Each of with may set more of the
+// server's options (a cluster's node records its sessions' ids).
+func New(svc *service.Service, tenant, version string, with ...func(*mcp.ServerOptions)) *mcp.Server {
+	opts := &mcp.ServerOptions{Instructions: instructions}
+	for _, f := range with {
+		f(opts)
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: Name, Title: "Crucible code sandbox", Version: version}, opts)
 	h := &handlers{svc: svc, tenant: tenant}
 	h.addRunTools(s)
 	h.addSessionTools(s)

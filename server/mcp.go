@@ -45,7 +45,7 @@ func (m *mcpHandlers) of(tenant string) http.Handler {
 	if h, ok := m.tenant[tenant]; ok {
 		return h
 	}
-	srv := mcpserver.New(m.s.svc, tenant, mcpserver.Version)
+	srv := mcpserver.New(m.s.svc, tenant, mcpserver.Version, m.s.mcpCatalog(tenant))
 	// A web page must not drive the tools through its visitor's browser:
 	// Handler refuses a foreign Host (DNS rebinding) and a browser's
 	// cross-site request on every route, this one included (browser.go).

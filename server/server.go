@@ -52,6 +52,16 @@ type Config struct {
 	// here. It runs after the checks of Host, browsers and the path, so
 	// that nothing another node would refuse is forwarded.
 	Forward func(w http.ResponseWriter, r *http.Request, tenant string) bool
+	// ForwardSandbox, when set (cluster mode), is offered every request
+	// of the E2B-compatible API that names a sandbox (e2bapi.SandboxID),
+	// before this node's E2B API sees it: it forwards it to the node
+	// that holds the sandbox, which authenticates it, or returns false.
+	ForwardSandbox func(w http.ResponseWriter, r *http.Request, id string) bool
+	// MCPSessions, when set (cluster mode), records each MCP session
+	// this node opens as its own, by its Mcp-Session-Id, so that Forward
+	// sends the session's later requests here through any node, and
+	// forgets it once it ended (mcpCatalog).
+	MCPSessions MCPCatalog
 }
 
 // DefaultBodyTimeout is Config.BodyTimeout's default: a 64 MiB body at
@@ -202,6 +212,11 @@ func (s *Server) Handler() http.Handler {
 		if strings.HasPrefix(r.URL.Path, E2BPrefix+"/") {
 			// E2B's API, not Crucible's: not in /openapi.json, and
 			// authenticated by package e2bapi itself.
+			if f := s.cfg.ForwardSandbox; f != nil {
+				if f(w, r, e2bapi.SandboxID(strings.TrimPrefix(r.URL.Path, E2BPrefix), r.Header)) {
+					return
+				}
+			}
 			http.StripPrefix(E2BPrefix, s.e2b).ServeHTTP(w, r)
 			return
 		}
@@ -222,7 +237,7 @@ func (s *Server) Handler() http.Handler {
 				writeError(w, apiErr)
 				return
 			}
-			if s.cfg.Forward != nil && strings.HasPrefix(r.URL.Path, "/v1/") && s.cfg.Forward(w, r, tenant) {
+			if s.cfg.Forward != nil && s.cfg.Forward(w, r, tenant) { // /v1/ and /mcp
 				return
 			}
 			r = r.WithContext(context.WithValue(r.Context(), tenantKey{}, tenant))

@@ -234,7 +234,7 @@ func eventOf(row store.AgentRunEvent) (Event, error) {
 func (run *agentRun) record(end *api.AgentRun) (*store.AgentRunRecord, int) {
 	run.mu.Lock()
 	defer run.mu.Unlock()
-	rec := &store.AgentRunRecord{Run: run.info, Approvals: slices.Clone(run.approvals)}
+	rec := &store.AgentRunRecord{Run: run.info, Approvals: slices.Clone(run.approvals), Node: run.s.nodeID()}
 	if end != nil {
 		rec.Run = *end
 		rec.Run.Trace = boundedTrace(end.Trace)

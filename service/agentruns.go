@@ -59,7 +59,16 @@ func (s *Service) launch(ctx context.Context, run *agentRun, release func(), wor
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	run.cancel = cancel
 	run.persist = s.newPersister(run)
+	// On record before it is admitted (a refused run is then forgotten;
+	// an admitted one never shows as going on without its entry): its
+	// approvals and events may be asked through any node.
+	if err := s.recordHeld(ctx, run.id, run.tenant); err != nil {
+		cancel()
+		release()
+		return api.AgentRun{}, err
+	}
 	if err := addShared(ctx, s, s.agents, ShareAgentRuns, run.tenant, run.id, run, s.LimitsFor(run.tenant).MaxAgentRuns); err != nil {
+		s.forgetHeld(run.id)
 		cancel()
 		release()
 		return api.AgentRun{}, err
@@ -87,6 +96,7 @@ func (s *Service) launch(ctx context.Context, run *agentRun, release func(), wor
 		run.persist.last(end)
 		run.publish(EventResult, api.AgentEvent{Run: &end})
 		run.feed.end()
+		s.forgetHeld(run.id) // after its last write: any node reads it from the store
 	}()
 	return started, nil
 }

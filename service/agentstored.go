@@ -41,7 +41,7 @@ func (s *Service) storedAgentRun(ctx context.Context, tenant, id string, held er
 	if err != nil {
 		return nil, fmt.Errorf("service: agent run %s: %w", id, err)
 	}
-	return rec, nil
+	return s.settleOrphan(ctx, rec)
 }
 
 // AgentRunPage pages AgentRuns.
@@ -145,32 +145,53 @@ const (
 )
 
 // settleAgentRuns ends, as interrupted, the agent runs the store holds
-// as going on or waiting for an approval: a process that wrote them is
-// gone (this one has started none yet). Each keeps its events, and gets
-// a result event saying why it ended. It returns how many it ended.
-func settleAgentRuns(ctx context.Context, st store.Store) (int, error) {
+// as going on or waiting for an approval that settle picks, with the
+// reason it gives ("" for the restart's): a process that wrote them is
+// gone. Each keeps its events, and gets a result event saying why it
+// ended. It returns how many it ended.
+func settleAgentRuns(ctx context.Context, st store.Store, settle func(store.AgentRunRecord) (bool, string)) (int, error) {
 	recs, err := st.UnfinishedAgentRuns(ctx)
 	if err != nil {
 		return 0, err
 	}
-	now := storedTime()
+	n := 0
 	for _, rec := range recs {
-		end := rec.Run
-		end.Status, end.Reason, end.FinishedAt = api.AgentInterrupted, interruptedRunning, &now
-		if p := end.PendingApproval; p != nil {
-			end.Reason = fmt.Sprintf(interruptedApproval, p.ID)
+		ok, why := settle(rec)
+		if !ok {
+			continue
 		}
-		end.PendingApproval = nil
-		rec.Run = end
-		result := end
-		result.Trace = nil
-		row, err := eventRow(Event{ID: rec.LastEvent + 1, Kind: EventResult, Agent: &api.AgentEvent{Run: &result}})
-		if err != nil {
-			return 0, err
+		if err := settleAgentRun(ctx, st, &rec, why); err != nil {
+			return n, err
 		}
-		if err := st.SaveAgentRun(ctx, rec.Tenant, end.ID, &rec, []store.AgentRunEvent{row}); err != nil {
-			return 0, err
-		}
+		n++
 	}
-	return len(recs), nil
+	return n, nil
+}
+
+// settleAgentRun ends rec, unfinished, as interrupted, with reason
+// (interruptedRunning, or interruptedApproval, for ""), and writes it
+// with its result event.
+func settleAgentRun(ctx context.Context, st store.Store, rec *store.AgentRunRecord, reason string) error {
+	now := storedTime()
+	end := rec.Run
+	end.Status, end.Reason, end.FinishedAt = api.AgentInterrupted, interruptedRunning, &now
+	if p := end.PendingApproval; p != nil {
+		end.Reason = fmt.Sprintf(interruptedApproval, p.ID)
+	}
+	if reason != "" {
+		end.Reason = reason
+	}
+	end.PendingApproval = nil
+	rec.Run = end
+	result := end
+	result.Trace = nil
+	row, err := eventRow(Event{ID: rec.LastEvent + 1, Kind: EventResult, Agent: &api.AgentEvent{Run: &result}})
+	if err != nil {
+		return err
+	}
+	if err := st.SaveAgentRun(ctx, rec.Tenant, end.ID, rec, []store.AgentRunEvent{row}); err != nil {
+		return err
+	}
+	rec.LastEvent++
+	return nil
 }

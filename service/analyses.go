@@ -113,6 +113,13 @@ func (s *Service) CreateAnalysis(ctx context.Context, tenant string, spec Analys
 		_ = an.Close()
 		return api.Analysis{}, err
 	}
+	if err := s.recordHeld(ctx, a.id, tenant); err != nil { // before it is offered: the next request may come through any node
+		_ = an.Close()
+		if s.cfg.Store != nil {
+			_ = s.cfg.Store.DeleteAnalysis(context.WithoutCancel(ctx), tenant, a.id)
+		}
+		return api.Analysis{}, err
+	}
 	_ = s.analyses.add(a.tenant, a.id, a, math.MaxInt) // unbounded: its session was admitted
 	s.watchSession(a, sess)
 	return a.describe(true), nil
@@ -233,6 +240,7 @@ func (s *Service) DeleteAnalysis(ctx context.Context, tenant, id string) error {
 	if err != nil {
 		return err
 	}
+	s.forgetHeld(id)
 	if sess != nil {
 		return sess.Close()
 	}

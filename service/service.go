@@ -62,7 +62,7 @@ func New(cfg Config) (*Service, error) {
 		if n > 0 {
 			cfg.Logger.Info("marked runs left by a previous process as interrupted", "count", n)
 		}
-		n, err = settleAgentRuns(ctx, cfg.Store)
+		n, err = settleAgentRuns(ctx, cfg.Store, ownRuns(cfg.Placement))
 		cancel()
 		if err != nil {
 			return nil, fmt.Errorf("service: settle interrupted agent runs: %w", err)
@@ -82,6 +82,7 @@ func New(cfg Config) (*Service, error) {
 		s.pullers()
 		go s.sweep()
 	}
+	go s.sweepOrphans()
 	return s, nil
 }
 

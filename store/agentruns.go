@@ -56,6 +56,10 @@ type AgentRunRecord struct {
 	// LastEvent is the ID of the run's last stored event, 0 without any;
 	// filled in on reads, ignored on writes.
 	LastEvent int64
+	// Node is the cluster node that runs it ("" on a single host): a
+	// node settles, at start, only its own unfinished runs, and those
+	// of nodes that are down (agentRunNodeMigration).
+	Node string
 }
 
 // AgentRunEvent is one stored event of an agent run's stream.
@@ -111,7 +115,7 @@ var agentRunsMigration = migration{
 
 // agentRunColumns are the columns GetAgentRun reads, and with the last
 // one (the last event's ID) computed.
-const agentRunColumns = `tenant, info, trace, approvals, decisions,
+const agentRunColumns = `tenant, info, trace, approvals, decisions, node,
 	(SELECT COALESCE(MAX(e.id), 0) FROM agent_run_events e WHERE e.run_id = agent_runs.id AND e.tenant = agent_runs.tenant)`
 
 func (s *sqlStore) SaveAgentRun(ctx context.Context, tenant, id string, rec *AgentRunRecord, events []AgentRunEvent) (err error) {
@@ -134,8 +138,8 @@ func (s *sqlStore) SaveAgentRun(ctx context.Context, tenant, id string, rec *Age
 		}
 	}()
 	if rec != nil {
-		res, err := tx.ExecContext(ctx, s.q(`INSERT INTO agent_runs (id, tenant, status, info, trace, approvals, decisions, created_at, finished_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+		res, err := tx.ExecContext(ctx, s.q(`INSERT INTO agent_runs (id, tenant, status, info, trace, approvals, decisions, created_at, finished_at, node)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (id) DO UPDATE SET status = excluded.status, info = excluded.info, trace = excluded.trace,
 				approvals = excluded.approvals, decisions = excluded.decisions, finished_at = excluded.finished_at
 			WHERE agent_runs.tenant = excluded.tenant`), args...)
@@ -203,7 +207,7 @@ func agentRunArgs(tenant, id string, rec *AgentRunRecord) ([]any, error) {
 		return nil, fmt.Errorf("store: save agent run %s: decisions: %w", id, err)
 	}
 	return []any{id, tenant, string(r.Status), string(info), trace, approvals, decisions,
-		r.CreatedAt.UnixMicro(), micros(r.FinishedAt)}, nil
+		r.CreatedAt.UnixMicro(), micros(r.FinishedAt), rec.Node}, nil
 }
 
 // jsonOrNull returns a non-empty slice as JSON text, an empty one as nil
@@ -259,7 +263,7 @@ func scanAgentRun(row interface{ Scan(...any) error }) (*AgentRunRecord, error) 
 		info                        string
 		trace, approvals, decisions sql.NullString
 	)
-	if err := row.Scan(&rec.Tenant, &info, &trace, &approvals, &decisions, &rec.LastEvent); err != nil {
+	if err := row.Scan(&rec.Tenant, &info, &trace, &approvals, &decisions, &rec.Node, &rec.LastEvent); err != nil {
 		return nil, err
 	}
 	if err := json.Unmarshal([]byte(info), &rec.Run); err != nil {

@@ -116,6 +116,7 @@ var migrations = []migration{
 	agentRunsMigration,
 	analysesMigration,
 	runNodesMigration,
+	agentRunNodeMigration,
 }
 
 // migrate applies the migrations the database lacks, in one transaction.

@@ -361,7 +361,8 @@ func serve(ctx context.Context, f *serveFlags) error {
 	scfg := server.Config{Service: svc, Keys: st, RequireKeys: !loopback, AllowedHosts: f.allowedHosts, BodyTimeout: conf.bodyTimeout,
 		IdleTimeout: conf.idleTimeout, Logger: log}
 	if node != nil {
-		scfg.Forward = node.Forwarder().Forward
+		fw := node.Forwarder()
+		scfg.Forward, scfg.ForwardSandbox, scfg.MCPSessions = fw.Forward, fw.ForwardSandbox, node
 	}
 	srv, err := server.New(scfg)
 	if err != nil {
