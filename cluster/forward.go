@@ -170,6 +170,13 @@ func (f *Forwarder) proxy(target *url.URL, node string, k kind, id string) *http
 		FlushInterval: -1, // streams (SSE, cells' output) pass as they come
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			f.n.log.Warn("forwarding to the node of "+k.String()+" failed", "id", id, "to", node, "err", err)
+			// The request is full duplex (forward): its body may be
+			// left unread, with a read of it still pending, and
+			// net/http's server cannot then read the connection's next
+			// request safely (it panicked: "invalid concurrent
+			// Body.Read call", the client's next request reset). The
+			// connection ends with this answer.
+			w.Header().Set("Connection", "close")
 			writeError(w, api.CodeUnavailable, fmt.Sprintf("%s %s is on node %s, which did not answer: retry in a few seconds (if the node is down, %s)", k, id, node, k.whenDown()))
 		},
 	}

@@ -2,9 +2,11 @@ package service
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/crucible-sandbox/crucible/api"
+	"github.com/crucible-sandbox/crucible/sandbox"
 )
 
 // sweepEvery is how often a node looks for runs running on dead nodes.
@@ -70,4 +72,40 @@ func (s *Service) lostMeanwhile(ctx context.Context, rec *api.Run) *api.Run {
 	}
 	s.log.Warn("a run ended lost while this node ran it (the cluster took this node for dead): its result is not kept", "run", rec.ID)
 	return cur
+}
+
+// recordRetries bounds how long, in cluster mode, a node cut off from the
+// store keeps trying to write a run's end before it gives the run up.
+const recordRetries = 3 * storeTimeout
+
+// recordOrLose is finish's last resort in cluster mode, after the write
+// of rec's end failed (the store could not be reached: this node is cut
+// off). The other nodes end the runs of a node they take for dead as
+// lost, so a result this node cannot record must not be answered as if
+// it were kept: the caller would read "ok" and the store "lost". It
+// tries the write again for up to recordRetries; a record found lost
+// meanwhile is answered as it is; a store still out of reach ends the
+// run lost here too, with the reason, which is what the store will say
+// once a sweeper reaches it.
+func (s *Service) recordOrLose(rec *api.Run, res *sandbox.Result, redactions int) {
+	deadline := time.Now().Add(recordRetries)
+	for time.Now().Before(deadline) {
+		time.Sleep(500 * time.Millisecond)
+		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		err := s.cfg.Store.Update(ctx, rec)
+		if err == nil {
+			cancel()
+			return
+		}
+		lost := s.lostMeanwhile(ctx, rec)
+		cancel()
+		if lost != nil {
+			*res, *rec = resultOf(lost), *lost
+			return
+		}
+	}
+	reason := fmt.Sprintf("lost: this node (%s) ran it but could not record its end: the store was out of reach", s.cfg.RunQueue.NodeID())
+	*res = s.failed(rec, api.StatusLost, reason)
+	recordResult(rec, *res, redactions)
+	s.log.Error("a run's end could not be recorded: answered lost", "run", rec.ID)
 }

@@ -331,6 +331,9 @@ func (s *Service) finish(rec *api.Run, res *sandbox.Result, redactions int, writ
 			return
 		}
 		s.log.Error("record run result", "run", rec.ID, "err", err)
+		if s.cfg.RunQueue != nil {
+			s.recordOrLose(rec, res, redactions)
+		}
 	}
 }
 
