@@ -178,7 +178,10 @@ func (q *RunQueue) Take(image string, wait time.Duration) (job []byte, start fun
 }
 
 // OnCancel calls cancel when the run's front asks to kill it, until
-// stop is called.
+// stop is called. The subscription is in place at the server once a
+// later request on the node's connection has been answered (NATS keeps
+// a connection's order): the executor's acknowledgement of the run,
+// which it waits for before the program starts.
 func (q *RunQueue) OnCancel(id string, cancel func()) (stop func(), err error) {
 	sub, err := q.n.nc.Subscribe(cancelSubject(id), func(m *nats.Msg) {
 		cancel()

@@ -172,6 +172,12 @@ func TestRunEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stopCancel()
+	// The executor's acknowledgement, on the same connection, is what
+	// puts the subscription in place at the server before the program
+	// starts; here a flush does.
+	if err := qb.n.nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
 	if err := qa.Cancel(ctx, "run_ev"); err != nil {
 		t.Fatalf("Cancel: %v", err)
 	}
