@@ -214,11 +214,15 @@ to it.
 --cluster nats://HOST:PORT (or embedded, which starts a NATS server in
 this process on --cluster-listen) makes this server a node of a
 cluster: nodes share --db postgres://... and a NATS JetStream server,
-each heartbeats into its registry, and a request for a session another
-node holds is forwarded to that node (--advertise: this node's URL as the
-others reach it). A session on a node that is down answers 410 "gone";
-a node cut off from NATS refuses new sessions (503) until it is back.
-crucible cluster status lists the nodes. See docs/cluster.md.
+each heartbeats into its registry; a run no slot of this node takes at
+once is queued for the first node with a free slot; a request for a
+session, analysis, agent run, MCP session or E2B sandbox another node
+holds is forwarded to that node (--advertise: this node's URL as the
+others reach it); tenants' quotas count across the cluster. A session on
+a node that is down answers 410 "gone", a run it was running ends
+"lost", its analyses are rebuilt on the node asked; a node cut off from
+NATS takes no new work (503) until it is back. crucible cluster status
+lists the nodes. See docs/cluster.md.
 
 SIGINT or SIGTERM stops it: no new runs are admitted, those in progress
 get ` + shutdownGrace.String() + ` to finish, and agent runs are cancelled.`,
