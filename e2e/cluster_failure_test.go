@@ -15,7 +15,6 @@ import (
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver, to read the store
-	natsgo "github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/crucible-sandbox/crucible/cluster"
@@ -374,18 +373,10 @@ func checkSharesAcrossNodes(t *testing.T, c *netnsCluster, key string) {
 // bucket name.
 func hasBucket(t *testing.T, url, name string) bool {
 	t.Helper()
-	nc, err := natsgo.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := jetStreamAt(t, url)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_, err = js.KeyValue(ctx, name)
+	_, err := js.KeyValue(ctx, name)
 	if err != nil && !errors.Is(err, jetstream.ErrBucketNotFound) {
 		t.Fatal(err)
 	}

@@ -179,19 +179,27 @@ func TestCluster(t *testing.T) {
 	}
 }
 
-// inCatalog reports whether session id has an entry in the cluster's
-// catalog of owners, read from NATS directly.
-func inCatalog(t *testing.T, url, id string) bool {
+// jetStreamAt connects to the NATS server at url for the test's own
+// reads of the cluster's buckets; the connection closes with the test.
+func jetStreamAt(t *testing.T, url string) jetstream.JetStream {
 	t.Helper()
 	nc, err := natsgo.Connect(url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer nc.Close()
+	t.Cleanup(nc.Close)
 	js, err := jetstream.New(nc)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return js
+}
+
+// inCatalog reports whether session id has an entry in the cluster's
+// catalog of owners, read from NATS directly.
+func inCatalog(t *testing.T, url, id string) bool {
+	t.Helper()
+	js := jetStreamAt(t, url)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	kv, err := js.KeyValue(ctx, cluster.OwnersBucket)
