@@ -81,9 +81,13 @@ step() {
 		if [[ $arg =~ ^[A-Za-z0-9_./=:-]+$ ]]; then shown+=("$arg"); else shown+=("'$arg'"); fi
 	done
 	printf '\n== %s\n$ %s\n' "$name" "${shown[*]}"
+	local started=$SECONDS
 	if ! "$@" </dev/null; then
 		failed+=("$name")
 	fi
+	# Each step's time, so that what makes the run long can be seen (the
+	# whole run is kept under 30 minutes on a 2-core machine).
+	printf -- '-- %s: %d s\n' "$name" $((SECONDS - started))
 }
 
 # Tests build as bin/crucible does, with crucible-init embedded (setup.sh
