@@ -112,21 +112,41 @@ func (s *Service) route(p *pending, req sandbox.Request) (job []byte, err error)
 // neither runs nor records the run: the executor does. Cancelling ctx
 // withdraws the run if it is still queued, or has its executor kill it.
 func (s *Service) executeRemote(ctx context.Context, p *pending, job []byte, output func(EventKind, sandbox.Data)) sandbox.Result {
-	defer p.payload.Release()
-	defer p.ticket.leave()
-	q, rec := s.cfg.RunQueue, p.rec
-	if !p.writes.wait() { // the executor claims the record: it must exist
-		return s.failed(rec, sandbox.StatusInternal, "the run's record could not be created")
+	r, failed := s.queueRemote(ctx, p, job, output)
+	if r == nil {
+		return failed
 	}
-	results := make(chan *api.RunResponse, 1)
-	news := make(chan struct{}, 1)
+	return s.awaitRemote(ctx, p, r)
+}
+
+// remoteRun is a run queued in the cluster, its front waiting for it.
+type remoteRun struct {
+	stop    func() // ends the subscription to its events
+	results chan *api.RunResponse
+	news    chan struct{}
+}
+
+// queueRemote queues p's job once its record exists, subscribed to its
+// events first. A run that cannot be queued ends here: it returns nil
+// and the run's result, with p's place and payload given back.
+func (s *Service) queueRemote(ctx context.Context, p *pending, job []byte, output func(EventKind, sandbox.Data)) (*remoteRun, sandbox.Result) {
+	q, rec := s.cfg.RunQueue, p.rec
+	giveBack := func() {
+		p.payload.Release()
+		p.ticket.leave()
+	}
+	if !p.writes.wait() { // the executor claims the record: it must exist
+		giveBack()
+		return nil, s.failed(rec, sandbox.StatusInternal, "the run's record could not be created")
+	}
+	r := &remoteRun{results: make(chan *api.RunResponse, 1), news: make(chan struct{}, 1)}
 	stop, err := q.Enqueue(ctx, rec.Image, rec.ID, job, func(b []byte) {
 		var e runEvent
 		if json.Unmarshal(b, &e) != nil {
 			return
 		}
 		select {
-		case news <- struct{}{}:
+		case r.news <- struct{}{}:
 		default:
 		}
 		switch e.Kind {
@@ -137,28 +157,40 @@ func (s *Service) executeRemote(ctx context.Context, p *pending, job []byte, out
 				e.Result = &api.RunResponse{}
 			}
 			select {
-			case results <- e.Result:
+			case r.results <- e.Result:
 			default:
 			}
 		}
 	})
 	if err != nil {
 		s.log.Error("queue run", "run", rec.ID, "err", err)
-		return s.endQueued(rec, sandbox.StatusInternal, "the run could not be queued in the cluster: "+err.Error())
+		res := s.endQueued(rec, sandbox.StatusInternal, "the run could not be queued in the cluster: "+err.Error())
+		giveBack()
+		return nil, res
 	}
-	defer stop()
+	r.stop = stop
+	return r, sandbox.Result{}
+}
+
+// awaitRemote waits for the result of r, p's run queued in the cluster,
+// then gives p's place and payload back.
+func (s *Service) awaitRemote(ctx context.Context, p *pending, r *remoteRun) sandbox.Result {
+	defer p.payload.Release()
+	defer p.ticket.leave()
+	defer r.stop()
+	q, rec := s.cfg.RunQueue, p.rec
 	tick := time.NewTicker(watchEvery)
 	defer tick.Stop()
 	heard, cancelled := false, false
 	done := ctx.Done()
 	for {
 		select {
-		case r := <-results:
-			if r.Result.Status != "" {
-				return r.Result
+		case res := <-r.results:
+			if res.Result.Status != "" {
+				return res.Result
 			}
 			return s.recordedResult(rec)
-		case <-news:
+		case <-r.news:
 			heard = true
 		case <-done:
 			done, cancelled = nil, true

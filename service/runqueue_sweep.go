@@ -9,12 +9,13 @@ import (
 	"github.com/crucible-sandbox/crucible/sandbox"
 )
 
-// sweepEvery is how often a node looks for runs running on dead nodes.
+// sweepEvery is how often a node looks for runs dead nodes left.
 var sweepEvery = 5 * time.Second
 
 // sweep ends lost, in cluster mode, the runs the store says are running
-// on nodes that are dead (not in the registry), until the service shuts
-// down: runs whose front died too, which no front watches. The update is
+// on nodes that are dead (not in the registry), or queued behind their
+// own slots, until the service shuts down: runs whose front died too,
+// which no front watches, and runs a dead node kept to run itself. The update is
 // conditional (Store.MarkLost), so that several nodes sweeping at once
 // write each end once.
 func (s *Service) sweep() {
@@ -38,7 +39,7 @@ func (s *Service) sweepOnce() {
 	}
 	ctx, cancel := context.WithTimeout(s.base, storeTimeout)
 	defer cancel()
-	nodes, err := s.cfg.Store.RunningNodes(ctx)
+	nodes, err := s.cfg.Store.UnfinishedNodes(ctx)
 	if err != nil {
 		s.log.Warn("sweep lost runs", "err", err)
 		return

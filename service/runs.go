@@ -129,14 +129,26 @@ func (s *Service) start(ctx context.Context, tenant string, req sandbox.Request,
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	stopWithCaller := context.AfterFunc(ctx, cancel)
 	stopWithService := context.AfterFunc(s.base, cancel)
+	// A run for another node is queued in the cluster before its ID is
+	// answered: once a caller holds the ID, the run is in the cluster's
+	// queue, and this node dying cannot leave it queued with no node to
+	// run it. Its output comes from the executor, redacted there.
+	var remote *remoteRun
+	var notQueued sandbox.Result
+	if job != nil {
+		remote, notQueued = s.queueRemote(runCtx, p, job, func(k EventKind, d sandbox.Data) { f.publish(Event{Kind: k, Output: d}) })
+	}
 	go func() {
 		defer cancel()
 		defer stopWithCaller()
 		defer stopWithService()
 		var res sandbox.Result
-		if job != nil { // another node runs it; its output comes redacted
-			res = s.executeRemote(runCtx, p, job, func(k EventKind, d sandbox.Data) { f.publish(Event{Kind: k, Output: d}) })
-		} else {
+		switch {
+		case remote != nil:
+			res = s.awaitRemote(runCtx, p, remote)
+		case job != nil:
+			res = notQueued
+		default:
 			res = s.execute(runCtx, p, req)
 		}
 		out.flush() // the runtime delivers no output after Run returns

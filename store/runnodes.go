@@ -26,13 +26,18 @@ type RunNodes interface {
 	// of a cluster settles, when it starts, the runs its previous process
 	// left, never those other live nodes execute.
 	MarkInterruptedOn(ctx context.Context, node string) (int, error)
-	// MarkLost ends every run still running on node with api.StatusLost,
-	// the reason LostReason(node) and FinishedAt now, and returns how many
-	// it ended. The update is conditional (status running, node node): a
-	// run that ended meanwhile keeps its end.
+	// MarkLost ends every run node left unfinished with api.StatusLost
+	// and FinishedAt now, and returns how many it ended: those running
+	// there (the reason LostReason(node)) and those it had kept to run
+	// itself, still queued (LostBeforeStartReason(node): their request,
+	// files and stdin, lived only in the node's memory, so no other node
+	// can run them). The update is conditional (status running or
+	// queued, node node): a run that ended meanwhile keeps its end. Runs
+	// queued in the cluster's queue have no node until one claims them.
 	MarkLost(ctx context.Context, node string) (int, error)
-	// RunningNodes returns the nodes that have runs running, in no order.
-	RunningNodes(ctx context.Context) ([]string, error)
+	// UnfinishedNodes returns the nodes that have runs running or kept
+	// queued (MarkLost), in no order.
+	UnfinishedNodes(ctx context.Context) ([]string, error)
 	// Claim marks tenant's run id running on node since started, if it
 	// is still queued, and reports whether it did: of the nodes a queued
 	// run's message reaches, only the first claim wins, and a run its
@@ -48,6 +53,12 @@ func LostReason(node string) string {
 	return fmt.Sprintf("lost: node %s, which ran it, died before it ended; it was not run again", node)
 }
 
+// LostBeforeStartReason is the reason of a run node had taken to run
+// itself, queued behind its own slots, when it died.
+func LostBeforeStartReason(node string) string {
+	return fmt.Sprintf("lost: node %s, which had taken it, died before it started it; it did not run: send it again", node)
+}
+
 func (s *sqlStore) MarkInterruptedOn(ctx context.Context, node string) (int, error) {
 	res, err := s.db.ExecContext(ctx, s.q(`UPDATE runs SET status = ?, reason = ?, finished_at = ?
 		WHERE status IN (?, ?) AND node = ?`),
@@ -61,9 +72,11 @@ func (s *sqlStore) MarkInterruptedOn(ctx context.Context, node string) (int, err
 }
 
 func (s *sqlStore) MarkLost(ctx context.Context, node string) (int, error) {
-	res, err := s.db.ExecContext(ctx, s.q(`UPDATE runs SET status = ?, reason = ?, finished_at = ?
-		WHERE status = ? AND node = ?`),
-		string(api.StatusLost), LostReason(node), s.now().UnixMicro(), string(api.StatusRunning), node)
+	res, err := s.db.ExecContext(ctx, s.q(`UPDATE runs SET status = ?,
+		reason = CASE WHEN status = ? THEN ? ELSE ? END, finished_at = ?
+		WHERE status IN (?, ?) AND node = ?`),
+		string(api.StatusLost), string(api.StatusRunning), LostReason(node), LostBeforeStartReason(node), s.now().UnixMicro(),
+		string(api.StatusRunning), string(api.StatusQueued), node)
 	if err != nil {
 		return 0, fmt.Errorf("store: mark node %s's runs lost: %w", node, err)
 	}
@@ -71,17 +84,18 @@ func (s *sqlStore) MarkLost(ctx context.Context, node string) (int, error) {
 	return int(n), err
 }
 
-func (s *sqlStore) RunningNodes(ctx context.Context) ([]string, error) {
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT DISTINCT node FROM runs WHERE status = ? AND node <> ''`), string(api.StatusRunning))
+func (s *sqlStore) UnfinishedNodes(ctx context.Context) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT DISTINCT node FROM runs WHERE status IN (?, ?) AND node <> ''`),
+		string(api.StatusRunning), string(api.StatusQueued))
 	if err != nil {
-		return nil, fmt.Errorf("store: nodes with running runs: %w", err)
+		return nil, fmt.Errorf("store: nodes with unfinished runs: %w", err)
 	}
 	defer rows.Close()
 	var nodes []string
 	for rows.Next() {
 		var n string
 		if err := rows.Scan(&n); err != nil {
-			return nil, fmt.Errorf("store: nodes with running runs: %w", err)
+			return nil, fmt.Errorf("store: nodes with unfinished runs: %w", err)
 		}
 		nodes = append(nodes, n)
 	}

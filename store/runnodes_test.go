@@ -98,24 +98,29 @@ func testMarkLost(t *testing.T, s Store) {
 	runs := []struct {
 		status sandbox.Status
 		node   string
-	}{{api.StatusRunning, "a"}, {api.StatusQueued, "a"}, {api.StatusRunning, "b"}, {sandbox.StatusOK, "a"}, {api.StatusRunning, "c"}}
+	}{{api.StatusRunning, "a"}, {api.StatusQueued, "a"}, {api.StatusRunning, "b"}, {sandbox.StatusOK, "a"}, {api.StatusRunning, "c"},
+		{api.StatusQueued, ""}, {api.StatusQueued, "d"}}
 	nodeRuns(t, s, runs)
-	nodes, err := s.RunningNodes(ctx)
+	nodes, err := s.UnfinishedNodes(ctx)
 	slices.Sort(nodes)
-	if err != nil || !slices.Equal(nodes, []string{"a", "b", "c"}) {
-		t.Fatalf("RunningNodes = %v, %v; want [a b c]", nodes, err)
+	if err != nil || !slices.Equal(nodes, []string{"a", "b", "c", "d"}) {
+		t.Fatalf("UnfinishedNodes = %v, %v; want [a b c d]", nodes, err)
 	}
 	n, err := s.MarkLost(ctx, "a")
-	if err != nil || n != 1 {
-		t.Fatalf("MarkLost(a) = %d, %v; want 1", n, err)
+	if err != nil || n != 2 {
+		t.Fatalf("MarkLost(a) = %d, %v; want 2 (running and kept queued)", n, err)
 	}
-	for i, want := range []sandbox.Status{api.StatusLost, api.StatusQueued, api.StatusRunning, sandbox.StatusOK, api.StatusRunning} {
+	for i, want := range []struct {
+		status sandbox.Status
+		reason string
+	}{{api.StatusLost, LostReason("a")}, {api.StatusLost, LostBeforeStartReason("a")}, {api.StatusRunning, ""},
+		{sandbox.StatusOK, ""}, {api.StatusRunning, ""}, {api.StatusQueued, ""}, {api.StatusQueued, ""}} {
 		got := mustGet(t, s, "t", fmt.Sprintf("r%d", i))
-		if got.Status != want {
-			t.Errorf("run r%d (%s on %q): status %s, want %s", i, runs[i].status, runs[i].node, got.Status, want)
+		if got.Status != want.status {
+			t.Errorf("run r%d (%s on %q): status %s, want %s", i, runs[i].status, runs[i].node, got.Status, want.status)
 		}
-		if want == api.StatusLost && (got.Reason != LostReason("a") || got.FinishedAt == nil) {
-			t.Errorf("lost run: reason %q finished %v, want %q and a time", got.Reason, got.FinishedAt, LostReason("a"))
+		if want.status == api.StatusLost && (got.Reason != want.reason || got.FinishedAt == nil) {
+			t.Errorf("lost run r%d: reason %q finished %v, want %q and a time", i, got.Reason, got.FinishedAt, want.reason)
 		}
 	}
 	if n, err := s.MarkLost(ctx, "a"); err != nil || n != 0 {
