@@ -54,20 +54,7 @@ func BenchmarkQueuedRun(b *testing.B) {
 		run(ca)
 		run(cb)
 	}
-	var q, l, diff []time.Duration
-	for b.Loop() {
-		d := run(ca)
-		b.StopTimer()
-		dl := run(cb)
-		b.StartTimer()
-		q, l, diff = append(q, d), append(l, dl), append(diff, d-dl)
-	}
-	mq, ml, md := medianDuration(q), medianDuration(l), medianDuration(diff)
-	b.ReportMetric(msOf(mq), "median-ms")
-	b.ReportMetric(msOf(ml), "local-median-ms")
-	b.ReportMetric(msOf(md), "overhead-ms")
-	fmt.Printf("queued run (A busy, B executes) median %v, local run on B %v (interleaved, %d pairs): overhead %+.3f ms at the median of the pairs (×%.3f of the medians); target +1 ms or less\n",
-		mq, ml, len(diff), msOf(md), float64(mq)/float64(ml))
+	benchPairs(b, "queued run (A busy, B executes)", "local run on B", func() time.Duration { return run(ca) }, func() time.Duration { return run(cb) })
 }
 
 // writeBenchConfig writes a serve --config giving slots run slots and
