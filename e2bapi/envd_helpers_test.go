@@ -222,3 +222,17 @@ func envdOutcomeOf(t *testing.T, evs []envdTimedEvent) envdOutcome {
 	}
 	return o
 }
+
+// waitListed waits until List shows n processes, failing the test after
+// ten seconds.
+func (f *envdFixture) waitListed(ctx context.Context, n int) {
+	f.t.Helper()
+	var l *processListResponse
+	var err error
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if l, err = envdUnary[processListRequest, processListResponse](f, ctx, "/process.Process/List", &processListRequest{}); err == nil && len(l.Processes) == n {
+			return
+		}
+	}
+	f.t.Fatalf("List never showed %d processes: %+v, %v", n, l, err)
+}

@@ -176,6 +176,14 @@ func envdFollow(ctx context.Context, h http.Header, p *envdProcess, f *follower,
 					"process %d: this stream fell more than %d bytes of output behind and lost some; the command goes on", p.pid, maxQueuedBytes))
 			}
 			for _, ev := range evs {
+				if d, ok := ctx.Deadline(); ok && ev.End != nil && !time.Now().Before(d) {
+					// The caller's timeout has passed: it ends the call as
+					// deadline_exceeded (what E2B's SDK turns into its
+					// TimeoutError) even when the command's end, caused by
+					// the same timeout, is ready a moment before the
+					// stream's context says so.
+					return connect.NewError(connect.CodeDeadlineExceeded, context.DeadlineExceeded)
+				}
 				if err := send(ev); err != nil {
 					return err
 				}

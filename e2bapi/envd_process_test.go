@@ -397,12 +397,16 @@ func TestEnvdQueuedCommands(t *testing.T) {
 		evs, _ := f.run(ctx, "sleep 2; echo first", nil)
 		first <- envdOutcomeOf(t, evs)
 	}()
-	time.Sleep(300 * time.Millisecond)
+	// Each command is listed before the next is sent, so the order the
+	// server sees is the order written here even when a loaded machine
+	// delays a request (a fixed sleep let the late one run first).
+	f.waitListed(ctx, 1)
 	second := make(chan envdOutcome, 1)
 	go func() {
 		evs, _ := f.run(ctx, "echo second > /work/second.txt", nil)
 		second <- envdOutcomeOf(t, evs)
 	}()
+	f.waitListed(ctx, 2)
 	short, cancelShort := context.WithTimeout(ctx, 700*time.Millisecond)
 	defer cancelShort()
 	_, err := f.run(short, "echo late > /work/late.txt", nil)
