@@ -42,6 +42,11 @@ type AgentRunRequest struct {
 	// Limits are the session's limits (memory, disk, processes...),
 	// within the server's maxima.
 	Limits sandbox.Limits `json:"limits"`
+	// Mode selects the agent: "code" (the default) or "swe".
+	Mode AgentMode `json:"mode,omitempty"`
+	// SWE is the input of a swe run: its repository, test command and
+	// tests, and its budgets.
+	SWERequest
 }
 
 // AgentRunStatus is where an agent run stands: AgentRunning or
@@ -95,6 +100,10 @@ type AgentRun struct {
 	CreatedAt time.Time `json:"created_at"`
 	// FinishedAt is when it ended; nil before.
 	FinishedAt *time.Time `json:"finished_at,omitempty"`
+	// Mode is the agent: "code" or "swe".
+	Mode AgentMode `json:"mode,omitempty"`
+	// SWE is a swe run's change and tests, once it ended.
+	SWE *SWEOutcome `json:"swe,omitempty"`
 	// Trace is the agent's trace (every model call, execution and
 	// verdict, with the budgets used) as JSON, once the run ended, in GET
 	// /v1/agent-runs/{id} and the stream's result event. Every string in it is redacted;
