@@ -21,7 +21,8 @@ import (
 // DefaultManifest returns the curated data-science image kept in the
 // repository, in bytes of the caller's own: python3 with numpy, pandas,
 // matplotlib, scipy, scikit-learn, statsmodels, seaborn, sympy, networkx,
-// openpyxl and pillow; nodejs; bash and coreutils.
+// openpyxl, pillow, pytest and pytest-timeout; nodejs; bash, coreutils,
+// git and patch.
 func DefaultManifest() []byte { return bytes.Clone(defaultManifest) }
 
 // defaultManifest is what DefaultManifest returns.

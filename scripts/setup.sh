@@ -194,7 +194,7 @@ fi
 # 6. data sets
 datasets=${CRUCIBLE_DATASETS:-$(cd .. && pwd)/shared/datasets}
 missing=()
-for d in humaneval dabench/tables; do
+for d in humaneval dabench/tables quixbugs; do
 	[[ -d $datasets/$d ]] || missing+=("$datasets/$d")
 done
 if ((${#missing[@]} == 0)); then

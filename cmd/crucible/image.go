@@ -61,8 +61,8 @@ Docker as REF (ID)". An image Docker has already is not imported again.
 
 Without --manifest, the curated data-science image kept in the repository is
 built: python3 with numpy, pandas, matplotlib, scipy, scikit-learn,
-statsmodels, seaborn, sympy, networkx, openpyxl and pillow; nodejs; bash and
-coreutils.`,
+statsmodels, seaborn, sympy, networkx, openpyxl, pillow, pytest and
+pytest-timeout; nodejs; bash, coreutils, git and patch.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			m, err := image.ParseManifest(image.DefaultManifest())
