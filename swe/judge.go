@@ -62,7 +62,7 @@ func judge(task Task, before, after *TestReport) (status Status, reason string, 
 		if after.Status == sandbox.StatusOK {
 			return StatusResolved, "the test command exited 0 (it wrote no per-test report)", failToPass, passToPass, broken
 		}
-		return StatusUnresolved, fmt.Sprintf("the test command %s and reported no test cases", strings.TrimPrefix(ran, "; ")), failToPass, passToPass, broken
+		return StatusUnresolved, fmt.Sprintf("%s and reported no test cases", strings.TrimPrefix(ran, "; ")), failToPass, passToPass, broken
 	}
 	var failing []string
 	for _, c := range after.Cases {
@@ -74,7 +74,7 @@ func judge(task Task, before, after *TestReport) (status Status, reason string, 
 	case len(failing) > 0:
 		return StatusUnresolved, fmt.Sprintf("%d of %d tests fail after the change: %s%s", len(failing), len(after.Cases), listSome(failing), ran), failToPass, passToPass, broken
 	case after.Status != sandbox.StatusOK:
-		return StatusUnresolved, fmt.Sprintf("every reported test passes but the test command %s", strings.TrimPrefix(ran, "; ")), failToPass, passToPass, broken
+		return StatusUnresolved, fmt.Sprintf("every reported test passes but %s", strings.TrimPrefix(ran, "; ")), failToPass, passToPass, broken
 	}
 	return StatusResolved, fmt.Sprintf("all %d tests the command ran pass after the change", len(after.Cases)), failToPass, passToPass, broken
 }
