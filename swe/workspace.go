@@ -173,7 +173,11 @@ func cellCall(ctx context.Context, sess sandbox.Session, spec map[string]any, ti
 	}
 	b, rerr := sess.ReadFile(ctx, answerName)
 	if res.Status != sandbox.StatusOK || rerr != nil {
-		return fmt.Errorf("the platform's cell ended %s (%s) without an answer: %s", res.Status, res.Reason, clipTail(string(res.Stderr), 2000))
+		why := res.Reason
+		if res.Error != nil {
+			why = res.Error.Type + ": " + res.Error.Message
+		}
+		return fmt.Errorf("the platform's cell ended %s (%s) without an answer: %s", res.Status, why, clipTail(string(res.Stderr), 2000))
 	}
 	var ans struct {
 		Refused string `json:"refused"`
