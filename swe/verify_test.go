@@ -9,6 +9,8 @@ import (
 
 	"github.com/crucible-sandbox/crucible/internal/testenv"
 	"github.com/crucible-sandbox/crucible/sandbox"
+	"github.com/crucible-sandbox/crucible/sandbox/linux"
+	benchtest "github.com/crucible-sandbox/crucible/sandbox/linux/benchtest"
 )
 
 // conftestCheat is a diff that makes every test pass by rewriting its
@@ -184,12 +186,17 @@ func TestRunTestsInWorkspace(t *testing.T) {
 
 // BenchmarkVerify measures Verify of a fix on the tiny repository (a
 // fresh session, the archive unpacked, the diff applied, pytest run and
-// its report read) against the same tests run bare: Debian's python3 -m
-// pytest on the host, in a directory holding the fixed repository. b.N
-// of each, in separate phases; it reports both medians and their ratio
-// (target: at most 2).
+// its report read, the session closed) against the same tests run bare:
+// Debian's python3 -m pytest on the host, in a directory holding the
+// fixed repository. Two runtimes: "cold", keeping no session ready, and
+// "warm session", keeping one (linux.Options.WarmSessions, as `crucible
+// serve --warm-sessions` does), each Verify after an untimed wait for it
+// to be ready. Phases of b.N each (package benchtest): Verify (the
+// benchmark's loop), then bare; it reports their medians and p99 and the
+// ratio of the medians (target: at most 2).
 func BenchmarkVerify(b *testing.B) {
-	cfg := wsConfig(b)
+	testenv.Root(b)
+	img := testenv.Image(b, "datascience")
 	python := testenv.Pytest(b)
 	repo := tinyRepoTarGz(b)
 	task := Task{Repo: repo, Prompt: "fix add", Tests: []string{"tests/test_calc.py::test_add"}}
@@ -200,31 +207,45 @@ func BenchmarkVerify(b *testing.B) {
 	}
 	files["calc.py"] = strings.Replace(files["calc.py"], "a - b", "a + b", 1)
 	writeTree(b, fixed, files)
-	var verified, bare []time.Duration
-	b.ResetTimer()
-	for range b.N {
-		start := time.Now()
-		r, err := Verify(b.Context(), cfg, task, fixDiff)
-		verified = append(verified, time.Since(start))
-		if err != nil || r.Status != sandbox.StatusOK || r.Passed != 2 {
-			b.Fatalf("verify: %+v %v", r, err)
-		}
-	}
-	b.StopTimer()
-	for range b.N {
+	bare := func() time.Duration {
 		cmd := exec.Command(python, "-m", "pytest", "-q", "-p", "no:cacheprovider")
 		cmd.Dir = fixed
 		cmd.Env = []string{"PYTHONDONTWRITEBYTECODE=1", "PATH=/usr/bin:/bin"}
 		start := time.Now()
 		out, err := cmd.CombinedOutput()
-		bare = append(bare, time.Since(start))
+		took := time.Since(start)
 		if err != nil || !strings.Contains(string(out), "2 passed") {
 			b.Fatalf("bare pytest: %v %s", err, out)
 		}
+		return took
 	}
-	median := func(d []time.Duration) time.Duration { slices.Sort(d); return d[len(d)/2] }
-	v, p := median(verified), median(bare)
-	b.ReportMetric(float64(v.Milliseconds()), "verify_ms")
-	b.ReportMetric(float64(p.Milliseconds()), "bare_ms")
-	b.ReportMetric(float64(v)/float64(p), "ratio")
+	for _, bc := range []struct {
+		name string
+		warm int
+	}{{"cold", 0}, {"warm session", 1}} {
+		b.Run(bc.name, func(b *testing.B) {
+			rt, err := linux.New(linux.Options{RootFS: img.RootFS, Env: img.Manifest.Env, TmpSeed: img.Manifest.TmpSeed, ImageDigest: img.Digest, WarmSessions: bc.warm})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer rt.Close()
+			cfg := Config{Sandbox: rt}
+			verify := func() time.Duration {
+				start := time.Now()
+				r, err := Verify(b.Context(), cfg, task, fixDiff)
+				took := time.Since(start)
+				if err != nil || r.Status != sandbox.StatusOK || r.Passed != 2 || r.Applied != "git apply" {
+					b.Fatalf("verify: %+v %v", r, err)
+				}
+				return took
+			}
+			verified := benchtest.Loop(b, func() { benchtest.AwaitPools(b, rt) }, verify)
+			benchtest.AwaitPools(b, rt)
+			base := benchtest.Times(len(verified), nil, bare)
+			benchtest.Compare(b, verified, "verify", base, "bare", "ratio")
+			if bc.warm > 0 && benchtest.PoolHits(rt) == 0 {
+				b.Fatal("no Verify was served a warm session")
+			}
+		})
+	}
 }

@@ -64,15 +64,15 @@ type workspace struct {
 }
 
 // sessionRequest is the session of a workspace or a verification: the
-// configured image and limits, the inputs read-only in a directory of
-// their own, and no bytecode files written beside the sources (they would
-// show in a diff).
+// configured image and limits and the inputs, read-only in a directory of
+// their own. It sets no environment: a variable the interpreter reads at
+// its start would keep the runtime from serving a warm session (the test
+// runs get theirs from the cell).
 func sessionRequest(cfg Config, files []sandbox.File) sandbox.SessionRequest {
 	for i := range files {
 		files[i].ReadOnly = true
 	}
-	return sandbox.SessionRequest{Language: sandbox.Python, Image: cfg.Image, Limits: cfg.SessionLimits, Files: files,
-		Env: map[string]string{"PYTHONDONTWRITEBYTECODE": "1"}}
+	return sandbox.SessionRequest{Language: sandbox.Python, Image: cfg.Image, Limits: cfg.SessionLimits, Files: files}
 }
 
 // openWorkspace opens a session for the repository: the archive is placed

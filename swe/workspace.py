@@ -206,6 +206,7 @@ def run_tests(spec):
         if os.path.lexists(p):
             os.unlink(p)
     env = dict(os.environ)
+    env["PYTHONDONTWRITEBYTECODE"] = "1"  # no __pycache__ beside the sources
     env["PYTEST_ADDOPTS"] = (env.get("PYTEST_ADDOPTS", "") + " --junitxml=" + junit + " -o junit_family=xunit1").strip()
     timed_out = False
     start = time.monotonic()

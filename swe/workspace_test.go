@@ -221,4 +221,12 @@ subprocess.run("git init -q && git add -A && git -c user.name=a -c user.email=a@
 	if rep.Applied != "git apply" || rep.Status != sandbox.StatusOK {
 		t.Fatalf("verify: applied %q (%s), status %s exit %d: %s", rep.Applied, rep.ApplyError, rep.Status, rep.ExitCode, rep.Output)
 	}
+	// A change past maxDiffBytes (5 MiB of random bytes: a binary patch
+	// about as large) is refused, saying so.
+	if res, err := w.sess.Exec(t.Context(), sandbox.Cell{Code: `import os; open("/work/repo/noise.bin", "wb").write(os.urandom(5 << 20))`}); err != nil || res.Status != sandbox.StatusOK {
+		t.Fatalf("write noise: %v %s", err, res.Stderr)
+	}
+	if d, err := w.diff(t.Context()); err == nil || !strings.Contains(err.Error(), "more than the 4194304 a change may be") {
+		t.Fatalf("diff of 5 MiB of noise: %d bytes, %v; want an error saying it is too big", len(d), err)
+	}
 }
