@@ -136,6 +136,7 @@ func (l *loop) finish(ctx context.Context, end *ending, beforeCh <-chan verified
 	res.Submitted = end.submitted
 	res.Status, res.Reason = end.status, end.reason
 
+	l.emit(StepSubmit, "taking the diff")
 	start := time.Now()
 	diff, err := l.ws.diff(ctx)
 	l.res.Trace.Steps = append(l.res.Trace.Steps, Step{Kind: StepSubmit, At: start.UTC(), Note: fmt.Sprintf("diff taken: %d bytes", len(diff)), DurationMS: millis(time.Since(start))})
