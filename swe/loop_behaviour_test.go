@@ -190,7 +190,7 @@ func TestBudgetsAndVerdicts(t *testing.T) {
 				callTool("bash", map[string]string{"command": "rm -rf /work/repo"}),
 			}, check: func(t *testing.T, res *Result, m *wireModel) {
 				wantStatus(t, res, StatusDenied, "rm -rf /work/repo")
-				if strings.Join(approved, "|") != "ls|python3 -m pytest -q|rm -rf /work/repo" {
+				if strings.Join(approved, "|") != "ls|"+defaultTestCommand+"|rm -rf /work/repo" {
 					t.Errorf("approvals asked: %q", approved)
 				}
 			}},
