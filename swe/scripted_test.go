@@ -418,14 +418,19 @@ func nativeRuntime(t testing.TB) *linux.Runtime {
 	return native
 }
 
-// tarGz packs files (name → content) as a gzip'd tar, as FromDir does.
+// tarGz packs files (name → content) as a gzip'd tar, as FromDir does;
+// files named *.sh are executable.
 func tarGz(t testing.TB, files map[string]string) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	z := gzip.NewWriter(&buf)
 	tw := tar.NewWriter(z)
 	for name, content := range files {
-		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(content)), Typeflag: tar.TypeReg, ModTime: time.Unix(1700000000, 0)}); err != nil {
+		mode := int64(0o644)
+		if strings.HasSuffix(name, ".sh") {
+			mode = 0o755
+		}
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: mode, Size: int64(len(content)), Typeflag: tar.TypeReg, ModTime: time.Unix(1700000000, 0)}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := io.WriteString(tw, content); err != nil {
