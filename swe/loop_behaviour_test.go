@@ -104,7 +104,7 @@ func TestModelBehaviours(t *testing.T) {
 			behaviour{name: wire + ": a model that never submits runs out of steps; its change is still verified", wire: wire,
 				cfg:   Config{MaxSteps: 4},
 				turns: []wireTurn{say(wireReply{Calls: []wireCall{fixCall}})},
-				after: func(_ *testing.T, req *wireRequest) wireReply {
+				after: func(_ testing.TB, req *wireRequest) wireReply {
 					// Always something new, so it is no loop.
 					return wireReply{Calls: []wireCall{toCall("bash", map[string]string{"command": "echo " + strings.Repeat("x", len(req.Messages))})}}
 				},
@@ -257,7 +257,7 @@ func TestRedactionAndEvents(t *testing.T) {
 		},
 	}
 	m := newWireModel(t, wireAnthropic,
-		func(t *testing.T, req *wireRequest) wireReply {
+		func(t testing.TB, req *wireRequest) wireReply {
 			if strings.Contains(req.last().Text, "SECRET") {
 				t.Errorf("the task reached the model unredacted: %q", req.last().Text)
 			}

@@ -96,11 +96,11 @@ func (r *wireRequest) toolResults() []wireMessage {
 
 // wireTurn answers one request; it may assert with t.Errorf (never
 // t.Fatal: it runs on the server's goroutine).
-type wireTurn func(t *testing.T, req *wireRequest) wireReply
+type wireTurn func(t testing.TB, req *wireRequest) wireReply
 
 // wireModel is the local server playing the model.
 type wireModel struct {
-	t     *testing.T
+	t     testing.TB
 	wire  string
 	srv   *httptest.Server
 	turns []wireTurn
@@ -114,7 +114,7 @@ type wireModel struct {
 }
 
 // newWireModel starts a scripted model speaking wire, closed when t ends.
-func newWireModel(t *testing.T, wire string, turns ...wireTurn) *wireModel {
+func newWireModel(t testing.TB, wire string, turns ...wireTurn) *wireModel {
 	t.Helper()
 	m := &wireModel{t: t, wire: wire, turns: turns}
 	m.srv = httptest.NewServer(http.HandlerFunc(m.serve))
@@ -349,7 +349,7 @@ func openAIText(raw json.RawMessage) string {
 // Turn constructors.
 
 // say answers with a fixed reply.
-func say(a wireReply) wireTurn { return func(*testing.T, *wireRequest) wireReply { return a } }
+func say(a wireReply) wireTurn { return func(testing.TB, *wireRequest) wireReply { return a } }
 
 // callTool answers with one call of name with args (any value, as JSON;
 // a string is sent as the raw arguments).
@@ -372,7 +372,7 @@ func prose(text string) wireTurn { return say(wireReply{Text: text}) }
 // seeing asserts that the results answering the model's last reply hold
 // each of want, then answers as next does.
 func seeing(next wireTurn, want ...string) wireTurn {
-	return func(t *testing.T, req *wireRequest) wireReply {
+	return func(t testing.TB, req *wireRequest) wireReply {
 		var got strings.Builder
 		for _, m := range req.toolResults() {
 			got.WriteString(m.Text + "\n")

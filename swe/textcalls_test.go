@@ -61,7 +61,7 @@ func TestTextModeFix(t *testing.T) {
 	for _, wire := range []string{wireOpenAI, wireAnthropic} {
 		t.Run(wire, func(t *testing.T) {
 			m := newWireModel(t, wire,
-				func(t *testing.T, req *wireRequest) wireReply {
+				func(t testing.TB, req *wireRequest) wireReply {
 					if len(req.Tools) != 0 || !strings.Contains(req.System, "<tool_call>") {
 						t.Errorf("text mode: tools %v offered, or the format not explained", req.Tools)
 					}
