@@ -22,7 +22,8 @@ import (
 // failToPass, passToPass and broken compare before and after over the
 // named tests (else every test either run reported): failed or missing
 // before and passing after; passing both times; passing before and not
-// after.
+// after. They are empty when after reported no cases at all (a command
+// without a JUnit report): a missing report says nothing of each test.
 func judge(task Task, before, after *TestReport) (status Status, reason string, failToPass, passToPass, broken []string) {
 	if after == nil {
 		return StatusUnresolved, "the change was not verified", nil, nil, nil
@@ -33,6 +34,9 @@ func judge(task Task, before, after *TestReport) (status Status, reason string, 
 	ids := task.Tests
 	if len(ids) == 0 {
 		ids = caseIDs(before, after)
+	}
+	if len(after.Cases) == 0 {
+		ids = nil // no per-test report after: nothing to compare
 	}
 	for _, id := range ids {
 		was, now := outcomeOf(before, id), outcomeOf(after, id)

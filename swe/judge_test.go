@@ -43,14 +43,15 @@ func TestJudge(t *testing.T) {
 		{"named file", []string{"t.py"}, report(1, "t.py::test_a=passed", "t.py::test_b=failed"), StatusUnresolved, "1 of 1 named tests fail", nil, nil, nil},
 		{"named file fixed", []string{"t.py"}, report(0, "t.py::test_a=passed", "t.py::test_b=passed"), StatusResolved, "all 1 named tests pass", []string{"t.py"}, nil, nil},
 		{"named parameterised", []string{"t.py::test_c"}, report(1, "t.py::test_c[1]=passed", "t.py::test_c[2]=failed"), StatusUnresolved, "t.py::test_c (failed)", nil, nil, []string{"t.py::test_c"}},
-		{"named timed out", []string{"t.py::test_a"}, &TestReport{Status: sandbox.StatusTimeout, ExitCode: -9}, StatusUnresolved, "the command timed out", nil, nil, nil},
+		{"named timed out", []string{"t.py::test_a", "t.py::test_b"}, &TestReport{Status: sandbox.StatusTimeout, ExitCode: -9}, StatusUnresolved, "2 of 2 named tests fail after the change: t.py::test_a (missing), t.py::test_b (missing); the command timed out", nil, nil, nil},
+		{"named, one missing", []string{"t.py::test_a", "t.py::test_b"}, report(1, "t.py::test_a=passed"), StatusUnresolved, "t.py::test_b (missing)", []string{"t.py::test_a"}, nil, []string{"t.py::test_b"}},
 		{"all pass", nil, report(0, "t.py::test_a=passed", "t.py::test_b=passed", "t.py::test_c[1]=passed", "t.py::test_c[2]=skipped"), StatusResolved, "all 4 tests the command ran pass",
 			[]string{"t.py::test_a"}, []string{"t.py::test_b", "t.py::test_c[1]"}, []string{"t.py::test_c[2]"}},
 		{"one broken", nil, report(1, "t.py::test_a=passed", "t.py::test_b=failed"), StatusUnresolved, "1 of 2 tests fail after the change: t.py::test_b; the command exited 1",
 			[]string{"t.py::test_a"}, nil, []string{"t.py::test_b", "t.py::test_c[1]", "t.py::test_c[2]"}},
 		{"clean report, failing exit", nil, report(3, "t.py::test_a=passed"), StatusUnresolved, "every reported test passes but the command exited 3", []string{"t.py::test_a"}, nil, []string{"t.py::test_b", "t.py::test_c[1]", "t.py::test_c[2]"}},
-		{"no cases, exit 1", nil, report(1), StatusUnresolved, "the command exited 1 and reported no test cases", nil, nil, []string{"t.py::test_b", "t.py::test_c[1]", "t.py::test_c[2]"}},
-		{"no cases, exit 0", nil, report(0), StatusResolved, "exited 0 (it wrote no per-test report)", nil, nil, []string{"t.py::test_b", "t.py::test_c[1]", "t.py::test_c[2]"}},
+		{"no cases, exit 1", nil, report(1), StatusUnresolved, "the command exited 1 and reported no test cases", nil, nil, nil},
+		{"no cases, exit 0", nil, report(0), StatusResolved, "exited 0 (it wrote no per-test report)", nil, nil, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			status, reason, f2p, p2p, brk := judge(Task{Tests: tc.tests}, before, tc.after)
