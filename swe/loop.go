@@ -134,13 +134,13 @@ func (l *loop) turn(ctx context.Context) *ending {
 	if why, ok := refusal(reply); ok {
 		return &ending{status: StatusRefused, reason: "the model refused: " + why}
 	}
-	calls, bad := l.calls(reply)
-	l.messages = append(l.messages, assistantMessage(reply, l.cfg.TextMode))
+	calls, textual, bad := l.calls(reply)
+	l.messages = append(l.messages, assistantMessage(reply, textual))
 	if reply.Cut() {
 		// Nothing of a cut reply runs: its arguments may end mid-way. Each
 		// native call is answered (the API wants every ID answered).
 		l.note(cutNote)
-		l.answerAll(calls, cutNote)
+		l.answerAll(calls, textual, cutNote)
 		return l.idle()
 	}
 	if len(calls) == 0 {
@@ -171,11 +171,11 @@ func (l *loop) turn(ctx context.Context) *ending {
 			return o.end
 		}
 		results = append(results, o.out)
-		if !l.cfg.TextMode {
+		if !textual {
 			l.messages = append(l.messages, llm.Message{Role: llm.ToolRole, ToolCallID: c.ID, Content: o.out})
 		}
 	}
-	if l.cfg.TextMode {
+	if textual {
 		l.say(textResults(calls, results, bad))
 	}
 	return nil
@@ -195,10 +195,10 @@ func (l *loop) say(text string) {
 	l.messages = append(l.messages, llm.Message{Role: llm.User, Content: text})
 }
 
-// answerAll answers every native call with text (text mode: one user
-// message).
-func (l *loop) answerAll(calls []llm.ToolCall, text string) {
-	if l.cfg.TextMode || len(calls) == 0 {
+// answerAll answers every native call with text (calls written as text:
+// one user message).
+func (l *loop) answerAll(calls []llm.ToolCall, textual bool, text string) {
+	if textual || len(calls) == 0 {
 		l.say(text)
 		return
 	}
@@ -207,28 +207,32 @@ func (l *loop) answerAll(calls []llm.ToolCall, text string) {
 	}
 }
 
-// assistantMessage is the reply as it goes back into the conversation: in
-// text mode its text only (the calls are in it).
-func assistantMessage(reply llm.Reply, textMode bool) llm.Message {
-	if textMode {
+// assistantMessage is the reply as it goes back into the conversation:
+// its text only when its calls were text (they are in it).
+func assistantMessage(reply llm.Reply, textual bool) llm.Message {
+	if textual {
 		return llm.Message{Role: llm.Assistant, Content: reply.Text}
 	}
 	return llm.Message{Role: llm.Assistant, Content: reply.Text, ToolCalls: reply.ToolCalls}
 }
 
 // calls returns the tool calls of a reply: the native ones, or those
-// written as text in text mode. bad explains text that looked like a call
-// and could not be read.
-func (l *loop) calls(reply llm.Reply) (calls []llm.ToolCall, bad string) {
-	if !l.cfg.TextMode {
-		return reply.ToolCalls, ""
+// written as text, in text mode or when a model offered native tools
+// wrote its calls in its text instead (as an OpenAI-compatible server
+// without a tool-call parser passes them on: Qwen's <tool_call> tags, a
+// JSON object). textual says the calls were text, so their results go
+// back as a user message (no native ID to answer). bad explains text
+// that looked like a call and could not be read.
+func (l *loop) calls(reply llm.Reply) (calls []llm.ToolCall, textual bool, bad string) {
+	if len(reply.ToolCalls) > 0 && !l.cfg.TextMode {
+		return reply.ToolCalls, false, ""
 	}
 	calls, bad = textCalls(reply.Text)
 	for i := range calls {
 		l.textIDs++
 		calls[i].ID = fmt.Sprintf("text_%d", l.textIDs)
 	}
-	return calls, bad
+	return calls, true, bad
 }
 
 // textResults is the user message answering the calls of a text-mode
