@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -30,6 +31,9 @@ type loop struct {
 	prose int
 	// textIDs numbers the calls written as text.
 	textIDs int
+	// results are the indexes in messages of the tool results (and the
+	// user messages carrying text calls' results), oldest first.
+	results []int
 }
 
 // ending is how the loop ends: submitted, or a status and its reason.
@@ -111,7 +115,7 @@ func (l *loop) work(ctx context.Context) *ending {
 func (l *loop) turn(ctx context.Context) *ending {
 	b := &l.res.Trace.Budget
 	b.Steps++
-	req := llm.Request{Messages: l.messages}
+	req := llm.Request{Messages: l.conversation()}
 	if !l.cfg.TextMode {
 		req.Tools = toolDefs
 	}
@@ -172,13 +176,40 @@ func (l *loop) turn(ctx context.Context) *ending {
 		}
 		results = append(results, o.out)
 		if !textual {
+			l.results = append(l.results, len(l.messages))
 			l.messages = append(l.messages, llm.Message{Role: llm.ToolRole, ToolCallID: c.ID, Content: o.out})
 		}
 	}
 	if textual {
+		l.results = append(l.results, len(l.messages))
 		l.say(textResults(calls, results, bad))
 	}
 	return nil
+}
+
+// Bounds of the conversation sent: the latest keepResults tool results
+// go as they are; older ones are clipped to oldResultBytes, as SWE-agent
+// does with old observations, so a long run's requests do not grow with
+// every output ever shown (the trace keeps each output in full, clipped
+// only at maxOutputKept).
+const (
+	keepResults    = 10
+	oldResultBytes = 1 << 10
+)
+
+// conversation is the conversation to send: the messages, older tool
+// results clipped.
+func (l *loop) conversation() []llm.Message {
+	if len(l.results) <= keepResults {
+		return l.messages
+	}
+	msgs := slices.Clone(l.messages)
+	for _, i := range l.results[:len(l.results)-keepResults] {
+		if len(msgs[i].Content) > oldResultBytes {
+			msgs[i].Content = clipText(msgs[i].Content, oldResultBytes) + "\n[an older result, shortened: run the call again to see it whole]"
+		}
+	}
+	return msgs
 }
 
 // idle counts a reply that ran nothing; too many in a row end the run.
