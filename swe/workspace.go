@@ -44,8 +44,13 @@ const maxDiffBytes = 4 << 20
 const defaultTestCommand = "python3 -m pytest -q -p no:cacheprovider"
 
 // cellSlack is how much longer than its command a platform cell may run
-// (unpacking, git, reading the report) before the session interrupts it.
-const cellSlack = 60 * time.Second
+// (git, reading the report) before the session interrupts it; openTime
+// how long unpacking a repository (up to MaxRepoBytes, compressed) and
+// recording its baseline may take.
+const (
+	cellSlack = 60 * time.Second
+	openTime  = 5 * time.Minute
+)
 
 // workspaceCode is the platform's side of a workspace, run in the
 // sandbox: each cell is this code and a call of main with one JSON
@@ -90,7 +95,7 @@ func openWorkspace(ctx context.Context, cfg Config, repo Repo) (*workspace, erro
 	}
 	w := &workspace{sess: sess, cfg: cfg}
 	var ans struct{}
-	if err := cellCall(ctx, sess, map[string]any{"op": "open", "format": repo.format(), "archive": "/work/" + archiveName}, cellSlack, &ans); err != nil {
+	if err := cellCall(ctx, sess, map[string]any{"op": "open", "format": repo.format(), "archive": "/work/" + archiveName}, openTime, &ans); err != nil {
 		_ = sess.Close()
 		return nil, err
 	}
@@ -99,8 +104,10 @@ func openWorkspace(ctx context.Context, cfg Config, repo Repo) (*workspace, erro
 
 // diff is the change of the working tree against the input, as git's
 // unified diff (paths a/ and b/ from the repository's root; new, deleted
-// and binary files and mode changes included; a rename as a deletion and
-// an addition). Bytecode and pytest's cache are left out. Past
+// and binary files, links and mode changes included; a rename as a
+// deletion and an addition, which patch applies as well as git). Bytecode,
+// pytest's cache and new files the repository's own .gitignore ignores
+// are left out (a file of the input is always in, ignored or not). Past
 // maxDiffBytes it fails, saying so.
 func (w *workspace) diff(ctx context.Context) (string, error) {
 	var ans struct {
@@ -136,13 +143,20 @@ func (w *workspace) runTests(ctx context.Context, command string, timeout time.D
 // close ends the workspace's session.
 func (w *workspace) close() error { return w.sess.Close() }
 
-// testSpec is the part of a cell's document that runs the tests.
+// testSpec is the part of a cell's document that runs the tests: the
+// command ("" the default) for at most timeout (0 the default), cut so
+// that the time to unpack a repository still fits beside it in a cell's
+// longest wall time (the command is then killed, and answered, before the
+// session would interrupt the cell).
 func testSpec(command string, timeout time.Duration) map[string]any {
 	if strings.TrimSpace(command) == "" {
 		command = defaultTestCommand
 	}
 	if timeout <= 0 {
 		timeout = DefaultCallTimeout
+	}
+	if longest := time.Duration(sandbox.MaxLimits().WallTimeMS)*time.Millisecond - openTime; timeout > longest {
+		timeout = longest
 	}
 	return map[string]any{"command": command, "timeout": timeout.Seconds(), "junit": junitPath, "output": outputPath}
 }
