@@ -23,7 +23,9 @@ func TestAgentRunModeRefusals(t *testing.T) {
 		c.Agents.Maxima = service.AgentBudgets{MaxSteps: 10, MaxWallMS: 60_000, MaxTokens: 1000, CellTimeoutMS: 5000}
 	})
 	tgz := tarGz(t, bugRepo)
-	repo := func(archive []byte, format swe.RepoFormat) *swe.Repo { return &swe.Repo{Archive: archive, Format: format} }
+	repo := func(archive []byte, format swe.RepoFormat) *swe.Repo {
+		return &swe.Repo{Archive: archive, Format: format}
+	}
 	sw := func(change func(*api.AgentRunRequest)) api.AgentRunRequest {
 		r := api.AgentRunRequest{Task: "fix it", Mode: api.ModeSWE, SWERequest: api.SWERequest{Repo: repo(tgz, "")}}
 		change(&r)
