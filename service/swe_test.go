@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/crucible-sandbox/crucible/api"
 	"github.com/crucible-sandbox/crucible/llm/llmtest"
@@ -238,5 +239,62 @@ func TestSWERunCodePolicy(t *testing.T) {
 				t.Errorf("the command ran: %v; reason %q", ran, end.Reason)
 			}
 		})
+	}
+}
+
+// TestSWERunInterruptedByRestart: a swe run waiting for an approval of a
+// command when its service goes away (no shutdown: a crash) reads, on
+// the next service on the same store, as a swe run interrupted, saying
+// which approval it waited for, as a code agent's run does.
+func TestSWERunInterruptedByRestart(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t)
+	crashed := sweService(t, st, sweModel(t, fixerCalls...))
+	run, err := crashed.StartAgentRun(ctx, "acme", sweRequest(tarGz(t, bugRepo), true), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var approval *api.AgentApproval
+	followFor(t, crashed, "acme", run.ID, func(e service.Event) bool {
+		if e.Kind == service.EventApproval {
+			approval = e.Agent.Approval
+		}
+		return approval == nil
+	})
+	if approval == nil {
+		t.Fatal("no approval event")
+	}
+	svc := storedService(t, st, sweModel(t, fixerCalls...))
+	got, err := svc.AgentRun("acme", run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != api.AgentInterrupted || got.Mode != api.ModeSWE || !strings.Contains(got.Reason, approval.ID) || got.FinishedAt == nil {
+		t.Errorf("after the restart the run is %+v, want a swe run interrupted, its reason naming %s", got, approval.ID)
+	}
+	if _, err := svc.DecideApproval("acme", run.ID, approval.ID, true, ""); kindOf(err) != service.KindConflict {
+		t.Errorf("approving after the restart: %v, want KindConflict", err)
+	}
+}
+
+// TestSWERunCancelled: cancelling a swe run while its command runs ends
+// it cancelled at once, with what it had (the tests before, no change).
+func TestSWERunCancelled(t *testing.T) {
+	ctx := context.Background()
+	svc := sweService(t, openStore(t), sweModel(t, llmtest.Call{Name: "bash", Args: map[string]string{"command": "echo sleeping; sleep 600"}}))
+	run, err := svc.StartAgentRun(ctx, "acme", sweRequest(tarGz(t, bugRepo), false), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	followFor(t, svc, "acme", run.ID, func(e service.Event) bool {
+		return e.Output == nil || !strings.Contains(string(e.Output), "sleeping")
+	})
+	start := time.Now()
+	end, err := svc.CancelAgentRun(ctx, "acme", run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if end.Status != api.AgentCancelled || end.Mode != api.ModeSWE || time.Since(start) > 30*time.Second {
+		t.Errorf("cancelled: %s (%s) after %s, want cancelled at once", end.Status, end.Reason, time.Since(start))
 	}
 }
