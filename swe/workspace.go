@@ -64,15 +64,15 @@ type workspace struct {
 }
 
 // sessionRequest is the session of a workspace or a verification: the
-// configured image and limits, the inputs read-only in a directory of
-// their own, and no bytecode files written beside the sources (they would
-// show in a diff).
+// configured image and limits and the inputs, read-only in a directory of
+// their own. It sets no environment: a variable the interpreter reads at
+// its start would keep the runtime from serving a warm session (the test
+// runs get theirs from the cell).
 func sessionRequest(cfg Config, files []sandbox.File) sandbox.SessionRequest {
 	for i := range files {
 		files[i].ReadOnly = true
 	}
-	return sandbox.SessionRequest{Language: sandbox.Python, Image: cfg.Image, Limits: cfg.SessionLimits, Files: files,
-		Env: map[string]string{"PYTHONDONTWRITEBYTECODE": "1"}}
+	return sandbox.SessionRequest{Language: sandbox.Python, Image: cfg.Image, Limits: cfg.SessionLimits, Files: files}
 }
 
 // openWorkspace opens a session for the repository: the archive is placed
@@ -173,7 +173,11 @@ func cellCall(ctx context.Context, sess sandbox.Session, spec map[string]any, ti
 	}
 	b, rerr := sess.ReadFile(ctx, answerName)
 	if res.Status != sandbox.StatusOK || rerr != nil {
-		return fmt.Errorf("the platform's cell ended %s (%s) without an answer: %s", res.Status, res.Reason, clipTail(string(res.Stderr), 2000))
+		why := res.Reason
+		if res.Error != nil {
+			why = res.Error.Type + ": " + res.Error.Message
+		}
+		return fmt.Errorf("the platform's cell ended %s (%s) without an answer: %s", res.Status, why, clipTail(string(res.Stderr), 2000))
 	}
 	var ans struct {
 		Refused string `json:"refused"`
