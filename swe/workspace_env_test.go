@@ -54,6 +54,8 @@ var tinyRepo = map[string]string{
 	"data/blob.bin":         "\x00\x01\x02binary\xff",
 	"docs/guide/intro.txt":  "intro\n",
 	"docs/guide/detail.txt": "detail\n",
+	".gitignore":            "*.log\n",
+	"app.log":               "an ignored file of the input\n",
 }
 
 // fixDiff fixes tinyRepo's bug, as git diff writes it; fuzzyFixDiff is

@@ -38,7 +38,7 @@ func TestWorkspaceFormats(t *testing.T) {
 		t.Fatal(err)
 	}
 	bundle := filepath.Join(t.TempDir(), "repo.bundle")
-	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "input"}, {"bundle", "create", bundle, "--all"}} {
+	for _, args := range [][]string{{"init", "-q"}, {"add", "-A", "-f"}, {"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "input"}, {"bundle", "create", bundle, "--all"}} {
 		cmd := exec.Command(git, args...)
 		cmd.Dir = dir
 		if out, err := cmd.CombinedOutput(); err != nil {
@@ -115,6 +115,8 @@ func TestWorkspaceHostileArchives(t *testing.T) {
 		{"absolute path", buildTar(t, true, ok, tarMember{hdr: tar.Header{Name: marker}, content: "escaped"}), "has an absolute path"},
 		{"dot dot", buildTar(t, false, ok, tarMember{hdr: tar.Header{Name: "a/../../../../../.." + marker}, content: "escaped"}), "leads out of the repository"},
 		{"link out", buildTar(t, true, tarMember{hdr: tar.Header{Name: "out", Typeflag: tar.TypeSymlink, Linkname: "/tmp"}}), "links to '/tmp', outside the repository"},
+		{"link out, written through", buildTar(t, true, tarMember{hdr: tar.Header{Name: "out", Typeflag: tar.TypeSymlink, Linkname: filepath.Dir(marker)}},
+			tarMember{hdr: tar.Header{Name: "out/" + filepath.Base(marker)}, content: "escaped"}), "outside the repository"},
 		{"relative link out", buildTar(t, true, tarMember{hdr: tar.Header{Name: "d/out", Typeflag: tar.TypeSymlink, Linkname: "../../../../tmp"}}), "outside the repository"},
 		{"hard link out", buildTar(t, true, tarMember{hdr: tar.Header{Name: "h", Typeflag: tar.TypeLink, Linkname: "/etc/passwd"}}), "outside the repository"},
 		{"device", buildTar(t, true, tarMember{hdr: tar.Header{Name: "null", Typeflag: tar.TypeChar, Devmajor: 1, Devminor: 3}}), "is a device"},
@@ -185,6 +187,8 @@ os.chmod("calc.py", 0o755)
 os.symlink("calc.py", "calc_alias.py")
 os.makedirs("__pycache__"); open("__pycache__/calc.cpython-311.pyc", "wb").write(b"\x00pyc")
 os.makedirs(".pytest_cache"); open(".pytest_cache/x", "w").write("cache")
+open("app.log", "a").write("changed\n")
+open("new.log", "w").write("a new ignored file\n")
 subprocess.run("git init -q && git add -A && git -c user.name=a -c user.email=a@a commit -qm agent", shell=True, check=True)
 `
 	if res, err := w.sess.Exec(t.Context(), sandbox.Cell{Code: edit}); err != nil || res.Status != sandbox.StatusOK {
@@ -202,12 +206,13 @@ subprocess.run("git init -q && git add -A && git -c user.name=a -c user.email=a@
 		"diff --git a/data/blob.bin b/data/blob.bin\n",
 		"GIT binary patch\n",
 		"diff --git a/calc_alias.py b/calc_alias.py\nnew file mode 120000\n",
+		"diff --git a/app.log b/app.log\n",
 	} {
 		if !strings.Contains(d, want) {
 			t.Errorf("the diff lacks %q:\n%s", want, d)
 		}
 	}
-	for _, never := range []string{"__pycache__", ".pytest_cache", ".git/"} {
+	for _, never := range []string{"__pycache__", ".pytest_cache", ".git/", "new.log"} {
 		if strings.Contains(d, never) {
 			t.Errorf("the diff holds %s:\n%s", never, d)
 		}
