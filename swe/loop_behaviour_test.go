@@ -162,7 +162,7 @@ func TestBudgetsAndVerdicts(t *testing.T) {
 		{name: "one call's time", cfg: Config{CallTimeout: 2 * time.Second}, turns: []wireTurn{
 			callTool("bash", map[string]string{"command": "echo started; sleep 30; echo never"}),
 			seeing(callTool("bash", map[string]string{"command": "pgrep -c sleep || true"}), "stopped after 2s", "started"),
-			seeing(callTool("submit", nil), "\n0"),
+			seeing(callTool("submit", nil), "output:\n0"), // the sleep's process group was killed
 		}, check: func(t *testing.T, res *Result, m *wireModel) {
 			wantStatus(t, res, StatusNoChange, "")
 			if res.Trace.Budget.ExecMS > 15000 {

@@ -3,6 +3,7 @@ package swe
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // fixTurns are a model that fixes the tiny repository's bug: it views the
@@ -42,6 +43,21 @@ func TestFixEndToEnd(t *testing.T) {
 			}
 			if b := res.Trace.Budget; b.Steps != 5 || b.Tokens != 5*15 || b.ExecMS <= 0 {
 				t.Errorf("budget %+v: want 5 steps, 75 tokens, some exec time", b)
+			}
+			// The tests before ran while the model was first asked: they
+			// were still running when it was (they take a second; the
+			// scripted model answers at once).
+			var firstModel, before *Step
+			for i, s := range res.Trace.Steps {
+				switch {
+				case s.Kind == StepModel && firstModel == nil:
+					firstModel = &res.Trace.Steps[i]
+				case s.Kind == StepVerify && before == nil:
+					before = &res.Trace.Steps[i]
+				}
+			}
+			if firstModel == nil || before == nil || !before.At.Add(time.Duration(before.DurationMS*float64(time.Millisecond))).After(firstModel.At) {
+				t.Errorf("the tests before did not overlap the first model call: %s", describeResult(res))
 			}
 			// Every call was answered by its ID.
 			reqs := m.received()

@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/crucible-sandbox/crucible/sandbox"
 )
 
 // toolLoop opens a workspace on the tiny repository (plus files) and
@@ -133,5 +136,43 @@ func TestClipText(t *testing.T) {
 	}
 	if clipText("short", 10) != "short" {
 		t.Error("a short text was clipped")
+	}
+}
+
+// recordingSession records the cells run in it.
+type recordingSession struct {
+	sandbox.Session
+	mu    sync.Mutex
+	cells []sandbox.Cell
+}
+
+func (s *recordingSession) Exec(ctx context.Context, cell sandbox.Cell) (sandbox.Result, error) {
+	s.mu.Lock()
+	s.cells = append(s.cells, cell)
+	s.mu.Unlock()
+	return s.Session.Exec(ctx, cell)
+}
+
+// The model's bash command is checked by the session's code policy (it is
+// the model's code); the cells of view, search and edit are the
+// platform's, its input only data, and unchecked.
+func TestCellsCheckedByPolicy(t *testing.T) {
+	l := toolLoop(t, nil)
+	rec := &recordingSession{Session: l.ws.sess}
+	l.ws.sess = rec
+	l.call(t, "bash", map[string]string{"command": "true"})
+	l.call(t, "view", map[string]string{"path": "."})
+	l.call(t, "search", map[string]string{"pattern": "add"})
+	l.call(t, "edit", map[string]string{"command": "create", "path": "n.py", "file_text": "x = 1\n"})
+	want := map[string]bool{"_crucible_swe_bash": false, "_crucible_swe_list": true, "_crucible_swe_search": true, "_crucible_swe_write": true}
+	if len(rec.cells) != len(want) {
+		t.Fatalf("%d cells, want %d", len(rec.cells), len(want))
+	}
+	for _, c := range rec.cells {
+		for name, unchecked := range want {
+			if strings.Contains(c.Code, "def "+name) && c.Unchecked != unchecked {
+				t.Errorf("cell %s: Unchecked %v, want %v", name, c.Unchecked, unchecked)
+			}
+		}
 	}
 }
