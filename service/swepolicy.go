@@ -18,11 +18,18 @@ import (
 // are all the platform's own Python (package swe's wrappers, which run a
 // command through bash, list, search or edit files, the model's part
 // passed to them as data), so they run Unchecked (uncheckedSessions), as
-// an analyst's helpers do: checked as Python they would be findings of
-// the platform's code (subprocess, os), blocking every tool in block
-// mode, and the model's command inside them would never be seen. The
-// command itself is checked here instead, on the host, as bash, against
-// the tenant's policy at least AgentMode, before it runs. In block mode a
+// an analyst's helpers do. Package swe leaves its bash cell checked, as
+// e2bapi's command cell is; here it is not: checked as Python, the
+// wrapper's own subprocess and os calls are the findings (every bash
+// call blocked in block mode, the same findings on each in warn mode)
+// while the model's command, a string inside it, is never looked at. The
+// command itself is checked here instead, on the host, as bash (as a
+// stateless bash run is, runChecked), against the tenant's policy at
+// least AgentMode, before it runs.
+//
+// The policy is a tripwire, not the boundary (the sandbox is): a bash
+// command may start an interpreter whose code no check reads, and the
+// repository's tests, which the model edits, run by design. In block mode a
 // command with findings does not run and the run ends denied, its reason
 // the policy's; in warn mode it runs and its findings are published as
 // a step event. Then, when the request asked for approvals, a person
