@@ -22,6 +22,8 @@ func TestHandler(t *testing.T) {
 		{"/ui/notebook.js", "", 200, "text/javascript; charset=utf-8", "export async function render"},
 		{"/ui/runs.js", "", 200, "text/javascript; charset=utf-8", "export async function render"},
 		{"/ui/analyst.js", "", 200, "text/javascript; charset=utf-8", "export async function render"},
+		{"/ui/agentruns.js", "", 200, "text/javascript; charset=utf-8", "export async function render"},
+		{"/ui/swe.js", "", 200, "text/javascript; charset=utf-8", "export function diffView"},
 		{"/ui/profile.js", "", 200, "text/javascript; charset=utf-8", "export function profileView"},
 		{"/ui/question.js", "", 200, "text/javascript; charset=utf-8", "export class Question"},
 		{"/ui/app.css", "", 200, "text/css; charset=utf-8", ":root"},
