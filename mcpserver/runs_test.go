@@ -33,7 +33,7 @@ func TestToolsListed(t *testing.T) {
 		}
 	}
 	slices.Sort(names)
-	want := []string{"analysis_ask", "analysis_create", "run_code", "run_get", "session_close", "session_create", "session_exec", "session_files"}
+	want := []string{"analysis_ask", "analysis_create", "run_code", "run_get", "session_close", "session_create", "session_exec", "session_files", "swe"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("tools %v, want %v", names, want)
 	}

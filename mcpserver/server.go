@@ -19,7 +19,9 @@ Use run_code for a one-off program (Python, JavaScript or Bash); files it writes
 artifacts (PNG charts as images). Use a session (session_create, session_exec, session_files,
 session_close) when state must persist between steps, as in a notebook. run_get reads a past run.
 To analyse data files, analysis_create loads and profiles them, and analysis_ask has Crucible's
-analyst agent answer questions about them (when the server has a model).`
+analyst agent answer questions about them (when the server has a model). To change a repository
+(fix a bug, make a failing test pass), swe has the software-engineering agent work on a copy of it
+and returns the diff, verified by the tests in a fresh sandbox (when the server has a model).`
 
 // handlers holds what every tool needs: the service and the tenant the
 // calls act as.
@@ -41,6 +43,7 @@ func New(svc *service.Service, tenant, version string, with ...func(*mcp.ServerO
 	h.addRunTools(s)
 	h.addSessionTools(s)
 	h.addAnalysisTools(s)
+	h.addSWETools(s)
 	h.addResources(s)
 	h.addPrompts(s)
 	return s

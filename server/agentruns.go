@@ -39,7 +39,7 @@ func (s *Server) createAgentRun(w http.ResponseWriter, r *http.Request) {
 	}
 	tenant := tenantOf(r)
 	var req api.AgentRunRequest
-	payload, apiErr := s.readJSON(w, r, tenant, &req)
+	payload, apiErr := s.readJSONBody(w, r, tenant, &req, false, agentRunBodies)
 	if apiErr != nil {
 		if serverOnlyFields[apiErr.Field] {
 			apiErr = invalid(apiErr.Field, serverOnlyRule)

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -47,7 +48,28 @@ import (
 // payload (or hands it to the run the body becomes); on an error it is
 // already released.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request, tenant string, read func(io.Reader) *api.Error) (*service.Payload, *api.Error) {
-	limit := s.svc.MaxBodyBytes(tenant)
+	return s.readBodyWithin(w, r, tenant, tenantBodies, read)
+}
+
+// bodyLimit is the size limit of a route's bodies, and how such a body
+// reserves its payload.
+type bodyLimit struct {
+	max     func(svc *service.Service, tenant string) int64
+	reserve func(svc *service.Service, ctx context.Context, tenant string, n int64) (*service.Payload, error)
+}
+
+// tenantBodies are bounded by the tenant's limit: every route's but
+// POST /v1/agent-runs's.
+var tenantBodies = bodyLimit{max: (*service.Service).MaxBodyBytes, reserve: (*service.Service).ReservePayload}
+
+// agentRunBodies are those of POST /v1/agent-runs, whose swe run carries
+// a repository of up to swe.MaxRepoBytes in base64
+// (service.MaxAgentRunBodyBytes).
+var agentRunBodies = bodyLimit{max: (*service.Service).MaxAgentRunBodyBytes, reserve: (*service.Service).ReserveAgentRunPayload}
+
+// readBodyWithin is readBody for bodies within bl.
+func (s *Server) readBodyWithin(w http.ResponseWriter, r *http.Request, tenant string, bl bodyLimit, read func(io.Reader) *api.Error) (*service.Payload, *api.Error) {
+	limit := bl.max(s.svc, tenant)
 	if r.ContentLength > limit {
 		return nil, tooLarge(limit)
 	}
@@ -55,7 +77,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, tenant string,
 	if n < 0 { // unknown: count the most it may be
 		n = limit
 	}
-	p, err := s.svc.ReservePayload(r.Context(), tenant, n)
+	p, err := bl.reserve(s.svc, r.Context(), tenant, n)
 	if err != nil {
 		if e := answerOf(err); e != nil {
 			return nil, e
@@ -78,21 +100,22 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, tenant string,
 // from it: streaming it through the decoder instead grows the decoder's
 // buffer by doubling, which costs up to twice the body again.
 func (s *Server) readJSON(w http.ResponseWriter, r *http.Request, tenant string, v any) (*service.Payload, *api.Error) {
-	return s.readJSONBody(w, r, tenant, v, false)
+	return s.readJSONBody(w, r, tenant, v, false, tenantBodies)
 }
 
 // readOptionalJSON is readJSON for a body whose every field is optional:
 // an empty body (or none) decodes as {}, leaving v as it is.
 func (s *Server) readOptionalJSON(w http.ResponseWriter, r *http.Request, tenant string, v any) (*service.Payload, *api.Error) {
-	return s.readJSONBody(w, r, tenant, v, true)
+	return s.readJSONBody(w, r, tenant, v, true, tenantBodies)
 }
 
-// readJSONBody is readJSON, and readOptionalJSON when optional is set.
-func (s *Server) readJSONBody(w http.ResponseWriter, r *http.Request, tenant string, v any, optional bool) (*service.Payload, *api.Error) {
+// readJSONBody is readJSON, and readOptionalJSON when optional is set,
+// for bodies within bl.
+func (s *Server) readJSONBody(w http.ResponseWriter, r *http.Request, tenant string, v any, optional bool, bl bodyLimit) (*service.Payload, *api.Error) {
 	if apiErr := needContentType(r, jsonType); apiErr != nil {
 		return nil, apiErr
 	}
-	return s.readBody(w, r, tenant, func(body io.Reader) *api.Error {
+	return s.readBodyWithin(w, r, tenant, bl, func(body io.Reader) *api.Error {
 		strict := json.RejectUnknownMembers(true)
 		if r.ContentLength < 0 {
 			br := bufio.NewReader(body)

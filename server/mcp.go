@@ -34,7 +34,8 @@ func (m *mcpHandlers) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	tenant := tenantOf(r)
-	r.Body = http.MaxBytesReader(w, r.Body, m.s.svc.MaxBodyBytes(tenant))
+	// Its swe tool carries a repository: the limit is an agent run's.
+	r.Body = http.MaxBytesReader(w, r.Body, m.s.svc.MaxAgentRunBodyBytes(tenant))
 	m.of(tenant).ServeHTTP(w, r)
 }
 

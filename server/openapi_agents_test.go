@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/crucible-sandbox/crucible/api"
+	"github.com/crucible-sandbox/crucible/swe"
 )
 
 // TestOpenAPIAgentSchemas checks the agent runs' schemas against their Go
@@ -27,6 +28,10 @@ func TestOpenAPIAgentSchemas(t *testing.T) {
 		"AgentApproval":   reflect.TypeFor[api.AgentApproval](),
 		"ApprovalRequest": reflect.TypeFor[api.ApprovalRequest](),
 		"AgentDecision":   reflect.TypeFor[api.AgentDecision](),
+		"SWERepo":         reflect.TypeFor[swe.Repo](),
+		"SWEOutcome":      reflect.TypeFor[api.SWEOutcome](),
+		"TestReport":      reflect.TypeFor[swe.TestReport](),
+		"TestCase":        reflect.TypeFor[swe.TestCase](),
 	} {
 		t.Run(name, func(t *testing.T) {
 			s, ok := schemas[name].(map[string]any)
@@ -53,8 +58,36 @@ func TestOpenAPIAgentSchemas(t *testing.T) {
 	}
 	statuses := constants(t, "../agent/trace.go", regexp.MustCompile(`(?m)^\s*Status\w+\s+Status\s*=\s*"(\w+)"`))
 	statuses = append(statuses, constants(t, "../api/agentrun.go", regexp.MustCompile(`(?m)^\s*Agent\w+\s+AgentRunStatus\s*=\s*"(\w+)"`))...)
+	statuses = append(statuses, constants(t, "../swe/swe.go", regexp.MustCompile(`(?m)^\s*Status\w+\s+Status\s*=\s*"(\w+)"`))...)
 	sort.Strings(statuses)
+	statuses = slices.Compact(statuses)
 	if got := enum(t, doc, "AgentRunStatus"); !slices.Equal(got, statuses) {
 		t.Errorf("AgentRunStatus enum = %q, want %q", got, statuses)
+	}
+	modes := constants(t, "../api/swe.go", regexp.MustCompile(`(?m)^\s*Mode\w+\s+AgentMode\s*=\s*"(\w+)"`))
+	if got := enum(t, doc, "AgentMode"); !slices.Equal(got, modes) {
+		t.Errorf("AgentMode enum = %q, want api's %q", got, modes)
+	}
+	kinds := constants(t, "../agent/trace.go", regexp.MustCompile(`(?m)^\s*Step\w+\s+StepKind\s*=\s*"(\w+)"`))
+	kinds = append(kinds, constants(t, "../swe/swe.go", regexp.MustCompile(`(?m)^\s*Step\w+\s+StepKind\s*=\s*"(\w+)"`))...)
+	sort.Strings(kinds)
+	kinds = slices.Compact(kinds)
+	step := obj(t, obj(t, obj(t, obj(t, obj(t, doc, "components"), "schemas"), "AgentStep"), "properties"), "kind")
+	var got []string
+	for _, k := range step["enum"].([]any) {
+		got = append(got, k.(string))
+	}
+	sort.Strings(got)
+	if !slices.Equal(got, kinds) {
+		t.Errorf("AgentStep.kind enum = %q, want the agents' step kinds %q", got, kinds)
+	}
+	outcomes := constants(t, "../swe/swe.go", regexp.MustCompile(`(?m)^\s*Test\w+\s+TestOutcome\s*=\s*"(\w+)"`))
+	outcome := obj(t, obj(t, obj(t, obj(t, obj(t, doc, "components"), "schemas"), "TestCase"), "properties"), "outcome")
+	got = nil
+	for _, k := range outcome["enum"].([]any) {
+		got = append(got, k.(string))
+	}
+	if !slices.Equal(got, outcomes) {
+		t.Errorf("TestCase.outcome enum = %q, want swe's %q", got, outcomes)
 	}
 }

@@ -49,6 +49,10 @@ type AgentBudgets struct {
 	CellTimeoutMS int64 `json:"cell_timeout_ms,omitempty"`
 	// MaxArtifactBytes bounds the artifacts of all programs together.
 	MaxArtifactBytes int64 `json:"max_artifact_bytes,omitempty"`
+	// MaxSteps bounds a swe run's model turns.
+	MaxSteps int `json:"max_steps,omitempty"`
+	// MaxWallMS bounds a swe run's wall time, its verification included.
+	MaxWallMS int64 `json:"max_wall_ms,omitempty"`
 }
 
 // Defaults of AgentConfig's zero fields.
@@ -72,6 +76,8 @@ func DefaultAgentMaxima() AgentBudgets {
 		MaxExecMS:        (30 * time.Minute).Milliseconds(),
 		CellTimeoutMS:    (10 * time.Minute).Milliseconds(),
 		MaxArtifactBytes: 256 << 20,
+		MaxSteps:         250,
+		MaxWallMS:        (2 * time.Hour).Milliseconds(),
 	}
 }
 
@@ -80,7 +86,7 @@ func DefaultAgentMaxima() AgentBudgets {
 func (c AgentConfig) withDefaults(wallTimeMS int64) (AgentConfig, error) {
 	m := c.Maxima
 	if c.MaxRuns < 0 || c.ApprovalTimeout < 0 || c.Retain < 0 || c.RetainFor < 0 || m.MaxRetries < 0 || m.MaxTokens < 0 ||
-		m.MaxExecMS < 0 || m.CellTimeoutMS < 0 || m.MaxArtifactBytes < 0 {
+		m.MaxExecMS < 0 || m.CellTimeoutMS < 0 || m.MaxArtifactBytes < 0 || m.MaxSteps < 0 || m.MaxWallMS < 0 {
 		return c, fmt.Errorf("service: Config.Agents: limits must not be negative")
 	}
 	d := DefaultAgentMaxima()
@@ -90,6 +96,8 @@ func (c AgentConfig) withDefaults(wallTimeMS int64) (AgentConfig, error) {
 		MaxExecMS:        or(m.MaxExecMS, d.MaxExecMS),
 		CellTimeoutMS:    min(or(m.CellTimeoutMS, d.CellTimeoutMS), wallTimeMS),
 		MaxArtifactBytes: or(m.MaxArtifactBytes, d.MaxArtifactBytes),
+		MaxSteps:         or(m.MaxSteps, d.MaxSteps),
+		MaxWallMS:        or(m.MaxWallMS, d.MaxWallMS),
 	}
 	c.MaxRuns = or(c.MaxRuns, DefaultMaxAgentRuns)
 	c.ApprovalTimeout = or(c.ApprovalTimeout, DefaultApprovalTimeout)

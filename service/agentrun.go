@@ -233,6 +233,19 @@ func (run *agentRun) finish(trace *agent.Trace, err error) api.AgentRun {
 			run.s.log.Error("encode agent trace", "agent_run", run.id, "err", terr)
 		}
 	}
+	return run.settle(raw, err, func(end *api.AgentRun) {
+		end.Status = api.AgentRunStatus(trace.Status)
+		end.Reason, _ = red.RedactString(trace.Reason)
+		end.Answer, _ = red.RedactString(trace.Answer)
+	})
+}
+
+// settle records that the run ended, with trace raw: cancelled if it was
+// stopped, failed with err if set, else as ended says (called only
+// then). The store holds the run as it ended before the run reads as
+// ended; it returns the run so, with its trace.
+func (run *agentRun) settle(raw json.RawMessage, err error, ended func(*api.AgentRun)) api.AgentRun {
+	red := run.s.cfg.Redactor
 	now := storedTime()
 	run.mu.Lock()
 	end := run.info
@@ -244,9 +257,7 @@ func (run *agentRun) finish(trace *agent.Trace, err error) api.AgentRun {
 		end.Status = api.AgentRunStatus(agent.StatusFailed)
 		end.Reason, _ = red.RedactString(err.Error())
 	default:
-		end.Status = api.AgentRunStatus(trace.Status)
-		end.Reason, _ = red.RedactString(trace.Reason)
-		end.Answer, _ = red.RedactString(trace.Answer)
+		ended(&end)
 	}
 	run.mu.Unlock()
 	end.Trace = raw

@@ -39,6 +39,13 @@ func (s *Service) AgentsEnabled() error {
 // request's body (it holds the files), is released once the session
 // holds the files, or at once on a refusal.
 func (s *Service) StartAgentRun(ctx context.Context, tenant string, req api.AgentRunRequest, payload *Payload) (api.AgentRun, error) {
+	if err := checkMode(req); err != nil {
+		payload.Release()
+		return api.AgentRun{}, err
+	}
+	if req.Mode == api.ModeSWE {
+		return s.startSWERun(ctx, tenant, req, payload)
+	}
 	run, cfg, task, err := s.newAgentRun(tenant, req, payload)
 	if err != nil {
 		payload.Release()
@@ -56,6 +63,23 @@ func (s *Service) StartAgentRun(ctx context.Context, tenant string, req api.Agen
 // the run's result event. release is called once the run has ended, or
 // at once on a refusal. It returns the run as it started.
 func (s *Service) launch(ctx context.Context, run *agentRun, release func(), work func(context.Context) (*agent.Trace, error), ended func(api.AgentRun)) (api.AgentRun, error) {
+	return s.launchRun(ctx, run, release, func(ctx context.Context) api.AgentRun {
+		trace, err := work(ctx)
+		s.logRunError(run, err)
+		return run.finish(trace, err)
+	}, ended)
+}
+
+// logRunError logs, redacted, why a run's agent failed, if it did.
+func (s *Service) logRunError(run *agentRun, err error) {
+	if err != nil {
+		s.log.Warn("agent run failed", "agent_run", run.id, "err", redactErr(s.cfg.Redactor, err))
+	}
+}
+
+// launchRun is launch for any agent: work does the run's work and
+// returns the run as it ended, written to the store (its finish).
+func (s *Service) launchRun(ctx context.Context, run *agentRun, release func(), work func(context.Context) api.AgentRun, ended func(api.AgentRun)) (api.AgentRun, error) {
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	run.cancel = cancel
 	run.persist = s.newPersister(run)
@@ -78,11 +102,7 @@ func (s *Service) launch(ctx context.Context, run *agentRun, release func(), wor
 	run.persist.start()
 	go func() {
 		defer close(run.done)
-		trace, err := work(runCtx)
-		if err != nil {
-			s.log.Warn("agent run failed", "agent_run", run.id, "err", redactErr(s.cfg.Redactor, err))
-		}
-		end := run.finish(trace, err)
+		end := work(runCtx)
 		run.feed.dropOutput(run.keepOutput)
 		cancel()
 		release()

@@ -67,7 +67,8 @@ type Config struct {
 	// MaxPayloadBytes bounds the memory request bodies hold at once,
 	// while they are read and until their run ends (default
 	// DefaultPayloadFactor times MaxBodyBytes, so that one body of the
-	// largest size always fits). A body waits for its share before a byte of it is read.
+	// largest size always fits; with a model, at least one swe run's
+	// request of SWERequestBytes). A body waits for its share before a byte of it is read.
 	MaxPayloadBytes int64
 	// PayloadWait is how long a body waits for its share of
 	// MaxPayloadBytes before it is refused (default 1 min: a waiting body
@@ -202,6 +203,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.MaxPayloadBytes == 0 {
 		c.MaxPayloadBytes = DefaultPayloadFactor * c.MaxBodyBytes
+		if c.Agents.Model != nil { // room for a swe run's repository (MaxAgentRunBodyBytes)
+			c.MaxPayloadBytes = max(c.MaxPayloadBytes, payloadCost(SWERequestBytes))
+		}
 	}
 	if c.MaxPayloadBytes < payloadCost(c.MaxBodyBytes) {
 		return c, fmt.Errorf("service: Config.MaxPayloadBytes (%d) must hold one body of MaxBodyBytes (%d), which costs %d", c.MaxPayloadBytes, c.MaxBodyBytes, payloadCost(c.MaxBodyBytes))

@@ -316,8 +316,8 @@ export interface paths {
         get: operations["listAgentRuns"];
         put?: never;
         /**
-         * Start a code-agent run
-         * @description Starts the code agent on a task: the server's model writes Python, it runs in a session of the tenant (each program recorded as a run linked to the agent run), the model reads the redacted result and fixes its errors, a verifier checks the answer. Answers 202 with the run at once; follow it with GET /v1/agent-runs/{id}/events, read it with GET /v1/agent-runs/{id}, stop it with DELETE. With stream=1 the answer is the run's event stream instead, and the run is cancelled when that connection closes. Agent runs are admitted within the tenant's share (max_agent_runs) and the server's maximum: beyond, 429.
+         * Start an agent run (code or swe)
+         * @description Starts an agent on a task. Mode code (the default): the server's model writes Python, it runs in a session of the tenant (each program recorded as a run linked to the agent run), the model reads the redacted result and fixes its errors, a verifier checks the answer. Answers 202 with the run at once; follow it with GET /v1/agent-runs/{id}/events, read it with GET /v1/agent-runs/{id}, stop it with DELETE. With stream=1 the answer is the run's event stream instead, and the run is cancelled when that connection closes. Agent runs are admitted within the tenant's share (max_agent_runs) and the server's maximum: beyond, 429. Mode swe: the software-engineering agent works in a session of its own on a copy of the request's repository with tools (bash, view, edit, search, run_tests, submit); its change is applied to a pristine copy in a fresh sandbox and the tests run there decide its status; the result's swe holds the diff and the tests before and after. Its sessions are the tenant's like any agent run's (records linked by agent_run, output redacted, code policy at least warn, no network).
          */
         post: operations["createAgentRun"];
         delete?: never;
@@ -988,47 +988,61 @@ export interface components {
         };
         /** @description Server-Sent Events; see the stream parameter. */
         EventStream: string;
-        /** @description A task for the code agent. The model, its provider, endpoint and key are the server's configuration: a request naming api_key, base_url, model or provider is refused (400). A zero or absent budget takes the server's default (the agent's own, lowered to the server's maximum); a budget above the server's maximum is refused (400 naming it). Unknown fields are refused. */
+        /** @description A task for an agent: the code agent (mode code, the default) or the software-engineering agent (mode swe: a repository, a task and optionally the tests that must pass become a change, a unified diff, verified by the tests in a fresh sandbox). The model, its provider, endpoint and key are the server's configuration: a request naming api_key, base_url, model or provider is refused (400). A zero or absent budget takes the server's default (the agent's own, lowered to the server's maximum); a budget above the server's maximum is refused (400 naming it). A field the run's mode does not use is refused (400 naming it): repo, test_command, tests, max_steps and max_wall_ms apply to mode swe only; files, test_driven, max_retries, max_exec_ms and max_artifact_bytes to mode code only. Unknown fields are refused. */
         AgentRunRequest: {
-            /** @description The task in plain language. */
+            /** @description The task in plain language (at most 64 KiB in mode swe). */
             task: string;
-            /** @description Placed in the session's working directory. */
+            /** @description Placed in the session's working directory (mode code only). */
             files?: components["schemas"]["File"][];
             /** @description The image the code runs in, among GET /v1/images; the server's session image (session_default) when omitted. */
             image?: string;
-            /** @description Every program waits for a decision (POST /v1/agent-runs/{id}/approvals/{approval_id}) before it runs; a refusal, or no decision within the server's approval timeout, ends the run denied. */
+            /** @description Every program (in mode swe: every bash command and test run) waits for a decision (POST /v1/agent-runs/{id}/approvals/{approval_id}) before it runs; a refusal, or no decision within the server's approval timeout, ends the run denied. */
             approve?: boolean;
-            /** @description Ask the model for fenced code instead of tool calls. */
+            /** @description Ask the model for fenced code (in mode swe: tool calls written as text) instead of tool calls. */
             text_mode?: boolean;
-            /** @description The model must run a reference solution with example and property tests before answering. */
+            /** @description The model must run a reference solution with example and property tests before answering. Mode code only. */
             test_driven?: boolean;
-            /** @description Failed attempts allowed after the first; 0 allows the first only; the server's default (3, at most its maximum) when absent. */
+            /** @description Failed attempts allowed after the first; 0 allows the first only; the server's default (3, at most its maximum) when absent. Mode code only. */
             max_retries?: number;
             /** @description Tokens of all model calls together. */
             max_tokens?: number;
             /**
              * Format: int64
-             * @description Execution time of all programs together, in milliseconds.
+             * @description Execution time of all programs together, in milliseconds. Mode code only.
              */
             max_exec_ms?: number;
             /**
              * Format: int64
-             * @description Wall time of one program, in milliseconds; at most the server's maximum wall time.
+             * @description Wall time of one program (in mode swe: of one tool call's execution, a bash command or a test run), in milliseconds; at most the server's maximum wall time.
              */
             cell_timeout_ms?: number;
             /**
              * Format: int64
-             * @description Bytes of all artifacts together.
+             * @description Bytes of all artifacts together. Mode code only.
              */
             max_artifact_bytes?: number;
             /** @description The session's limits, within the server's maxima; wall and CPU time default to the cell timeout. */
             limits?: components["schemas"]["Limits"];
+            mode?: components["schemas"]["AgentMode"];
+            /** @description Mode swe (required there): the repository. It is unpacked in the sandbox, never on the server; the agent works on a copy and its change is verified on a pristine one. The request body may be as large as this archive needs (up to 64 MiB before base64) even where the server's body limit is lower. */
+            repo?: components["schemas"]["SWERepo"];
+            /** @description Mode swe: runs the tests from the repository's root, through bash (at most 16 KiB); python3 -m pytest -q when omitted (per-test results then come from pytest's JUnit report). */
+            test_command?: string;
+            /** @description Mode swe: the tests that must pass after the change, as pytest node IDs (tests/test_x.py::test_y) or test files, relative to the repository's root; every test the command runs when omitted. A change to their files is refused (status tests_edited). */
+            tests?: string[];
+            /** @description Mode swe: the model's turns. */
+            max_steps?: number;
+            /**
+             * Format: int64
+             * @description Mode swe: wall time of the whole run, its verification included, in milliseconds.
+             */
+            max_wall_ms?: number;
         };
         /**
-         * @description running and awaiting_approval while the run goes on; then answered, unverified (an answer the verifier could not judge), budget_exhausted, refused (the model declined), denied (a program was refused, or not decided in time), failed, cancelled (DELETE, or the server's shutdown), or interrupted (the server stopped, a crash or a kill, while the run went on or waited for an approval: the server that started next ended it so, its reason saying what it was doing).
+         * @description running and awaiting_approval while the run goes on; then answered, unverified (an answer the verifier could not judge), budget_exhausted, refused (the model declined), denied (a program was refused, or not decided in time), failed, cancelled (DELETE, or the server's shutdown), or interrupted (the server stopped, a crash or a kill, while the run went on or waited for an approval: the server that started next ended it so, its reason saying what it was doing). Mode swe ends resolved (the change, applied to a pristine copy in a fresh sandbox, makes every test that must pass pass), unresolved, tests_edited (the change edits a named test: refused), no_change, budget_exhausted, looping (the model repeated the same action with the same result), refused, denied or failed, besides cancelled and interrupted.
          * @enum {string}
          */
-        AgentRunStatus: "answered" | "awaiting_approval" | "budget_exhausted" | "cancelled" | "denied" | "failed" | "interrupted" | "refused" | "running" | "unverified";
+        AgentRunStatus: "answered" | "awaiting_approval" | "budget_exhausted" | "cancelled" | "denied" | "failed" | "interrupted" | "looping" | "no_change" | "refused" | "resolved" | "running" | "tests_edited" | "unresolved" | "unverified";
         /** @description A program waiting for a decision. */
         AgentApproval: {
             id: string;
@@ -1052,7 +1066,7 @@ export interface components {
             image: string;
             /** @description The server's model, as provider:model. */
             model: string;
-            /** @description Why the run ended as it did, when not answered. */
+            /** @description Why the run ended as it did, when not answered (in mode swe: why it is resolved or not). */
             reason?: string;
             answer?: string;
             /** @description Set while the status is awaiting_approval. */
@@ -1061,8 +1075,11 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             finished_at?: string;
-            /** @description Once the run ended (in GET /v1/agent-runs/{id} and the result event): the agent's trace, every model call, execution, feedback and verdict with the budgets used (the Go type agent.Trace). Every string in it is redacted, and artifacts come without their contents: the execution's run record serves them (GET /v1/runs/{run}/artifacts/{name}). */
+            /** @description Once the run ended (in GET /v1/agent-runs/{id} and the result event): the agent's trace, every model call, execution, feedback and verdict with the budgets used (the Go type agent.Trace). Every string in it is redacted, and artifacts come without their contents: the execution's run record serves them (GET /v1/runs/{run}/artifacts/{name}). In mode swe: the swe agent's trace (the Go type swe.Trace): the task, the model, every step (model calls, tool calls with their output, feedback, submit, verify) and the budgets used; beyond the store's bound its model calls' requests are left out first. */
             trace?: Record<string, never>;
+            mode?: components["schemas"]["AgentMode"];
+            /** @description Mode swe, once the run ended: its change and tests. */
+            swe?: components["schemas"]["SWEOutcome"];
         };
         /** @description The caller's agent runs, newest first, without their traces, one page at a time. */
         AgentRunList: {
@@ -1073,10 +1090,11 @@ export interface components {
         /** @description The data of a step event: the agent's progress. */
         AgentStep: {
             /**
-             * @description feedback: a retry, the message says why.
+             * @description feedback: a retry (mode code) or a note sent to the model (mode swe), the message says why. Mode swe: setup, model, tool, feedback, submit, verify.
              * @enum {string}
              */
-            kind: "plan" | "model" | "execute" | "tool" | "feedback" | "verify";
+            kind: "execute" | "feedback" | "model" | "plan" | "setup" | "submit" | "tool" | "verify";
+            /** @description The attempt, from 1; in mode swe the model's turn (0 before the first). */
             attempt: number;
             message: string;
         };
@@ -1368,6 +1386,72 @@ export interface components {
             rebuilt_at: string;
             /** @description How long the rebuild took. */
             duration_ms: number;
+        };
+        /**
+         * @description The agent of a run: code (a task becomes code whose output answers it) or swe (a repository and a task become a change, verified by the tests).
+         * @default code
+         * @enum {string}
+         */
+        AgentMode: "code" | "swe";
+        /** @description A repository as bytes (the Go type swe.Repo). */
+        SWERepo: {
+            /**
+             * @description tar (optionally gzip'd) or bundle (git bundle create repo.bundle --all; its HEAD is checked out); detected from the archive's first bytes when omitted. A format the bytes do not match is refused (400 naming repo.format).
+             * @enum {string}
+             */
+            format?: "tar" | "bundle";
+            /**
+             * Format: byte
+             * @description The archive, base64; at most 64 MiB decoded (400 naming repo.archive beyond).
+             */
+            archive: string;
+        };
+        /** @description One test and its outcome. */
+        TestCase: {
+            /** @description pytest's node ID, or the JUnit report's file::name. */
+            id: string;
+            /**
+             * @description failed (or errored); missing: named, but the run did not report it.
+             * @enum {string}
+             */
+            outcome: "failed" | "missing" | "passed" | "skipped";
+        };
+        /** @description One run of a repository's tests (the Go type swe.TestReport). */
+        TestReport: {
+            /** @description What ran, from the repository's root. */
+            command: string;
+            status: components["schemas"]["Status"];
+            exit_code: number;
+            /** @description How the change was applied first: git apply or patch --fuzz; absent with no change. */
+            applied?: string;
+            /** @description Why the change could not be applied (the tests then did not run). */
+            apply_error?: string;
+            /** @description Per-test results, when the command wrote a JUnit report (pytest does). */
+            cases?: components["schemas"]["TestCase"][];
+            passed: number;
+            failed: number;
+            /** @description The command's output, clipped and redacted. */
+            output: string;
+            duration_ms: number;
+        };
+        /** @description What a swe run produced, once it ended: the change and its tests. The verdict (the run's status) is After, run in a fresh sandbox on a pristine copy with the diff applied, never the agent's claim. Every string in it is redacted. */
+        SWEOutcome: {
+            /** @description The change, a unified diff (git's format, paths a/ and b/ from the repository's root) against the input. */
+            diff: string;
+            /** @description The tests on the pristine repository. */
+            before?: components["schemas"]["TestReport"];
+            /** @description The tests on a pristine copy with the diff applied, in a fresh sandbox: the verdict; absent when nothing was verified. */
+            after?: components["schemas"]["TestReport"];
+            /** @description Tests that failed before and pass after. */
+            fail_to_pass?: string[];
+            /** @description Tests that passed before and must still pass. */
+            pass_to_pass?: string[];
+            /** @description Tests that passed before and fail after. */
+            broken?: string[];
+            /** @description The test files the diff changes (a named test's file refuses the change). */
+            test_edits?: string[];
+            /** @description Whether the model called submit (else the diff is what it left when its budget ran out). */
+            submitted: boolean;
         };
     };
     responses: {
