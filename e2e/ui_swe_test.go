@@ -168,6 +168,8 @@ func TestUISWERun(t *testing.T) {
 	}
 	p.do("scroll to the top", chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
 	p.screenshot("swe-run")
+	p.do("scroll to the change", chromedp.Evaluate[chromedp.Void](`document.querySelector('.agent-run pre.diff').scrollIntoView()`))
+	p.screenshot("swe-run-diff")
 }
 
 // TestUISWEOutcomeModule: swe.js alone, in the page (no sandbox needed):

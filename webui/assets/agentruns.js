@@ -111,7 +111,6 @@ function fillRun(detail, run) {
     facts([
       ['Mode', run.mode || 'code'], ['Model', run.model], ['Image', run.image],
       ['Created', fmtTime(run.created_at)], ['Finished', fmtTime(run.finished_at)],
-      ['Executions', h('a', { href: '#/runs', text: 'in Runs, agent ' + run.id })],
     ], 'Agent run'),
     swe && ended(run.status) ? sweOutcome(run.swe, trace) : null,
     !swe && run.answer ? [h('h3', { text: 'Answer' }), h('p', { class: 'answer-text', text: run.answer })] : null,

@@ -59,7 +59,7 @@ function testTable(before, after, failToPass, broken) {
     h('td', { text: f2p.has(id) ? 'fail to pass' : brk.has(id) ? 'broken' : '' })));
   return h('table', { class: 'grid tests' },
     h('caption', { class: 'sr-only', text: 'Each test before and after the change' }),
-    h('thead', {}, h('tr', {}, ['Test', 'Before', 'After', ''].map((t) => h('th', { scope: 'col', text: t })))),
+    h('thead', {}, h('tr', {}, ['Test', 'Before', 'After', 'Change'].map((t) => h('th', { scope: 'col', text: t })))),
     h('tbody', {}, rows));
 }
 
@@ -96,6 +96,7 @@ function stepList(trace) {
       h('span', { class: 'badge step-kind', text: s.kind || 'step' }), ' ',
       s.tool ? h('span', { class: 'mono tool-name', text: s.tool }) : null, ' ',
       s.note ? h('span', { text: s.note }) : null,
+      s.reply?.tool_calls?.length ? h('span', { class: 'mono', text: 'calls ' + s.reply.tool_calls.map((c) => c.name).join(', ') }) : null,
       s.duration_ms ? h('span', { class: 'muted', text: ` · ${fmtMS(s.duration_ms)}` }) : null),
     s.args ? h('pre', { class: 'output tool-args', tabindex: '0', 'aria-label': 'Arguments', text: clip(s.args, 20000) }) : null,
     s.output ? h('pre', { class: 'output tool-output', tabindex: '0', 'aria-label': 'Output', text: clip(s.output, 20000) }) : null,
