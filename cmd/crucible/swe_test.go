@@ -304,3 +304,63 @@ func TestCheckTestID(t *testing.T) {
 		}
 	}
 }
+
+// TestSWEOnServer: with --server, crucible swe sends the directory as an
+// agent run of mode swe to `crucible serve` (its model: a scripted one, a
+// local server speaking the OpenAI wire format), follows it and prints
+// its result as a local run does; --out writes the same patch. Needs
+// root and the data-science image.
+func TestSWEOnServer(t *testing.T) {
+	testenv.Root(t)
+	testenv.Image(t, "datascience")
+	const key = "sk-scripted-model-key-swe-server"
+	model := scriptedSWEModel(t, key, fixerCalls("calc.py", "return a - b", "return a + b"))
+	_, base := startServe(t, "datascience", fmt.Sprintf(`{"model": {"provider": "openai", "model": "scripted", "base_url": %q, "api_key_env": "CRUCIBLE_TEST_MODEL_KEY"}}`, model.URL+"/v1"),
+		"CRUCIBLE_TEST_MODEL_KEY="+key)
+	repo := bugRepo(t)
+	before := treeHash(t, repo)
+	patch := filepath.Join(t.TempDir(), "fix.patch")
+	cmd := crucibleCmd("swe", "--server", base, "--out", patch, "--test", "test_calc.py::test_add", repo, "fix the failing test in test_calc.py")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("crucible swe --server: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	for _, want := range []string{"status: resolved", "fail_to_pass: test_calc.py::test_add", "+    return a + b\n", "submitted true"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout.String())
+		}
+	}
+	if !strings.Contains(stderr.String(), "swe: agent run agt_") {
+		t.Errorf("stderr does not name the server's agent run:\n%s", stderr.String())
+	}
+	if b, err := os.ReadFile(patch); err != nil || !strings.Contains(string(b), "+    return a + b\n") {
+		t.Errorf("the patch: %v\n%s", err, b)
+	}
+	if treeHash(t, repo) != before {
+		t.Error("the user's directory changed")
+	}
+}
+
+// TestSWEApproveDenied: with --approve, each command is shown before it
+// runs; answering no ends the run denied (exit 3) without running it
+// (the repository is left unchanged).
+// Needs root and the data-science image.
+func TestSWEApproveDenied(t *testing.T) {
+	testenv.Root(t)
+	testenv.Image(t, "datascience")
+	model := scriptedSWEModel(t, "", []sweCall{{"bash", map[string]any{"command": "touch ran-it && cat calc.py"}}, {"submit", map[string]any{}}})
+	cmd := crucibleCmd("swe", "--provider", "openai", "--base-url", model.URL+"/v1", "--api-key", "test", "--model", "scripted",
+		"--db", filepath.Join(t.TempDir(), "runs.db"), "--approve", bugRepo(t), "fix the failing test")
+	cmd.Stdin = strings.NewReader("n\n")
+	out, err := cmd.CombinedOutput()
+	if code := exitOf(err); code != exitSWENoChange {
+		t.Errorf("exit %d, want %d:\n%s", code, exitSWENoChange, out)
+	}
+	// Had the command run, ran-it would be in the repository, and the change.
+	for _, want := range []string{"the agent wants to run", "touch ran-it && cat calc.py", "status: denied", "\nno change\n"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
