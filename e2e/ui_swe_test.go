@@ -80,7 +80,8 @@ const hostileFix = `return a + b  # </pre><script>alert('script')</script><img s
 // scripted model) ends resolved; its page in the Agent runs view shows
 // its status, the tests before and after (each test's outcome, fail to
 // pass), the diff with its added and removed lines styled, the hostile
-// markup of the diff as text, and the trace's tool calls. Needs root,
+// markup of the diff as text, and the trace's tool calls; the page passes
+// the accessibility audit of the other views. Needs root,
 // Chromium and the data-science image (git, pytest).
 func TestUISWERun(t *testing.T) {
 	const key = "sk-scripted-model-key-swe-0123456"
@@ -166,6 +167,7 @@ func TestUISWERun(t *testing.T) {
 			t.Errorf("the steps do not show %q:\n%s", want, steps)
 		}
 	}
+	p.audit("a swe run") // names, headings, contrast of the diff's coloured lines and badges
 	p.do("scroll to the top", chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
 	p.screenshot("swe-run")
 	p.do("scroll to the change", chromedp.Evaluate[chromedp.Void](`document.querySelector('.agent-run pre.diff').scrollIntoView()`))
