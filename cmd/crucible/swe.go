@@ -28,6 +28,9 @@ type sweFlags struct {
 	jsonOut   bool
 	server    string
 	serverKey string
+	// changed reports whether a flag was given: a run on --server leaves
+	// the others to the server's defaults.
+	changed func(name string) bool
 }
 
 func newSWECommand() *cobra.Command {
@@ -81,6 +84,7 @@ failed (the model or the platform failed: exit 70). Bad input exits 2
 before anything runs.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			f.changed = cmd.Flags().Changed
 			return runSWE(cmd.Context(), &f, args[0], args[1], newDisplay(cmd))
 		},
 	}

@@ -100,8 +100,8 @@ func exitOf(err error) int {
 
 // TestSWEResolves: `crucible swe` on a directory with a bug and a failing
 // pytest test, with a scripted model (a local server speaking the OpenAI
-// wire format) that views the file, fixes the line, runs the tests and
-// submits: the run is resolved (exit 0), the output shows the tests before
+// wire format) that greps the file with bash, views it, fixes the line,
+// runs the tests and submits: the run is resolved (exit 0), the output shows the tests before
 // and after and the diff, the patch --out wrote applies with the real git
 // apply to a copy of the repository and makes its tests pass on the host,
 // and the user's directory is unchanged. Needs root, the data-science
@@ -112,7 +112,8 @@ func TestSWEResolves(t *testing.T) {
 	python := testenv.Pytest(t)
 	repo := bugRepo(t)
 	before := treeHash(t, repo)
-	model := scriptedSWEModel(t, "", fixerCalls("calc.py", "return a - b", "return a + b"))
+	calls := append([]sweCall{{"bash", map[string]any{"command": "grep -n return calc.py"}}}, fixerCalls("calc.py", "return a - b", "return a + b")...)
+	model := scriptedSWEModel(t, "", calls)
 	out := t.TempDir()
 	patch := filepath.Join(out, "fix.patch")
 	cmd := crucibleCmd("swe", "--provider", "openai", "--base-url", model.URL+"/v1", "--api-key", "test", "--model", "scripted",
@@ -136,7 +137,8 @@ func TestSWEResolves(t *testing.T) {
 			t.Errorf("stdout lacks %q:\n%s", want, stdout.String())
 		}
 	}
-	for _, want := range []string{"swe: step 1", "edit", "the change is in " + patch} {
+	// Progress: each step, the command and its output as it ran.
+	for _, want := range []string{"swe: step 1 · tool: bash: grep -n return calc.py\n2:    return a - b\n", "edit: str_replace calc.py", "the change is in " + patch} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
 		}
@@ -308,7 +310,8 @@ func TestCheckTestID(t *testing.T) {
 // TestSWEOnServer: with --server, crucible swe sends the directory as an
 // agent run of mode swe to `crucible serve` (its model: a scripted one, a
 // local server speaking the OpenAI wire format), follows it and prints
-// its result as a local run does; --out writes the same patch. Needs
+// its result as a local run does (the --max-steps given sent, the
+// budget the server reports); --out writes the same patch. Needs
 // root and the data-science image.
 func TestSWEOnServer(t *testing.T) {
 	testenv.Root(t)
@@ -320,13 +323,13 @@ func TestSWEOnServer(t *testing.T) {
 	repo := bugRepo(t)
 	before := treeHash(t, repo)
 	patch := filepath.Join(t.TempDir(), "fix.patch")
-	cmd := crucibleCmd("swe", "--server", base, "--out", patch, "--test", "test_calc.py::test_add", repo, "fix the failing test in test_calc.py")
+	cmd := crucibleCmd("swe", "--server", base, "--out", patch, "--max-steps", "7", "--test", "test_calc.py::test_add", repo, "fix the failing test in test_calc.py")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("crucible swe --server: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
 	}
-	for _, want := range []string{"status: resolved", "fail_to_pass: test_calc.py::test_add", "+    return a + b\n", "submitted true"} {
+	for _, want := range []string{"status: resolved", "fail_to_pass: test_calc.py::test_add", "+    return a + b\n", "submitted true", "steps 4/7 "} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("stdout lacks %q:\n%s", want, stdout.String())
 		}

@@ -29,9 +29,21 @@ func runSWERemote(ctx context.Context, f *sweFlags, task swe.Task, d *display) (
 	repo := task.Repo
 	req := api.AgentRunRequest{
 		Mode: api.ModeSWE, Task: task.Prompt, Image: f.image, Approve: f.approve, TextMode: f.textMode,
-		CellTimeoutMS: f.timeout.Milliseconds(), Limits: sandbox.Limits{MemoryBytes: f.memory},
-		SWERequest: api.SWERequest{Repo: &repo, TestCommand: task.TestCommand, Tests: task.Tests,
-			MaxSteps: f.maxSteps, MaxWallMS: f.maxWall.Milliseconds()},
+		SWERequest: api.SWERequest{Repo: &repo, TestCommand: task.TestCommand, Tests: task.Tests},
+	}
+	// Budgets and limits not given are the server's defaults, within its
+	// maxima, rather than this command's.
+	if f.changed("timeout") {
+		req.CellTimeoutMS = f.timeout.Milliseconds()
+	}
+	if f.changed("memory") {
+		req.Limits = sandbox.Limits{MemoryBytes: f.memory}
+	}
+	if f.changed("max-steps") {
+		req.MaxSteps = f.maxSteps
+	}
+	if f.changed("max-wall") {
+		req.MaxWallMS = f.maxWall.Milliseconds()
 	}
 	run, err := c.StartAgentRun(ctx, req)
 	if err != nil {
