@@ -22,8 +22,9 @@ import (
 // format with native tool calls, standing in for a model (none can run
 // here): it views calc.py, replaces its bug by fix, runs the tests and
 // submits, one tool call a turn (the n-th reply is the n-th call, n the
-// assistant messages the request holds).
-func sweFixer(t *testing.T, key, fix string) *httptest.Server {
+// assistant messages the request holds). With gate set, its submit waits
+// until gate is closed.
+func sweFixer(t *testing.T, key, fix string, gate <-chan struct{}) *httptest.Server {
 	t.Helper()
 	calls := []struct {
 		name string
@@ -55,6 +56,13 @@ func sweFixer(t *testing.T, key, fix string) *httptest.Server {
 			}
 		}
 		c := calls[min(n, len(calls)-1)]
+		if c.name == "submit" && gate != nil {
+			select {
+			case <-gate:
+			case <-r.Context().Done():
+				return
+			}
+		}
 		args, _ := json.Marshal(c.args)
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]any{
@@ -85,7 +93,7 @@ const hostileFix = `return a + b  # </pre><script>alert('script')</script><img s
 // Chromium and the data-science image (git, pytest).
 func TestUISWERun(t *testing.T) {
 	const key = "sk-scripted-model-key-swe-0123456"
-	model := sweFixer(t, key, hostileFix)
+	model := sweFixer(t, key, hostileFix, nil)
 	t.Setenv("CRUCIBLE_TEST_MODEL_KEY", key)
 	srv := analystServer(t, fmt.Sprintf(`"model": {"provider": "openai", "model": "scripted", "base_url": %q, "api_key_env": "CRUCIBLE_TEST_MODEL_KEY"}`, model.URL+"/v1"))
 	p := newBrowserPage(t)
@@ -222,4 +230,73 @@ func TestUISWEOutcomeModule(t *testing.T) {
 	if got["empty"] != "No change." {
 		t.Errorf("an empty diff shows %q", got["empty"])
 	}
+}
+
+// TestUISWEUpload: the Agent runs view's form starts a swe run from a
+// repository archive the user chooses (a .tgz): a missing archive and a
+// wrong kind of file are refused in the form, naming the field; the
+// started run opens at once and is followed live (its steps shown while
+// the scripted model holds its submit), then shown as it ended: resolved,
+// with its diff and tests. Needs root, Chromium and the data-science
+// image.
+func TestUISWEUpload(t *testing.T) {
+	const key = "sk-scripted-model-key-swe-upload"
+	gate := make(chan struct{})
+	model := sweFixer(t, key, "return a + b", gate)
+	t.Setenv("CRUCIBLE_TEST_MODEL_KEY", key)
+	srv := analystServer(t, fmt.Sprintf(`"model": {"provider": "openai", "model": "scripted", "base_url": %q, "api_key_env": "CRUCIBLE_TEST_MODEL_KEY"}`, model.URL+"/v1"))
+	p := newBrowserPage(t)
+	dir := filepath.Join(t.TempDir(), "repo")
+	for name, content := range map[string]string{
+		"calc.py":      "def add(a, b):\n    return a - b\n",
+		"test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
+	} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	repo, err := swe.FromDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := t.TempDir()
+	tgz, zip := filepath.Join(files, "repo.tgz"), filepath.Join(files, "repo.zip")
+	for name, b := range map[string][]byte{tgz: repo.Archive, zip: []byte("PK")} {
+		if err := os.WriteFile(name, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	p.do("open the agent runs", chromedp.Navigate(srv.URL+"/#/agent-runs"))
+	p.waitFor("the form", `document.querySelector('.swe-start summary')`)
+	p.do("open the form", chromedp.Click(chromedp.CSS(`.swe-start summary`)))
+	p.do("start without an archive", chromedp.Click(chromedp.CSS(`.swe-form button[type="submit"]`)))
+	p.waitFor("the archive asked for", `document.getElementById('swe-error').textContent.startsWith('Choose the repository') && document.getElementById('swe-repo').getAttribute('aria-invalid') === 'true'`)
+	p.do("choose a zip", chromedp.SetUploadFiles(chromedp.ID("swe-repo"), []string{zip}))
+	p.do("start", chromedp.Click(chromedp.CSS(`.swe-form button[type="submit"]`)))
+	p.waitFor("the zip refused", `document.getElementById('swe-error').textContent === 'repo.zip is not a .tar, .tar.gz, .tgz or .bundle file.'`)
+	p.do("choose the tgz", chromedp.SetUploadFiles(chromedp.ID("swe-repo"), []string{tgz}))
+	eval[chromedp.Void](p, `(() => {
+		document.getElementById('swe-task').value = 'fix the failing test in test_calc.py';
+		document.getElementById('swe-tests').value = 'test_calc.py::test_add\n';
+	})()`)
+	p.do("start", chromedp.Click(chromedp.CSS(`.swe-form button[type="submit"]`)))
+	p.waitFor("the run open and live, its edit shown", `location.hash.startsWith('#/agent-runs/agt_') && document.querySelector('.agent-run .live') && document.querySelector('.agent-run .live-steps').textContent.includes('edit: str_replace calc.py')`)
+	close(gate)
+	p.waitFor("the run ended", `!document.querySelector('.agent-run .live') && document.querySelector('.agent-run pre.diff')`)
+	if got := eval[string](p, `document.querySelector('.agent-run h2 .badge').textContent`); got != "resolved" {
+		t.Errorf("the run ended %q", got)
+	}
+	if got := eval[string](p, `Array.from(document.querySelectorAll('.agent-run pre.diff .diff-add')).map(e => e.textContent).join('')`); got != "+    return a + b\n" {
+		t.Errorf("the added lines: %q", got)
+	}
+	id := strings.TrimPrefix(eval[string](p, `location.hash`), "#/agent-runs/")
+	run, err := srv.Client.GetAgentRun(context.Background(), id)
+	if err != nil || run.Mode != api.ModeSWE || run.Task != "fix the failing test in test_calc.py" || len(run.SWE.FailToPass) != 1 {
+		t.Errorf("the run the form started: %+v, %v", run, err)
+	}
+	p.audit("the swe form")
 }

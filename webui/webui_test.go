@@ -24,6 +24,7 @@ func TestHandler(t *testing.T) {
 		{"/ui/analyst.js", "", 200, "text/javascript; charset=utf-8", "export async function render"},
 		{"/ui/agentruns.js", "", 200, "text/javascript; charset=utf-8", "export async function render"},
 		{"/ui/swe.js", "", 200, "text/javascript; charset=utf-8", "export function diffView"},
+		{"/ui/sweform.js", "", 200, "text/javascript; charset=utf-8", "export function sweForm"},
 		{"/ui/profile.js", "", 200, "text/javascript; charset=utf-8", "export function profileView"},
 		{"/ui/question.js", "", 200, "text/javascript; charset=utf-8", "export class Question"},
 		{"/ui/app.css", "", 200, "text/css; charset=utf-8", ":root"},

@@ -1,4 +1,5 @@
-// agentruns.js: the Agent runs view. GET /v1/agent-runs lists the
+// agentruns.js: the Agent runs view. A form starts a software-engineering
+// run from a repository archive (sweform.js). GET /v1/agent-runs lists the
 // tenant's agent runs, newest first, a page at a time; a run opens to its
 // status, task and facts, and then by its mode: a software-engineering run
 // (mode "swe") to its change, its tests before and after and its steps
@@ -11,6 +12,7 @@ import { append, clear, h } from './dom.js';
 import { OutputPane, clip, dataText, facts, fmtTime, statusBadge } from './render.js';
 import { follow } from './sse.js';
 import { sweOutcome } from './swe.js';
+import { sweForm } from './sweform.js';
 
 const PAGE = 50;
 
@@ -22,6 +24,7 @@ export async function render(main, [id], signal) {
   const msg = h('p', { role: 'status', class: 'muted' });
   main.append(h('section', { class: 'view agent-runs', 'aria-labelledby': 'agent-runs-title' },
     h('h1', { id: 'agent-runs-title', text: 'Agent runs' }),
+    sweForm(),
     h('div', { class: 'runs-grid' },
       h('div', { class: 'runs-list' },
         h('table', { class: 'grid' },
