@@ -367,3 +367,37 @@ func TestSWEApproveDenied(t *testing.T) {
 		}
 	}
 }
+
+// TestSWEArchives: a git bundle and a gzip'd tarball are read as they
+// are (their format from their names) and resolve as the directory does.
+// Needs root, the data-science image and the host's git and tar.
+func TestSWEArchives(t *testing.T) {
+	testenv.Root(t)
+	testenv.Image(t, "datascience")
+	repo := bugRepo(t)
+	dir := t.TempDir()
+	run := func(name string, args ...string) {
+		t.Helper()
+		c := exec.Command(name, args...)
+		c.Dir = repo
+		c.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
+		if out, err := c.CombinedOutput(); err != nil {
+			t.Fatalf("%s %v: %v\n%s", name, args, err, out)
+		}
+	}
+	run("tar", "czf", filepath.Join(dir, "repo.tgz"), ".")
+	run("git", "init", "-q")
+	run("git", "add", "-A")
+	run("git", "commit", "-qm", "calc")
+	run("git", "bundle", "create", "-q", filepath.Join(dir, "repo.bundle"), "--all")
+	for _, archive := range []string{"repo.tgz", "repo.bundle"} {
+		t.Run(archive, func(t *testing.T) {
+			model := scriptedSWEModel(t, "", fixerCalls("calc.py", "return a - b", "return a + b"))
+			out, err := crucibleCmd("swe", "--provider", "openai", "--base-url", model.URL+"/v1", "--api-key", "test", "--model", "scripted",
+				"--db", filepath.Join(t.TempDir(), "runs.db"), "--test", "test_calc.py::test_add", filepath.Join(dir, archive), "fix the failing test").CombinedOutput()
+			if err != nil || !strings.Contains(string(out), "status: resolved") || !strings.Contains(string(out), "+    return a + b\n") {
+				t.Errorf("crucible swe %s: %v\n%s", archive, err, out)
+			}
+		})
+	}
+}
