@@ -25,7 +25,7 @@ import (
 // the run ends: the task keeps the archive, which each verification
 // unpacks again.
 func (s *Service) startSWERun(ctx context.Context, tenant string, req api.AgentRunRequest, payload *Payload) (api.AgentRun, error) {
-	run, cfg, task, err := s.newSWERun(tenant, req)
+	run, gate, cfg, task, err := s.newSWERun(tenant, req)
 	if err != nil {
 		payload.Release()
 		return api.AgentRun{}, err
@@ -33,7 +33,7 @@ func (s *Service) startSWERun(ctx context.Context, tenant string, req api.AgentR
 	return s.launchRun(ctx, run, payload.Release, func(ctx context.Context) api.AgentRun {
 		res, err := swe.Run(ctx, cfg, task)
 		s.logRunError(run, err)
-		return run.finishSWE(res, err)
+		return run.finishSWE(res, err, gate.blockedReason())
 	}, nil)
 }
 
@@ -41,25 +41,25 @@ func (s *Service) startSWERun(ctx context.Context, tenant string, req api.AgentR
 // admitted, with swe.Run's Config and Task. Everything is checked before
 // anything runs: the task, the repository's size and format, the tests,
 // the budgets, the image and the limits.
-func (s *Service) newSWERun(tenant string, req api.AgentRunRequest) (*agentRun, swe.Config, swe.Task, error) {
+func (s *Service) newSWERun(tenant string, req api.AgentRunRequest) (*agentRun, *sweGate, swe.Config, swe.Task, error) {
 	model := s.cfg.Agents.Model
 	if model == nil {
-		return nil, swe.Config{}, swe.Task{}, errNoModel
+		return nil, nil, swe.Config{}, swe.Task{}, errNoModel
 	}
 	if strings.TrimSpace(req.Task) == "" {
-		return nil, swe.Config{}, swe.Task{}, invalid("task", "must state the task; it is empty")
+		return nil, nil, swe.Config{}, swe.Task{}, invalid("task", "must state the task; it is empty")
 	}
 	task, err := sweTask(req)
 	if err != nil {
-		return nil, swe.Config{}, task, err
+		return nil, nil, swe.Config{}, task, err
 	}
 	cfg, err := s.sweConfig(req)
 	if err != nil {
-		return nil, cfg, task, err
+		return nil, nil, cfg, task, err
 	}
 	sreq, img, err := s.agentSession(req, cfg.CallTimeout)
 	if err != nil {
-		return nil, cfg, task, err
+		return nil, nil, cfg, task, err
 	}
 	run := s.newRun(tenant, req.Task, img.Name)
 	run.info.Mode = api.ModeSWE
@@ -72,10 +72,12 @@ func (s *Service) newSWERun(tenant string, req api.AgentRunRequest) (*agentRun, 
 		text, _ = red.RedactString(text)
 		return text
 	}
-	if req.Approve {
-		cfg.Approve = run.approve
+	gate, err := s.newSWEGate(tenant, run, req.Approve)
+	if err != nil {
+		return nil, nil, cfg, task, err
 	}
-	return run, cfg, task, nil
+	cfg.Approve = gate.approve
+	return run, gate, cfg, task, nil
 }
 
 // sweConfig turns req's budgets into swe.Run's Config: a zero budget is
@@ -125,14 +127,19 @@ func (run *agentRun) onSWEEvent(e swe.Event) {
 	run.publish(EventStep, api.AgentEvent{Step: &api.AgentStep{Kind: string(e.Kind), Attempt: e.Step, Message: msg}})
 }
 
-// finishSWE records how the swe run ended, res and err being swe.Run's:
-// its status and reason, its outcome (kept even when the run was
-// cancelled or failed after a result), and its trace, all redacted.
-func (run *agentRun) finishSWE(res *swe.Result, err error) api.AgentRun {
+// finishSWE records how the swe run ended, res and err being swe.Run's,
+// blocked why the code policy refused a command ("" if it did not): its
+// status and reason, its outcome (kept even when the run was cancelled
+// or failed after a result), and its trace, all redacted.
+func (run *agentRun) finishSWE(res *swe.Result, err error, blocked string) api.AgentRun {
 	var raw json.RawMessage
 	if res != nil {
 		run.mu.Lock()
-		if refusal := run.refusal; refusal != nil && res.Status == swe.StatusDenied {
+		switch refusal := run.refusal; {
+		case res.Status != swe.StatusDenied:
+		case blocked != "":
+			res.Reason = blocked
+		case refusal != nil:
 			res.Reason = denialReason(*refusal)
 		}
 		run.mu.Unlock()

@@ -62,8 +62,9 @@ globals().pop("_crucible_swe_bash")(%s)
 `
 
 // bashEnv is added to the command's environment: no pager waits for a
-// terminal that is not there.
-var bashEnv = map[string]string{"PAGER": "cat", "GIT_PAGER": "cat", "TERM": "dumb"}
+// terminal that is not there, and Python writes no bytecode beside the
+// repository's sources (the model's git status stays its own changes).
+var bashEnv = map[string]string{"PAGER": "cat", "GIT_PAGER": "cat", "TERM": "dumb", "PYTHONDONTWRITEBYTECODE": "1"}
 
 // bashCode returns the cell that runs command from dir.
 func bashCode(command, dir string) string {

@@ -166,7 +166,8 @@ refused:
    "agents": {"max_runs": 8, "approval_timeout": "10m", "retain": 64,
               "retain_for": "1h", "maxima": {"max_retries": 10,
               "max_tokens": 1000000, "max_exec_ms": 1800000,
-              "cell_timeout_ms": 600000, "max_artifact_bytes": 268435456}}}
+              "cell_timeout_ms": 600000, "max_artifact_bytes": 268435456,
+              "max_steps": 250, "max_wall_ms": 7200000}}}
 
 Agent runs (POST /v1/agent-runs) and the questions of analyses (POST
 /v1/analyses/{id}/questions; an analysis is created and profiled without a
