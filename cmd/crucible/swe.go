@@ -40,7 +40,7 @@ func newSWECommand() *cobra.Command {
 		Example: `  # Fix a bug in ./repo with a local OpenAI-compatible server; save the change
   crucible swe --base-url http://localhost:11434/v1 --model qwen2.5-coder \
       ./repo "fix the failing test in test_x.py" --out fix.patch
-  git -C ./repo apply ../fix.patch
+  git -C ./repo apply "$PWD/fix.patch"
 
   # Name the tests that must pass (their files may then not be edited) and the command
   ANTHROPIC_API_KEY=... crucible swe --provider anthropic ./repo "quicksort drops duplicates" \
@@ -96,6 +96,7 @@ before anything runs.`,
 	fl.Lookup("timeout").DefValue = swe.DefaultCallTimeout.String()
 	fl.Lookup("timeout").Usage = "wall-time limit of each command and test run"
 	fl.Lookup("approve").Usage = "show each command and test run and ask before it runs"
+	fl.Lookup("text-mode").Usage = "ask for tool calls written as text instead of native ones (models without tool calling)"
 	fl.StringVar(&f.testCmd, "test-cmd", "", `the command that runs the tests from the repository's root (default "python3 -m pytest -q")`)
 	fl.StringArrayVar(&f.tests, "test", nil, "a test that must pass: a pytest node ID or a test file (repeatable)")
 	fl.IntVar(&f.maxSteps, "max-steps", swe.DefaultMaxSteps, "the model's turns at most")
@@ -103,7 +104,7 @@ before anything runs.`,
 	fl.StringVar(&f.out, "out", "", "write the change to this new file (a patch for git apply)")
 	fl.BoolVar(&f.jsonOut, "json", false, "print the whole result, with its trace, as JSON")
 	fl.StringVar(&f.server, "server", "", "run on this Crucible server (its URL) instead of here")
-	fl.StringVar(&f.serverKey, "server-key", os.Getenv("CRUCIBLE_API_KEY"), "the server's API key (default $CRUCIBLE_API_KEY)")
+	fl.StringVar(&f.serverKey, "server-key", "", "the server's API key (default $CRUCIBLE_API_KEY)")
 	addRawOutputFlag(fl)
 	return cmd
 }

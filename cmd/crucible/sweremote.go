@@ -19,8 +19,12 @@ import (
 // runs it; the model flags do not apply.
 func runSWERemote(ctx context.Context, f *sweFlags, task swe.Task, d *display) (*swe.Result, error) {
 	opts := []client.Option{}
-	if f.serverKey != "" {
-		opts = append(opts, client.WithAPIKey(f.serverKey))
+	key := f.serverKey
+	if key == "" {
+		key = os.Getenv("CRUCIBLE_API_KEY") // read here, never shown as the flag's default in --help
+	}
+	if key != "" {
+		opts = append(opts, client.WithAPIKey(key))
 	}
 	c, err := client.New(f.server, opts...)
 	if err != nil {
