@@ -401,3 +401,52 @@ func TestSWEArchives(t *testing.T) {
 		})
 	}
 }
+
+// TestSWEVerdicts: the verdict, not the model's claim, sets the status
+// and the exit code, end to end with scripted models: one that edits the
+// named test instead of the code, through bash (tests_edited, exit 1), one that fixes
+// add but breaks neg (unresolved, exit 1, neg listed as broken), one that
+// submits nothing (no_change, exit 3). Needs root and the data-science
+// image.
+func TestSWEVerdicts(t *testing.T) {
+	testenv.Root(t)
+	testenv.Image(t, "datascience")
+	cases := []struct {
+		name  string
+		calls []sweCall
+		tests []string
+		exit  int
+		want  []string
+	}{
+		{"test editor", []sweCall{ // through bash: the edit tool refuses a named test's file
+			{"bash", map[string]any{"command": "sed -i 's/== 5/== -1/' test_calc.py"}},
+			{"submit", map[string]any{}},
+		}, []string{"test_calc.py::test_add"},
+			exitSWEUnresolved, []string{"status: tests_edited", "test edits: test_calc.py", "+    assert add(2, 3) == -1\n"}},
+		{"breaker", []sweCall{
+			{"edit", map[string]any{"command": "str_replace", "path": "calc.py", "old_str": "return a - b", "new_str": "return a + b"}},
+			{"edit", map[string]any{"command": "str_replace", "path": "calc.py", "old_str": "return -a", "new_str": "return a"}},
+			{"submit", map[string]any{}},
+		}, nil, exitSWEUnresolved, []string{"status: unresolved", "broken: test_calc.py::test_neg", "tests after: 1 passed, 1 failed", "failed  test_calc.py::test_neg"}},
+		{"no change", []sweCall{{"submit", map[string]any{}}}, nil, exitSWENoChange, []string{"status: no_change", "\nno change\n"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			model := scriptedSWEModel(t, "", tc.calls)
+			args := []string{"swe", "--provider", "openai", "--base-url", model.URL + "/v1", "--api-key", "test", "--model", "scripted",
+				"--db", filepath.Join(t.TempDir(), "runs.db")}
+			for _, id := range tc.tests {
+				args = append(args, "--test", id)
+			}
+			out, err := crucibleCmd(append(args, bugRepo(t), "fix the failing test")...).Output()
+			if code := exitOf(err); code != tc.exit {
+				t.Errorf("exit %d, want %d:\n%s", code, tc.exit, out)
+			}
+			for _, want := range tc.want {
+				if !strings.Contains(string(out), want) {
+					t.Errorf("stdout lacks %q:\n%s", want, out)
+				}
+			}
+		})
+	}
+}
