@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -15,6 +16,8 @@ import (
 	"testing"
 
 	"github.com/crucible-sandbox/crucible/internal/testenv"
+	"github.com/crucible-sandbox/crucible/server"
+	"github.com/crucible-sandbox/crucible/store"
 	"github.com/crucible-sandbox/crucible/swe"
 )
 
@@ -175,13 +178,15 @@ func TestSWEResolves(t *testing.T) {
 }
 
 // TestSWEJSON: --json prints the whole result, its trace with the tool
-// calls. Needs root and the data-science image.
+// calls; the commands the agent ran are recorded in --db, linked to the
+// result's ID. Needs root and the data-science image.
 func TestSWEJSON(t *testing.T) {
 	testenv.Root(t)
 	testenv.Image(t, "datascience")
 	model := scriptedSWEModel(t, "", fixerCalls("calc.py", "return a - b", "return a + b"))
+	db := filepath.Join(t.TempDir(), "runs.db")
 	cmd := crucibleCmd("swe", "--provider", "openai", "--base-url", model.URL+"/v1", "--api-key", "test", "--model", "scripted",
-		"--db", filepath.Join(t.TempDir(), "runs.db"), "--json", bugRepo(t), "fix the failing test")
+		"--db", db, "--json", bugRepo(t), "fix the failing test")
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("crucible swe --json: %v\n%s", err, out)
@@ -196,6 +201,15 @@ func TestSWEJSON(t *testing.T) {
 	}
 	if res.Status != swe.StatusResolved || !strings.Contains(res.Diff, "+    return a + b") || !tools["view"] || !tools["edit"] || res.After == nil {
 		t.Errorf("result: status %s, tools %v, after %v, diff:\n%s", res.Status, tools, res.After, res.Diff)
+	}
+	st, err := store.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	runs, _, err := st.List(context.Background(), server.DefaultTenant, store.Filter{AgentRun: res.ID})
+	if err != nil || len(runs) == 0 {
+		t.Errorf("the run store holds no execution of agent run %s: %v", res.ID, err)
 	}
 }
 
