@@ -464,3 +464,27 @@ func TestSWEVerdicts(t *testing.T) {
 		})
 	}
 }
+
+// TestSWEOnServerApprove: with --server and --approve, the server's
+// approval of each command is asked on the terminal and the answer sent
+// back: refused, the run ends denied (exit 3) and the command never ran
+// (the change is empty). Needs root and the data-science image.
+func TestSWEOnServerApprove(t *testing.T) {
+	testenv.Root(t)
+	testenv.Image(t, "datascience")
+	const key = "sk-scripted-model-key-swe-approve"
+	model := scriptedSWEModel(t, key, []sweCall{{"bash", map[string]any{"command": "touch ran-it"}}, {"submit", map[string]any{}}})
+	_, base := startServe(t, "datascience", fmt.Sprintf(`{"model": {"provider": "openai", "model": "scripted", "base_url": %q, "api_key_env": "CRUCIBLE_TEST_MODEL_KEY"}}`, model.URL+"/v1"),
+		"CRUCIBLE_TEST_MODEL_KEY="+key)
+	cmd := crucibleCmd("swe", "--server", base, "--approve", bugRepo(t), "fix the failing test")
+	cmd.Stdin = strings.NewReader("n\n")
+	out, err := cmd.CombinedOutput()
+	if code := exitOf(err); code != exitSWENoChange {
+		t.Errorf("exit %d, want %d:\n%s", code, exitSWENoChange, out)
+	}
+	for _, want := range []string{"the agent wants to run ---\ntouch ran-it\n", "status: denied", "\nno change\n"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
