@@ -91,7 +91,7 @@ func (h *handlers) swe(ctx context.Context, req *mcp.CallToolRequest, in SWEInpu
 		if e.Kind == service.EventResult && e.Agent != nil {
 			end = e.Agent.Run
 		}
-		p.send(agentProgress(e))
+		p.send(sweProgress(e))
 		return true
 	})
 	p.stop()
@@ -109,6 +109,15 @@ func (h *handlers) swe(ctx context.Context, req *mcp.CallToolRequest, in SWEInpu
 	// model or the platform) is an error.
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: sweText(out)}},
 		IsError: out.Status == string(swe.StatusFailed)}, out, nil
+}
+
+// sweProgress says in a line what an event of a swe run tells: as
+// agentProgress does, a step numbered by the model's turn.
+func sweProgress(e service.Event) string {
+	if e.Agent != nil && e.Agent.Step != nil {
+		return fmt.Sprintf("%s (step %d): %s", e.Agent.Step.Kind, e.Agent.Step.Attempt, e.Agent.Step.Message)
+	}
+	return agentProgress(e)
 }
 
 // renameSWEField names the tool's field for an input error of the

@@ -103,7 +103,7 @@ func TestSWETool(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for msgs := ""; ; time.Sleep(50 * time.Millisecond) {
 		msgs = strings.Join(prog.all(), "\n")
-		if strings.Contains(msgs, "setup (attempt 0)") && strings.Contains(msgs, "verify") {
+		if strings.Contains(msgs, "setup (step 0)") && strings.Contains(msgs, "verify") {
 			break
 		}
 		if time.Now().After(deadline) {

@@ -25,10 +25,11 @@ func (s *Service) AgentsEnabled() error {
 	return nil
 }
 
-// StartAgentRun starts the code agent on tenant's task req and returns
-// the run at once (status running), while the agent goes on in its own
-// session, until it ends or is cancelled (CancelAgentRun): the caller
-// going away never ends it. Follow it with AgentRunEvents, read it with
+// StartAgentRun starts the agent of req.Mode (the code agent, or with
+// mode "swe" the software-engineering agent, swe.go) on tenant's task
+// req and returns the run at once (status running), while the agent goes
+// on in its own session, until it ends or is cancelled (CancelAgentRun):
+// the caller going away never ends it. Follow it with AgentRunEvents, read it with
 // AgentRun. Its executions are the tenant's session cells, recorded and
 // linked to the run's ID, their output redacted before the model sees it.
 //

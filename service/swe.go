@@ -67,7 +67,7 @@ func (s *Service) newSWERun(tenant string, req api.AgentRunRequest) (*agentRun, 
 	cfg.ID, cfg.Model, cfg.Image, cfg.SessionLimits, cfg.OnEvent = run.id, model, img.Name, sreq.Limits, run.onSWEEvent
 	// The sessions (the agent's and each verification's) hold no payload
 	// of their own: the body is released when the run ends.
-	cfg.Sandbox = agentSandbox{rt: s.SessionRuntime(tenant, run.id), image: img.Name, run: run, opened: func() {}}
+	cfg.Sandbox = uncheckedSessions{agentSandbox{rt: s.SessionRuntime(tenant, run.id), image: img.Name, run: run, opened: func() {}}}
 	cfg.Redact = func(text string) string {
 		text, _ = red.RedactString(text)
 		return text

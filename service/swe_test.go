@@ -198,23 +198,29 @@ func TestSWERunDenied(t *testing.T) {
 // TestSWERunCodePolicy: the model's bash commands are checked against
 // the tenant's code policy, at least warn: in warn mode a command the
 // policy names runs and a step event says what it found; in block mode
-// it does not run and the run ends denied, its reason the policy's.
+// it does not run and the run ends denied, its reason the policy's. The
+// platform's own cells (the wrappers that run a command, edit a file)
+// are not the model's code: in block mode a model whose commands the
+// policy allows resolves its task.
 func TestSWERunCodePolicy(t *testing.T) {
 	ctx := context.Background()
-	calls := []llmtest.Call{
+	curl := []llmtest.Call{
 		{Name: "bash", Args: map[string]string{"command": "curl --version >/dev/null 2>&1; echo ran-curl-line"}},
 		{Name: "submit", Args: map[string]string{}},
 	}
 	for _, tc := range []struct {
-		name   string
-		mode   sandbox.PolicyMode
-		status swe.Status
+		name    string
+		mode    sandbox.PolicyMode
+		calls   []llmtest.Call
+		status  swe.Status
+		finding bool // a step event names the policy's finding in the command
 	}{
-		{"off raised to warn", "", swe.StatusNoChange},
-		{"block", sandbox.PolicyBlock, swe.StatusDenied},
+		{"off raised to warn", "", curl, swe.StatusNoChange, true},
+		{"block", sandbox.PolicyBlock, curl, swe.StatusDenied, true},
+		{"block, allowed commands", sandbox.PolicyBlock, fixerCalls, swe.StatusResolved, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			svc := sweServiceWith(t, openStore(t), sweModel(t, calls...), func(c *service.Config) {
+			svc := sweServiceWith(t, openStore(t), sweModel(t, tc.calls...), func(c *service.Config) {
 				c.Tenants = map[string]service.TenantLimits{"acme": {Policy: tc.mode}}
 			})
 			run, err := svc.StartAgentRun(ctx, "acme", sweRequest(tarGz(t, bugRepo), false), nil)
@@ -230,12 +236,15 @@ func TestSWERunCodePolicy(t *testing.T) {
 				if e.Kind == service.EventCode && strings.Contains(e.Agent.Code.Code, "ran-curl-line") {
 					ran = true
 				}
+				if e.Kind == service.EventExecution && e.Agent.Execution.Status == sandbox.StatusBlocked {
+					t.Errorf("a cell was blocked: %s", e.Agent.Execution.Reason)
+				}
 			}
 			end := events[len(events)-1].Agent.Run
-			if !found || end.Status != api.AgentRunStatus(tc.status) {
-				t.Fatalf("policy finding published %v, ended %s (%s); want the finding, %s", found, end.Status, end.Reason, tc.status)
+			if found != tc.finding || end.Status != api.AgentRunStatus(tc.status) {
+				t.Fatalf("policy finding published %v, ended %s (%s); want %v, %s", found, end.Status, end.Reason, tc.finding, tc.status)
 			}
-			if blocked := tc.mode == sandbox.PolicyBlock; ran == blocked || blocked && !strings.Contains(end.Reason, "code policy") {
+			if blocked := tc.status == swe.StatusDenied; tc.finding && (ran == blocked || blocked && !strings.Contains(end.Reason, "code policy")) {
 				t.Errorf("the command ran: %v; reason %q", ran, end.Reason)
 			}
 		})

@@ -15,11 +15,14 @@ import (
 // person.
 //
 // The code policy applies to what the model writes. A swe run's cells
-// are the platform's own Python (package swe's wrapper, which runs a
-// command through bash and is marked Unchecked, as an analyst's helpers
-// are), so the sandbox's Python check never sees the model's command:
-// the command itself is checked here, on the host, as bash, against the
-// tenant's policy at least AgentMode, before it runs. In block mode a
+// are all the platform's own Python (package swe's wrappers, which run a
+// command through bash, list, search or edit files, the model's part
+// passed to them as data), so they run Unchecked (uncheckedSessions), as
+// an analyst's helpers do: checked as Python they would be findings of
+// the platform's code (subprocess, os), blocking every tool in block
+// mode, and the model's command inside them would never be seen. The
+// command itself is checked here instead, on the host, as bash, against
+// the tenant's policy at least AgentMode, before it runs. In block mode a
 // command with findings does not run and the run ends denied, its reason
 // the policy's; in warn mode it runs and its findings are published as
 // a step event. Then, when the request asked for approvals, a person
@@ -73,4 +76,25 @@ func (g *sweGate) blockedReason() string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.blocked
+}
+
+// uncheckedSessions opens the sessions of a swe run: rt's, whose cells
+// run Unchecked (see sweGate: they are all the platform's own code; the
+// model's commands are checked by the gate).
+type uncheckedSessions struct{ rt sandbox.SessionRuntime }
+
+func (u uncheckedSessions) NewSession(ctx context.Context, req sandbox.SessionRequest) (sandbox.Session, error) {
+	sess, err := u.rt.NewSession(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return uncheckedSession{sess}, nil
+}
+
+// uncheckedSession is a session of a swe run.
+type uncheckedSession struct{ sandbox.Session }
+
+func (u uncheckedSession) Exec(ctx context.Context, cell sandbox.Cell) (sandbox.Result, error) {
+	cell.Unchecked = true
+	return u.Session.Exec(ctx, cell)
 }

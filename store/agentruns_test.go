@@ -23,6 +23,7 @@ var agentRunTests = []struct {
 	{"agent runs: list pagination", testAgentRunList},
 	{"agent runs: events", testAgentRunEvents},
 	{"agent runs: unfinished", testUnfinishedAgentRuns},
+	{"agent runs: a swe run's mode and outcome", testSWEAgentRun},
 }
 
 // agentRecord is an agent run of the tests, created s seconds after the

@@ -58,3 +58,28 @@ func TestFixEndToEnd(t *testing.T) {
 		})
 	}
 }
+
+// Native tool calling as servers and models really send it: arguments
+// encoded twice, and calls written in the text although tools were
+// offered (an OpenAI-compatible server without a tool-call parser passes
+// Qwen's <tool_call> tags on as content); their results come back as a
+// user message, there being no native ID to answer.
+func TestNativeModeShapes(t *testing.T) {
+	twice := toCall("view", map[string]string{"path": "calc.py"})
+	twice.Twice = true
+	m := newWireModel(t, wireOpenAI,
+		say(wireReply{Calls: []wireCall{twice}}),
+		seeing(prose("<tool_call>\n"+mustJSON(map[string]any{"name": "edit", "arguments": map[string]string{"command": "str_replace", "path": "calc.py",
+			"old_str": "def subtract(a, b):\n    return a + b", "new_str": "def subtract(a, b):\n    return a - b"}})+"\n</tool_call>"), "     6\t    return a + b"),
+		func(t testing.TB, req *wireRequest) wireReply {
+			if last := req.last(); last.Role != "user" || !strings.Contains(last.Text, "Result of call 1 (edit)") || !strings.Contains(last.Text, "Edited calc.py") {
+				t.Errorf("the text call's result came back as %+v; want a user message", last)
+			}
+			return wireReply{Calls: []wireCall{toCall("submit", map[string]any{})}}
+		},
+	)
+	res := runWith(t, m, Config{}, calcTask(t))
+	if res.Status != StatusResolved || res.Trace.Budget.Steps != 3 {
+		t.Fatalf("want resolved in 3 steps: %s", describeResult(res))
+	}
+}

@@ -47,6 +47,9 @@ type wireCall struct {
 	// Args is the arguments JSON as the model writes it; on OpenAI's wire
 	// it travels as a string and may be malformed.
 	Args string
+	// Twice sends the arguments on OpenAI's wire encoded twice (a string
+	// holding the JSON string), as some compatible servers do.
+	Twice bool
 }
 
 // wireReply is one scripted answer.
@@ -201,7 +204,11 @@ func (m *wireModel) body(a wireReply) string {
 		var calls []any
 		for _, c := range a.Calls {
 			id := cmpOr(c.ID, m.nextID())
-			calls = append(calls, map[string]any{"id": id, "type": "function", "function": map[string]any{"name": c.Name, "arguments": c.Args}})
+			args := c.Args
+			if c.Twice {
+				args = mustJSON(c.Args)
+			}
+			calls = append(calls, map[string]any{"id": id, "type": "function", "function": map[string]any{"name": c.Name, "arguments": args}})
 			finish = "tool_calls"
 		}
 		if calls != nil {

@@ -83,6 +83,8 @@ func TestTools(t *testing.T) {
 		{"bash with no output", "bash", map[string]any{"command": "true"}, []string{"exit code: 0\n(no output)"}, nil},
 		{"bash output clipped, head and tail", "bash", map[string]any{"command": "seq 1 20000"}, []string{"output:\n1\n2\n", "bytes cut ...]", "19999\n20000"}, []string{"\n10000\n"}},
 		{"run_tests", "run_tests", map[string]any{}, []string{"1 passed, 1 failed", "Failing: test_calc.py::test_subtract"}, nil},
+		{"SWE-agent's editor viewing a range", "str_replace_editor", map[string]any{"command": "view", "path": "calc.py", "view_range": []int{5, 5}}, []string{"     5\tdef subtract"}, []string{"return"}},
+		{"OpenHands' execute_bash", "execute_bash", map[string]any{"command": "echo aliased"}, []string{"exit code: 0", "aliased"}, nil},
 		{"an unknown tool", "delete_repo", map[string]any{}, []string{`There is no tool "delete_repo"`, "bash, view, edit, search, run_tests, submit"}, nil},
 		{"a missing argument", "bash", map[string]any{}, []string{"bash needs the argument(s) command"}, nil},
 	} {
