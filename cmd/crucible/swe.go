@@ -10,10 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/crucible-sandbox/crucible/agent"
-	"github.com/crucible-sandbox/crucible/sandbox"
-	"github.com/crucible-sandbox/crucible/server"
-	"github.com/crucible-sandbox/crucible/service"
 	"github.com/crucible-sandbox/crucible/swe"
 )
 
@@ -65,10 +61,13 @@ the command runs must pass.
 
 The model is configured as for crucible agent: --provider, --base-url,
 --model, --api-key or OPENAI_API_KEY, OPENAI_BASE_URL, ANTHROPIC_API_KEY,
-CRUCIBLE_MODEL, CRUCIBLE_PROVIDER. Every command the agent runs goes through
-the platform's pipeline (redaction before the model, records in --db). With
---server URL the run is an agent run of that server (mode "swe", its model;
---server-key or CRUCIBLE_API_KEY is the API key).
+CRUCIBLE_MODEL, CRUCIBLE_PROVIDER. The run is an agent run of mode swe of
+the platform's service in this process, as crucible serve runs one: each
+command checked by the code policy (--config's, at least warn), what the
+model sees redacted, the run and every execution recorded in --db (a
+crucible serve on that store shows it). With --server URL it is an agent
+run of that server instead, with its model (--server-key or
+CRUCIBLE_API_KEY is the API key).
 
 Progress goes to stderr: each step, each command and its output. Then the
 result on stdout: the status and its reason, the tests before and after
@@ -148,35 +147,6 @@ func runSWE(ctx context.Context, f *sweFlags, repoArg, prompt string, d *display
 		d.say("swe: the change is in %s (git apply %s)", f.out, f.out)
 	}
 	return sweExit(res.Status)
-}
-
-// runSWELocal runs the agent in this process, its sessions through the
-// platform's pipeline as crucible agent's are.
-func runSWELocal(ctx context.Context, f *sweFlags, task swe.Task, d *display) (*swe.Result, error) {
-	model, err := f.model()
-	if err != nil {
-		return nil, err
-	}
-	p, err := f.start(ctx, d, "swe", service.AgentConfig{})
-	if err != nil {
-		return nil, err
-	}
-	defer p.close()
-	progress := newSWEProgress(d)
-	id := agent.NewRunID()
-	cfg := swe.Config{
-		ID: id, Model: model, Sandbox: p.svc.SessionRuntime(server.DefaultTenant, id), Image: f.image, TextMode: f.textMode,
-		SessionLimits: sandbox.Limits{MemoryBytes: f.memory},
-		MaxSteps:      f.maxSteps, MaxWallTime: f.maxWall, CallTimeout: f.timeout,
-		Approve: f.sweApprover(progress),
-		OnEvent: progress.event,
-	}
-	res, err := swe.Run(ctx, cfg, task)
-	progress.close()
-	if err != nil {
-		return nil, platformError(err)
-	}
-	return res, nil
 }
 
 // sweExit maps a run's status to the command's exit.

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crucible-sandbox/crucible/api"
 	"github.com/crucible-sandbox/crucible/internal/testenv"
 	"github.com/crucible-sandbox/crucible/server"
 	"github.com/crucible-sandbox/crucible/store"
@@ -178,8 +179,8 @@ func TestSWEResolves(t *testing.T) {
 }
 
 // TestSWEJSON: --json prints the whole result, its trace with the tool
-// calls; the commands the agent ran are recorded in --db, linked to the
-// result's ID. Needs root and the data-science image.
+// calls; the run and the commands the agent ran are recorded in --db,
+// under the result's ID (a crucible serve on that store lists it). Needs root and the data-science image.
 func TestSWEJSON(t *testing.T) {
 	testenv.Root(t)
 	testenv.Image(t, "datascience")
@@ -210,6 +211,9 @@ func TestSWEJSON(t *testing.T) {
 	runs, _, err := st.List(context.Background(), server.DefaultTenant, store.Filter{AgentRun: res.ID})
 	if err != nil || len(runs) == 0 {
 		t.Errorf("the run store holds no execution of agent run %s: %v", res.ID, err)
+	}
+	if rec, err := st.GetAgentRun(context.Background(), server.DefaultTenant, res.ID); err != nil || rec.Run.Mode != api.ModeSWE || rec.Run.Status != "resolved" {
+		t.Errorf("the run store's agent run %s: %+v, %v", res.ID, rec, err)
 	}
 }
 

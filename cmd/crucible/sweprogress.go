@@ -1,8 +1,6 @@
 package main
 
 import (
-	"context"
-	"os"
 	"sync"
 
 	"github.com/crucible-sandbox/crucible/swe"
@@ -116,17 +114,4 @@ func (p *sweProgress) endLine() {
 		_, _ = p.d.stderr.Write([]byte("\n"))
 	}
 	p.midLine = false
-}
-
-// sweApprover asks on the terminal before each command runs when
-// --approve is set, once the progress so far is shown; nil otherwise.
-func (f *sweFlags) sweApprover(p *sweProgress) func(context.Context, string) (bool, error) {
-	if !f.approve {
-		return nil
-	}
-	ask := approveOn(os.Stdin, os.Stderr)
-	return func(ctx context.Context, command string) (bool, error) {
-		p.flush()
-		return ask(ctx, command)
-	}
 }
