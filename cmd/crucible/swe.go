@@ -63,7 +63,7 @@ The model is configured as for crucible agent: --provider, --base-url,
 --model, --api-key or OPENAI_API_KEY, OPENAI_BASE_URL, ANTHROPIC_API_KEY,
 CRUCIBLE_MODEL, CRUCIBLE_PROVIDER. The run is an agent run of mode swe of
 the platform's service in this process, as crucible serve runs one: each
-command checked by the code policy (--config's, at least warn), what the
+command checked by the code policy (warn: findings shown), what the
 model sees redacted, the run and every execution recorded in --db (a
 crucible serve on that store shows it). With --server URL it is an agent
 run of that server instead, with its model (--server-key or

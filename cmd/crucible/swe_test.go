@@ -492,3 +492,29 @@ func TestSWEOnServerApprove(t *testing.T) {
 		}
 	}
 }
+
+// TestSWECodePolicy: the local run's commands are checked by the code
+// policy as crucible serve's are (at least warn): a command that fetches
+// from the network is named in the progress with what the policy found,
+// and the platform's own cells (the tools' wrappers) are not flagged.
+// Needs root and the data-science image.
+func TestSWECodePolicy(t *testing.T) {
+	testenv.Root(t)
+	testenv.Image(t, "datascience")
+	calls := append([]sweCall{{"bash", map[string]any{"command": "curl --version >/dev/null 2>&1; echo after-curl"}}},
+		fixerCalls("calc.py", "return a - b", "return a + b")...)
+	model := scriptedSWEModel(t, "", calls)
+	cmd := crucibleCmd("swe", "--provider", "openai", "--base-url", model.URL+"/v1", "--api-key", "test", "--model", "scripted",
+		"--db", filepath.Join(t.TempDir(), "runs.db"), bugRepo(t), "fix the failing test")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("crucible swe: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "the code policy (warn") || !strings.Contains(stderr.String(), "after-curl") {
+		t.Errorf("the policy's finding in the curl command, or its output, is not shown:\n%s", stderr.String())
+	}
+	if n := strings.Count(stderr.String(), "the code policy"); n != 1 {
+		t.Errorf("%d policy findings, want the curl command's only:\n%s", n, stderr.String())
+	}
+}
