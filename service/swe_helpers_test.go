@@ -27,7 +27,7 @@ var bugRepo = map[string]string{
 }
 
 // tarGz packs files as a gzip'd tar, as a client uploads a repository.
-func tarGz(t *testing.T, files map[string]string) []byte {
+func tarGz(t testing.TB, files map[string]string) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	zw := gzip.NewWriter(&buf)
@@ -60,7 +60,7 @@ var fixerCalls = []llmtest.Call{
 // sweModel is a scripted model making calls (llmtest.OpenAICalls: a
 // local server speaking the OpenAI wire format, as no model can run
 // here).
-func sweModel(t *testing.T, calls ...llmtest.Call) llm.Provider {
+func sweModel(t testing.TB, calls ...llmtest.Call) llm.Provider {
 	t.Helper()
 	srv := llmtest.OpenAICalls(t, providerKey, calls...)
 	model, err := llm.New(llm.Config{Provider: llm.ProviderOpenAI, Model: "scripted", BaseURL: srv.URL + "/v1", APIKey: providerKey})
@@ -79,9 +79,14 @@ func sweService(t *testing.T, st store.Store, model llm.Provider) *service.Servi
 }
 
 // sweServiceWith is sweService, adjust (if set) changing its config.
-func sweServiceWith(t *testing.T, st store.Store, model llm.Provider, adjust func(*service.Config)) *service.Service {
+func sweServiceWith(t testing.TB, st store.Store, model llm.Provider, adjust func(*service.Config)) *service.Service {
 	t.Helper()
-	rt := dataScienceRuntime(t)
+	return sweServiceOn(t, dataScienceRuntime(t), st, model, adjust)
+}
+
+// sweServiceOn is sweServiceWith on runtime rt.
+func sweServiceOn(t testing.TB, rt service.Runtime, st store.Store, model llm.Provider, adjust func(*service.Config)) *service.Service {
+	t.Helper()
 	rc := policy.DefaultRedactConfig()
 	rc.Secrets = []string{secret}
 	red, err := policy.NewRedactor(rc)

@@ -82,6 +82,9 @@ func sweTask(req api.AgentRunRequest) (swe.Task, error) {
 	if len(req.Task) > swe.MaxTaskBytes {
 		return swe.Task{}, invalid("task", "must be at most %d bytes, got %d", swe.MaxTaskBytes, len(req.Task))
 	}
+	if strings.ContainsRune(req.Task, 0) || !utf8.ValidString(req.Task) {
+		return swe.Task{}, invalid("task", "must be UTF-8 text without NUL bytes")
+	}
 	switch n := len(r.Archive); {
 	case n == 0:
 		return swe.Task{}, invalid("repo.archive", "is required: the repository as a (gzip'd) tar or a git bundle, base64")

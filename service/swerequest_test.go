@@ -61,6 +61,7 @@ func TestAgentRunModeRefusals(t *testing.T) {
 		{"a tar said to be a bundle", sw(func(r *api.AgentRunRequest) { r.Repo = repo(tgz, swe.RepoBundle) }), "repo.format"},
 		{"a bundle said to be a tar", sw(func(r *api.AgentRunRequest) { r.Repo = repo([]byte("# v2 git bundle\nabc"), swe.RepoTar) }), "repo.format"},
 		{"task over the maximum", sw(func(r *api.AgentRunRequest) { r.Task = string(bytes.Repeat([]byte("a"), swe.MaxTaskBytes+1)) }), "task"},
+		{"task with NUL", sw(func(r *api.AgentRunRequest) { r.Task = "fix\x00it" }), "task"},
 		{"test command with NUL", sw(func(r *api.AgentRunRequest) { r.TestCommand = "pytest\x00" }), "test_command"},
 		{"too many tests", sw(func(r *api.AgentRunRequest) { r.Tests = make([]string, swe.MaxTests+1) }), "tests"},
 		{"absolute test", sw(func(r *api.AgentRunRequest) { r.Tests = []string{"test_calc.py", "/etc/passwd"} }), "tests[1]"},

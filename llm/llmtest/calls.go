@@ -16,11 +16,14 @@ type Call struct {
 	Args any
 }
 
-// Calls is a scripted model that makes one tool call a turn: the n-th
-// request it receives is answered with calls[n] (the last again once
-// they are used up), in the OpenAI chat-completions wire format, as a
-// model driving an agent's tools does (the software-engineering agent's
-// bash, view, edit, submit...). Requests must carry key when it is set.
+// Calls is a scripted model that makes one tool call a turn: a request
+// whose conversation holds n replies of the assistant already is
+// answered with calls[n] (the last again once they are used up), in the
+// OpenAI chat-completions wire format, as a model driving an agent's
+// tools does (the software-engineering agent's bash, view, edit,
+// submit...). The turn is read from the conversation, so one server
+// serves any number of runs, one after another or at once. Requests must
+// carry key when it is set.
 type Calls struct {
 	*httptest.Server
 
@@ -42,12 +45,22 @@ func OpenAICalls(tb testing.TB, key string, calls ...Call) *Calls {
 			return
 		}
 		var body json.RawMessage
-		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+		var req struct {
+			Messages []struct {
+				Role string `json:"role"`
+			} `json:"messages"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&body); err != nil || json.Unmarshal(body, &req) != nil || len(req.Messages) == 0 {
 			http.Error(w, `{"error":{"message":"bad request"}}`, http.StatusBadRequest)
 			return
 		}
+		n := 0
+		for _, m := range req.Messages {
+			if m.Role == "assistant" {
+				n++
+			}
+		}
 		c.mu.Lock()
-		n := len(c.requests)
 		c.requests = append(c.requests, body)
 		c.mu.Unlock()
 		call := calls[min(n, len(calls)-1)]
