@@ -42,6 +42,10 @@ func (s *agentSetup) addFlags(fl *pflag.FlagSet, memory int64) {
 	fl.StringVar(&s.llm.Model, "model", s.llm.Model, "model name (default $CRUCIBLE_MODEL)")
 	fl.StringVar(&s.llm.BaseURL, "base-url", s.llm.BaseURL, "API base URL (default the provider's, or $OPENAI_BASE_URL)")
 	fl.StringVar(&s.llm.APIKey, "api-key", s.llm.APIKey, "API key (default $OPENAI_API_KEY or $ANTHROPIC_API_KEY)")
+	// Security: the key the environment gave is the flag's value, but
+	// --help must not print it as the default (help text lands in
+	// terminals, logs and screen shares).
+	fl.Lookup("api-key").DefValue = ""
 	fl.IntVar(&s.maxRetries, "max-retries", agent.DefaultMaxRetries, "failed attempts allowed after the first")
 	fl.BoolVar(&s.approve, "approve", false, "show each program and ask before running it")
 	fl.BoolVar(&s.textMode, "text-mode", false, "ask for fenced code instead of tool calls (models without tool calling)")

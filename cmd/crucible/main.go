@@ -24,7 +24,7 @@ Every command that runs code takes --runtime: ` + runtimesHelp() + ` (default ` 
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newRunCommand(), newEvalCommand(), newImageCommand(), newSessionCommand(), newAgentCommand(), newAnalystCommand(), newServeCommand(), newMCPCommand(), newKeyCommand(), newDoctorCommand(), newClusterCommand())
+	root.AddCommand(newRunCommand(), newEvalCommand(), newImageCommand(), newSessionCommand(), newAgentCommand(), newSWECommand(), newAnalystCommand(), newServeCommand(), newMCPCommand(), newKeyCommand(), newDoctorCommand(), newClusterCommand())
 	root.AddCommand(nativeCommands()...)
 	return root
 }

@@ -1,5 +1,6 @@
 // app.js: the UI's shell. It routes the location's hash to a view
-// (#/analyses[/ANALYSIS], #/notebook[/SESSION], #/runs[/RUN]), marks the current one in the
+// (#/analyses[/ANALYSIS], #/notebook[/SESSION], #/runs[/RUN],
+// #/agent-runs[/AGENT_RUN]), marks the current one in the
 // header, shows the server's health and wires the API key prompt. A view
 // is a module exporting render(main, params, signal): signal aborts when
 // the user leaves the view, ending its requests and streams.
@@ -10,9 +11,10 @@ import { setupKeys } from './keys.js';
 import * as analyses from './analyst.js';
 import * as notebook from './notebook.js';
 import * as runs from './runs.js';
+import * as agentRuns from './agentruns.js';
 
 /** VIEWS maps the first part of the hash to a view; the Analyst (analyses) is the default. */
-const VIEWS = { analyses, notebook, runs };
+const VIEWS = { analyses, notebook, runs, 'agent-runs': agentRuns };
 const DEFAULT_VIEW = 'analyses';
 
 let current = null; // {name, controller}
