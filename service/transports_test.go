@@ -2,6 +2,7 @@ package service
 
 import (
 	"go/build"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -23,7 +24,10 @@ type transportRule struct {
 // The rule (DESIGN: transports speak to service and api only, never to
 // the packages below them), each exception with its reason:
 //   - every transport may use sandbox, the contract its requests and
-//     results are made of;
+//     results are made of, and swe, whose Task, Repo, Result, TestReport
+//     and statuses the api's swe runs are made of (and swe.FromDir packs
+//     the CLI's directory); never swe.Run or swe.Verify: a swe run goes
+//     through service (TestTransportsRunNoSWE);
 //   - server serves the other transports on its mux (mcpserver, webui),
 //     and authenticates API keys with the key store the command line
 //     hands it (store, in auth.go and server.go only);
@@ -74,12 +78,38 @@ func TestTransportsSpeakToServiceOnly(t *testing.T) {
 		}
 		for path, at := range pkg.ImportPos {
 			rel, ours := strings.CutPrefix(path, module)
-			if !ours || rel == "service" || rel == "api" || rel == "sandbox" || slices.Contains(r.may, rel) {
+			if !ours || rel == "service" || rel == "api" || rel == "sandbox" || rel == "swe" || slices.Contains(r.may, rel) {
 				continue
 			}
 			for _, pos := range at {
 				if file := filepath.Base(pos.Filename); !slices.Contains(r.inFiles[rel], file) {
 					t.Errorf("%s/%s imports %s: a transport speaks to service and api only (see transportRules)", r.dir, file, rel)
+				}
+			}
+		}
+	}
+}
+
+// TestTransportsRunNoSWE fails when a transport's code (not its tests)
+// calls swe.Run or swe.Verify itself rather than through service, which
+// gives a swe run its tenant, admission, records, redaction and policy.
+func TestTransportsRunNoSWE(t *testing.T) {
+	for _, r := range transportRules {
+		files, err := filepath.Glob(filepath.Join("..", r.dir, "*.go"))
+		if err != nil || len(files) == 0 {
+			t.Fatalf("%s: no Go files (%v)", r.dir, err)
+		}
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, call := range []string{"swe.Run(", "swe.Verify("} {
+				if strings.Contains(string(b), call) {
+					t.Errorf("%s calls %s: a swe run goes through service", f, call)
 				}
 			}
 		}
