@@ -34,6 +34,8 @@ type loop struct {
 	// results are the indexes in messages of the tool results (and the
 	// user messages carrying text calls' results), oldest first.
 	results []int
+	// logged is how many messages of the conversation the trace holds.
+	logged int
 }
 
 // ending is how the loop ends: submitted, or a status and its reason.
@@ -122,7 +124,12 @@ func (l *loop) turn(ctx context.Context) *ending {
 	l.emit(StepModel, "asking the model")
 	start := time.Now()
 	reply, err := l.cfg.Model.Complete(ctx, req)
-	step := Step{Kind: StepModel, At: start.UTC(), Request: &req, DurationMS: millis(time.Since(start))}
+	logged := llm.Request{Messages: req.Messages[min(l.logged, len(req.Messages)):]}
+	if l.logged == 0 {
+		logged.Tools = req.Tools
+	}
+	l.logged = len(req.Messages)
+	step := Step{Kind: StepModel, At: start.UTC(), Request: &logged, DurationMS: millis(time.Since(start))}
 	if err != nil {
 		step.Note = "model error: " + err.Error()
 		l.res.Trace.Steps = append(l.res.Trace.Steps, step)

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/crucible-sandbox/crucible/llm"
 )
 
 // fixTurns are a model that fixes the tiny repository's bug: it views the
@@ -70,6 +72,30 @@ func TestFixEndToEnd(t *testing.T) {
 			}
 			if got := strings.Join(reqs[0].Tools, ","); got != "bash,view,edit,search,run_tests,submit" {
 				t.Errorf("tools offered: %s", got)
+			}
+			// The trace holds each message once: a model step's request
+			// has the messages added since the previous one (the first:
+			// the system prompt, the task and the tools), its reply
+			// beside it, so no later request repeats an assistant turn,
+			// the system prompt or the tools.
+			models := 0
+			for _, s := range res.Trace.Steps {
+				if s.Kind != StepModel {
+					continue
+				}
+				models++
+				msgs := s.Request.Messages
+				switch {
+				case models == 1 && (len(msgs) < 2 || msgs[0].Role != llm.System || s.Request.Tools == nil):
+					t.Errorf("the first model step's request: %+v", s.Request)
+				case models > 1 && (len(msgs) == 0 || s.Request.Tools != nil):
+					t.Errorf("model step %d's request: %d messages, tools %v", models, len(msgs), s.Request.Tools != nil)
+				}
+				for _, m := range msgs[min(1, len(msgs)):] {
+					if m.Role == llm.System || m.Role == llm.Assistant {
+						t.Errorf("model step %d's request repeats a %s message", models, m.Role)
+					}
+				}
 			}
 		})
 	}

@@ -265,7 +265,12 @@ const (
 type Step struct {
 	Kind StepKind  `json:"kind"`
 	At   time.Time `json:"at"`
-	// Model calls: what was sent and what came back.
+	// Model calls: what was sent and what came back. Request holds the
+	// messages added since the previous model call (the first: the
+	// system prompt and the task, with the tools offered), so that a
+	// trace grows with the conversation, not with its square: the
+	// conversation is the steps' requests and replies in order (older
+	// tool results were sent shortened, as the loop says in them).
 	Request *llm.Request `json:"request,omitempty"`
 	Reply   *llm.Reply   `json:"reply,omitempty"`
 	// Tool calls: the tool, its arguments and what it answered.
