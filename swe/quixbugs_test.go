@@ -104,10 +104,10 @@ func TestQuixBugsTasks(t *testing.T) {
 		}
 		files := untar(t, task.Task.Repo.Archive)
 		expect := map[string]string{
-			"conftest.py":                        read("conftest.py"),
-			"python_programs/" + name + ".py":    read("python_programs/" + name + ".py"),
-			"python_testcases/load_testdata.py":  read("python_testcases/load_testdata.py"),
-			"python_testcases/node.py":           read("python_testcases/node.py"),
+			"conftest.py":                           read("conftest.py"),
+			"python_programs/" + name + ".py":       read("python_programs/" + name + ".py"),
+			"python_testcases/load_testdata.py":     read("python_testcases/load_testdata.py"),
+			"python_testcases/node.py":              read("python_testcases/node.py"),
 			"python_testcases/test_" + name + ".py": read("python_testcases/test_" + name + ".py"),
 		}
 		tests := []string{"python_testcases/test_" + name + ".py"}
