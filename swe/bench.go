@@ -118,7 +118,7 @@ func Bench(ctx context.Context, cfg BenchConfig, tasks []BenchTask) (*BenchRepor
 		}()
 	}
 	wg.Wait()
-	rep := &BenchReport{ByStatus: map[Status]int{}, Concurrency: k, DurationMS: float64(time.Since(start).Microseconds())/1000}
+	rep := &BenchReport{ByStatus: map[Status]int{}, Concurrency: k, DurationMS: float64(time.Since(start).Microseconds()) / 1000}
 	for i, r := range results {
 		if !done[i] {
 			continue
@@ -141,7 +141,7 @@ func benchOne(ctx context.Context, cfg Config, t BenchTask) BenchResult {
 	cfg.OnEvent = nil
 	start := time.Now()
 	res, err := Run(ctx, cfg, t.Task)
-	r := BenchResult{Name: t.Name, DurationMS: float64(time.Since(start).Microseconds())/1000}
+	r := BenchResult{Name: t.Name, DurationMS: float64(time.Since(start).Microseconds()) / 1000}
 	if err != nil {
 		r.Status, r.Reason = StatusFailed, err.Error()
 		return r
