@@ -22,7 +22,8 @@ import (
 // failToPass, passToPass and broken compare before and after over the
 // named tests (else every test either run reported): failed or missing
 // before and passing after; passing both times; passing before and not
-// after.
+// after. They are empty when after reported no cases at all (a command
+// without a JUnit report): a missing report says nothing of each test.
 func judge(task Task, before, after *TestReport) (status Status, reason string, failToPass, passToPass, broken []string) {
 	if after == nil {
 		return StatusUnresolved, "the change was not verified", nil, nil, nil
@@ -33,6 +34,9 @@ func judge(task Task, before, after *TestReport) (status Status, reason string, 
 	ids := task.Tests
 	if len(ids) == 0 {
 		ids = caseIDs(before, after)
+	}
+	if len(after.Cases) == 0 {
+		ids = nil // no per-test report after: nothing to compare
 	}
 	for _, id := range ids {
 		was, now := outcomeOf(before, id), outcomeOf(after, id)
@@ -62,7 +66,7 @@ func judge(task Task, before, after *TestReport) (status Status, reason string, 
 		if after.Status == sandbox.StatusOK {
 			return StatusResolved, "the test command exited 0 (it wrote no per-test report)", failToPass, passToPass, broken
 		}
-		return StatusUnresolved, fmt.Sprintf("the test command %s and reported no test cases", strings.TrimPrefix(ran, "; ")), failToPass, passToPass, broken
+		return StatusUnresolved, fmt.Sprintf("%s and reported no test cases", strings.TrimPrefix(ran, "; ")), failToPass, passToPass, broken
 	}
 	var failing []string
 	for _, c := range after.Cases {
@@ -74,7 +78,7 @@ func judge(task Task, before, after *TestReport) (status Status, reason string, 
 	case len(failing) > 0:
 		return StatusUnresolved, fmt.Sprintf("%d of %d tests fail after the change: %s%s", len(failing), len(after.Cases), listSome(failing), ran), failToPass, passToPass, broken
 	case after.Status != sandbox.StatusOK:
-		return StatusUnresolved, fmt.Sprintf("every reported test passes but the test command %s", strings.TrimPrefix(ran, "; ")), failToPass, passToPass, broken
+		return StatusUnresolved, fmt.Sprintf("every reported test passes but %s", strings.TrimPrefix(ran, "; ")), failToPass, passToPass, broken
 	}
 	return StatusResolved, fmt.Sprintf("all %d tests the command ran pass after the change", len(after.Cases)), failToPass, passToPass, broken
 }

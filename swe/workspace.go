@@ -64,15 +64,15 @@ type workspace struct {
 }
 
 // sessionRequest is the session of a workspace or a verification: the
-// configured image and limits, the inputs read-only in a directory of
-// their own, and no bytecode files written beside the sources (they would
-// show in a diff).
+// configured image and limits and the inputs, read-only in a directory of
+// their own. It sets no environment: a variable the interpreter reads at
+// its start would keep the runtime from serving a warm session (the test
+// runs get theirs from the cell).
 func sessionRequest(cfg Config, files []sandbox.File) sandbox.SessionRequest {
 	for i := range files {
 		files[i].ReadOnly = true
 	}
-	return sandbox.SessionRequest{Language: sandbox.Python, Image: cfg.Image, Limits: cfg.SessionLimits, Files: files,
-		Env: map[string]string{"PYTHONDONTWRITEBYTECODE": "1"}}
+	return sandbox.SessionRequest{Language: sandbox.Python, Image: cfg.Image, Limits: cfg.SessionLimits, Files: files}
 }
 
 // openWorkspace opens a session for the repository: the archive is placed
@@ -99,8 +99,10 @@ func openWorkspace(ctx context.Context, cfg Config, repo Repo) (*workspace, erro
 
 // diff is the change of the working tree against the input, as git's
 // unified diff (paths a/ and b/ from the repository's root; new, deleted
-// and binary files and mode changes included; a rename as a deletion and
-// an addition). Bytecode and pytest's cache are left out. Past
+// and binary files, links and mode changes included; a rename as a
+// deletion and an addition, which patch applies as well as git). Bytecode,
+// pytest's cache and new files the repository's own .gitignore ignores
+// are left out (a file of the input is always in, ignored or not). Past
 // maxDiffBytes it fails, saying so.
 func (w *workspace) diff(ctx context.Context) (string, error) {
 	var ans struct {
@@ -136,13 +138,20 @@ func (w *workspace) runTests(ctx context.Context, command string, timeout time.D
 // close ends the workspace's session.
 func (w *workspace) close() error { return w.sess.Close() }
 
-// testSpec is the part of a cell's document that runs the tests.
+// testSpec is the part of a cell's document that runs the tests: the
+// command ("" the default) for at most timeout (0 the default), cut so
+// that the cell's own slack still fits in a cell's longest wall time
+// (the command is then killed, and answered, before the session would
+// interrupt the cell).
 func testSpec(command string, timeout time.Duration) map[string]any {
 	if strings.TrimSpace(command) == "" {
 		command = defaultTestCommand
 	}
 	if timeout <= 0 {
 		timeout = DefaultCallTimeout
+	}
+	if longest := time.Duration(sandbox.MaxLimits().WallTimeMS)*time.Millisecond - cellSlack; timeout > longest {
+		timeout = longest
 	}
 	return map[string]any{"command": command, "timeout": timeout.Seconds(), "junit": junitPath, "output": outputPath}
 }
@@ -173,7 +182,11 @@ func cellCall(ctx context.Context, sess sandbox.Session, spec map[string]any, ti
 	}
 	b, rerr := sess.ReadFile(ctx, answerName)
 	if res.Status != sandbox.StatusOK || rerr != nil {
-		return fmt.Errorf("the platform's cell ended %s (%s) without an answer: %s", res.Status, res.Reason, clipTail(string(res.Stderr), 2000))
+		why := res.Reason
+		if res.Error != nil {
+			why = res.Error.Type + ": " + res.Error.Message
+		}
+		return fmt.Errorf("the platform's cell ended %s (%s) without an answer: %s", res.Status, why, clipTail(string(res.Stderr), 2000))
 	}
 	var ans struct {
 		Refused string `json:"refused"`

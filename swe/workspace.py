@@ -109,11 +109,17 @@ def unpack_bundle(archive, dest):
 
 
 def unpack(spec):
+    # A refused archive leaves nothing behind: what was unpacked of it is
+    # removed (a disk it filled is free again for the answer).
     os.makedirs(REPO)
-    if spec["format"] == "bundle":
-        unpack_bundle(spec["archive"], REPO)
-    else:
-        unpack_tar(spec["archive"], REPO)
+    try:
+        if spec["format"] == "bundle":
+            unpack_bundle(spec["archive"], REPO)
+        else:
+            unpack_tar(spec["archive"], REPO)
+    except BaseException:
+        shutil.rmtree(REPO, ignore_errors=True)
+        raise
 
 
 def baseline():
@@ -200,6 +206,7 @@ def run_tests(spec):
         if os.path.lexists(p):
             os.unlink(p)
     env = dict(os.environ)
+    env["PYTHONDONTWRITEBYTECODE"] = "1"  # no __pycache__ beside the sources
     env["PYTEST_ADDOPTS"] = (env.get("PYTEST_ADDOPTS", "") + " --junitxml=" + junit + " -o junit_family=xunit1").strip()
     timed_out = False
     start = time.monotonic()
