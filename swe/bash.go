@@ -62,8 +62,9 @@ globals().pop("_crucible_swe_bash")(%s)
 `
 
 // bashEnv is added to the command's environment: no pager waits for a
-// terminal that is not there.
-var bashEnv = map[string]string{"PAGER": "cat", "GIT_PAGER": "cat", "TERM": "dumb"}
+// terminal that is not there, and Python writes no bytecode beside the
+// repository's sources (the model's git status stays its own changes).
+var bashEnv = map[string]string{"PAGER": "cat", "GIT_PAGER": "cat", "TERM": "dumb", "PYTHONDONTWRITEBYTECODE": "1"}
 
 // bashCode returns the cell that runs command from dir.
 func bashCode(command, dir string) string {
@@ -94,10 +95,15 @@ func (l *loop) bash(ctx context.Context, command string) toolOutcome {
 }
 
 // exec runs a cell in the agent's session within timeout, counting the
-// time, and streams its output to OnEvent if stream is set.
-func (l *loop) exec(ctx context.Context, code string, timeout time.Duration, stream bool) (sandbox.Result, error) {
-	cell := sandbox.Cell{Code: code, TimeoutMS: max(timeout.Milliseconds(), 1)}
-	if stream && l.cfg.OnEvent != nil {
+// time. A cell that runs the model's command (model) streams its output
+// to OnEvent and is checked by the session's code policy, as e2bapi's
+// command cell is: the command is the model's code, so a policy that
+// blocks subprocess blocks every bash call. The platform's own cells
+// (view, search, edit: fixed code given the model's input only as data)
+// are Unchecked, as e2bapi's file cells are.
+func (l *loop) exec(ctx context.Context, code string, timeout time.Duration, model bool) (sandbox.Result, error) {
+	cell := sandbox.Cell{Code: code, TimeoutMS: max(timeout.Milliseconds(), 1), Unchecked: !model}
+	if model && l.cfg.OnEvent != nil {
 		step := l.res.Trace.Budget.Steps
 		cell.OnOutput = func(s sandbox.Stream, chunk []byte) {
 			l.cfg.OnEvent(Event{Kind: StepTool, Step: step, Output: []byte(l.redact(string(chunk))), Stream: s})

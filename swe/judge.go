@@ -116,7 +116,8 @@ func caseIDs(reports ...*TestReport) []string {
 // outcomeOf is a named test's outcome in r: the worst of the cases it
 // names (failed, then skipped, then passed), TestMissing if it names none
 // (or r is nil). A name matches a case of that ID, the cases inside it
-// (name + "::...") and its parameterisations (name + "[...").
+// (name + "::..."), its parameterisations (name + "[...") and, for a
+// directory, the cases of its files (name + "/...").
 func outcomeOf(r *TestReport, name string) TestOutcome {
 	if r == nil {
 		return TestMissing
@@ -124,7 +125,7 @@ func outcomeOf(r *TestReport, name string) TestOutcome {
 	rank := map[TestOutcome]int{TestPassed: 1, TestSkipped: 2, TestFailed: 3}
 	out := TestMissing
 	for _, c := range r.Cases {
-		if c.ID == name || strings.HasPrefix(c.ID, name+"::") || strings.HasPrefix(c.ID, name+"[") {
+		if c.ID == name || strings.HasPrefix(c.ID, name+"::") || strings.HasPrefix(c.ID, name+"[") || strings.HasPrefix(c.ID, name+"/") {
 			if out == TestMissing || rank[c.Outcome] > rank[out] {
 				out = c.Outcome
 			}

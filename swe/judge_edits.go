@@ -15,7 +15,8 @@ var pytestConfigs = []string{"pytest.ini", "tox.ini", "setup.cfg", "pyproject.to
 // testEdits lists the files diff touches that are tests, in the order the
 // diff names them, and says whether the change is refused.
 //
-// A test file is: a named test's file; a file named test_*.py or
+// A test file is: a named test's file (or a file in a named directory);
+// a file named test_*.py or
 // *_test.py; a file under a directory named tests or test; conftest.py
 // (pytest's fixtures and hooks: it can rewrite any test's outcome); and
 // pytest's configuration (pytest.ini, tox.ini, setup.cfg, pyproject.toml),
@@ -55,7 +56,7 @@ func isTestPath(p string, named []string) bool {
 		}
 	}
 	for _, id := range named {
-		if p == testFile(id) {
+		if file := testFile(id); p == file || strings.HasPrefix(p, file+"/") {
 			return true
 		}
 	}

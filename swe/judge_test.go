@@ -42,6 +42,8 @@ func TestJudge(t *testing.T) {
 		{"named skipped", []string{"t.py::test_a"}, report(0, "t.py::test_a=skipped"), StatusUnresolved, "t.py::test_a (skipped)", nil, nil, nil},
 		{"named file", []string{"t.py"}, report(1, "t.py::test_a=passed", "t.py::test_b=failed"), StatusUnresolved, "1 of 1 named tests fail", nil, nil, nil},
 		{"named file fixed", []string{"t.py"}, report(0, "t.py::test_a=passed", "t.py::test_b=passed"), StatusResolved, "all 1 named tests pass", []string{"t.py"}, nil, nil},
+		{"named directory", []string{"sub"}, report(1, "sub/t.py::test_x=passed", "sub/u.py::test_y=failed", "subway.py::test_z=passed"), StatusUnresolved, "sub (failed)", nil, nil, nil},
+		{"named directory passing", []string{"sub"}, report(1, "sub/t.py::test_x=passed", "subway.py::test_z=failed"), StatusResolved, "all 1 named tests pass", []string{"sub"}, nil, nil},
 		{"named parameterised", []string{"t.py::test_c"}, report(1, "t.py::test_c[1]=passed", "t.py::test_c[2]=failed"), StatusUnresolved, "t.py::test_c (failed)", nil, nil, []string{"t.py::test_c"}},
 		{"named timed out", []string{"t.py::test_a", "t.py::test_b"}, &TestReport{Status: sandbox.StatusTimeout, ExitCode: -9}, StatusUnresolved, "2 of 2 named tests fail after the change: t.py::test_a (missing), t.py::test_b (missing); the command timed out", nil, nil, nil},
 		{"named, one missing", []string{"t.py::test_a", "t.py::test_b"}, report(1, "t.py::test_a=passed"), StatusUnresolved, "t.py::test_b (missing)", []string{"t.py::test_a"}, nil, []string{"t.py::test_b"}},
@@ -99,6 +101,7 @@ func TestTestEdits(t *testing.T) {
 		{"renamed away", "diff --git a/tests/unit/test_calc.py b/gone.py\nsimilarity index 100%\nrename from tests/unit/test_calc.py\nrename to gone.py\n", named, []string{"tests/unit/test_calc.py"}, true},
 		{"other prefix, patch -p1", "--- x/conftest.py\n+++ y/conftest.py\n@@ -1 +1 @@\n-a\n+b\n", named, []string{"conftest.py"}, true},
 		{"hunk line is no header", "diff --git a/calc.py b/calc.py\n--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,2 @@\n--- a/conftest.py\n+++ b/conftest.py\n", named, nil, false},
+		{"file in a named directory", diffOf("checks/data.json", "checksum.py"), []string{"checks"}, []string{"checks/data.json"}, true},
 		{"deleted named test", "diff --git a/tests/unit/test_calc.py b/tests/unit/test_calc.py\ndeleted file mode 100644\n--- a/tests/unit/test_calc.py\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n", named, []string{"tests/unit/test_calc.py"}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

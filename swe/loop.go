@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -30,6 +31,9 @@ type loop struct {
 	prose int
 	// textIDs numbers the calls written as text.
 	textIDs int
+	// results are the indexes in messages of the tool results (and the
+	// user messages carrying text calls' results), oldest first.
+	results []int
 }
 
 // ending is how the loop ends: submitted, or a status and its reason.
@@ -111,7 +115,7 @@ func (l *loop) work(ctx context.Context) *ending {
 func (l *loop) turn(ctx context.Context) *ending {
 	b := &l.res.Trace.Budget
 	b.Steps++
-	req := llm.Request{Messages: l.messages}
+	req := llm.Request{Messages: l.conversation()}
 	if !l.cfg.TextMode {
 		req.Tools = toolDefs
 	}
@@ -134,13 +138,13 @@ func (l *loop) turn(ctx context.Context) *ending {
 	if why, ok := refusal(reply); ok {
 		return &ending{status: StatusRefused, reason: "the model refused: " + why}
 	}
-	calls, bad := l.calls(reply)
-	l.messages = append(l.messages, assistantMessage(reply, l.cfg.TextMode))
+	calls, textual, bad := l.calls(reply)
+	l.messages = append(l.messages, assistantMessage(reply, textual))
 	if reply.Cut() {
 		// Nothing of a cut reply runs: its arguments may end mid-way. Each
 		// native call is answered (the API wants every ID answered).
 		l.note(cutNote)
-		l.answerAll(calls, cutNote)
+		l.answerAll(calls, textual, cutNote)
 		return l.idle()
 	}
 	if len(calls) == 0 {
@@ -171,14 +175,41 @@ func (l *loop) turn(ctx context.Context) *ending {
 			return o.end
 		}
 		results = append(results, o.out)
-		if !l.cfg.TextMode {
+		if !textual {
+			l.results = append(l.results, len(l.messages))
 			l.messages = append(l.messages, llm.Message{Role: llm.ToolRole, ToolCallID: c.ID, Content: o.out})
 		}
 	}
-	if l.cfg.TextMode {
+	if textual {
+		l.results = append(l.results, len(l.messages))
 		l.say(textResults(calls, results, bad))
 	}
 	return nil
+}
+
+// Bounds of the conversation sent: the latest keepResults tool results
+// go as they are; older ones are clipped to oldResultBytes, as SWE-agent
+// does with old observations, so a long run's requests do not grow with
+// every output ever shown (the trace keeps each output in full, clipped
+// only at maxOutputKept).
+const (
+	keepResults    = 10
+	oldResultBytes = 1 << 10
+)
+
+// conversation is the conversation to send: the messages, older tool
+// results clipped.
+func (l *loop) conversation() []llm.Message {
+	if len(l.results) <= keepResults {
+		return l.messages
+	}
+	msgs := slices.Clone(l.messages)
+	for _, i := range l.results[:len(l.results)-keepResults] {
+		if len(msgs[i].Content) > oldResultBytes {
+			msgs[i].Content = clipText(msgs[i].Content, oldResultBytes) + "\n[an older result, shortened: run the call again to see it whole]"
+		}
+	}
+	return msgs
 }
 
 // idle counts a reply that ran nothing; too many in a row end the run.
@@ -195,10 +226,10 @@ func (l *loop) say(text string) {
 	l.messages = append(l.messages, llm.Message{Role: llm.User, Content: text})
 }
 
-// answerAll answers every native call with text (text mode: one user
-// message).
-func (l *loop) answerAll(calls []llm.ToolCall, text string) {
-	if l.cfg.TextMode || len(calls) == 0 {
+// answerAll answers every native call with text (calls written as text:
+// one user message).
+func (l *loop) answerAll(calls []llm.ToolCall, textual bool, text string) {
+	if textual || len(calls) == 0 {
 		l.say(text)
 		return
 	}
@@ -207,28 +238,32 @@ func (l *loop) answerAll(calls []llm.ToolCall, text string) {
 	}
 }
 
-// assistantMessage is the reply as it goes back into the conversation: in
-// text mode its text only (the calls are in it).
-func assistantMessage(reply llm.Reply, textMode bool) llm.Message {
-	if textMode {
+// assistantMessage is the reply as it goes back into the conversation:
+// its text only when its calls were text (they are in it).
+func assistantMessage(reply llm.Reply, textual bool) llm.Message {
+	if textual {
 		return llm.Message{Role: llm.Assistant, Content: reply.Text}
 	}
 	return llm.Message{Role: llm.Assistant, Content: reply.Text, ToolCalls: reply.ToolCalls}
 }
 
 // calls returns the tool calls of a reply: the native ones, or those
-// written as text in text mode. bad explains text that looked like a call
-// and could not be read.
-func (l *loop) calls(reply llm.Reply) (calls []llm.ToolCall, bad string) {
-	if !l.cfg.TextMode {
-		return reply.ToolCalls, ""
+// written as text, in text mode or when a model offered native tools
+// wrote its calls in its text instead (as an OpenAI-compatible server
+// without a tool-call parser passes them on: Qwen's <tool_call> tags, a
+// JSON object). textual says the calls were text, so their results go
+// back as a user message (no native ID to answer). bad explains text
+// that looked like a call and could not be read.
+func (l *loop) calls(reply llm.Reply) (calls []llm.ToolCall, textual bool, bad string) {
+	if len(reply.ToolCalls) > 0 && !l.cfg.TextMode {
+		return reply.ToolCalls, false, ""
 	}
 	calls, bad = textCalls(reply.Text)
 	for i := range calls {
 		l.textIDs++
 		calls[i].ID = fmt.Sprintf("text_%d", l.textIDs)
 	}
-	return calls, bad
+	return calls, true, bad
 }
 
 // textResults is the user message answering the calls of a text-mode

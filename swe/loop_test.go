@@ -3,6 +3,7 @@ package swe
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // fixTurns are a model that fixes the tiny repository's bug: it views the
@@ -43,6 +44,21 @@ func TestFixEndToEnd(t *testing.T) {
 			if b := res.Trace.Budget; b.Steps != 5 || b.Tokens != 5*15 || b.ExecMS <= 0 {
 				t.Errorf("budget %+v: want 5 steps, 75 tokens, some exec time", b)
 			}
+			// The tests before ran while the model was first asked: they
+			// were still running when it was (they take a second; the
+			// scripted model answers at once).
+			var firstModel, before *Step
+			for i, s := range res.Trace.Steps {
+				switch {
+				case s.Kind == StepModel && firstModel == nil:
+					firstModel = &res.Trace.Steps[i]
+				case s.Kind == StepVerify && before == nil:
+					before = &res.Trace.Steps[i]
+				}
+			}
+			if firstModel == nil || before == nil || !before.At.Add(time.Duration(before.DurationMS*float64(time.Millisecond))).After(firstModel.At) {
+				t.Errorf("the tests before did not overlap the first model call: %s", describeResult(res))
+			}
 			// Every call was answered by its ID.
 			reqs := m.received()
 			results := reqs[2].toolResults()
@@ -56,5 +72,30 @@ func TestFixEndToEnd(t *testing.T) {
 				t.Errorf("tools offered: %s", got)
 			}
 		})
+	}
+}
+
+// Native tool calling as servers and models really send it: arguments
+// encoded twice, and calls written in the text although tools were
+// offered (an OpenAI-compatible server without a tool-call parser passes
+// Qwen's <tool_call> tags on as content); their results come back as a
+// user message, there being no native ID to answer.
+func TestNativeModeShapes(t *testing.T) {
+	twice := toCall("view", map[string]string{"path": "calc.py"})
+	twice.Twice = true
+	m := newWireModel(t, wireOpenAI,
+		say(wireReply{Calls: []wireCall{twice}}),
+		seeing(prose("<tool_call>\n"+mustJSON(map[string]any{"name": "edit", "arguments": map[string]string{"command": "str_replace", "path": "calc.py",
+			"old_str": "def subtract(a, b):\n    return a + b", "new_str": "def subtract(a, b):\n    return a - b"}})+"\n</tool_call>"), "     6\t    return a + b"),
+		func(t testing.TB, req *wireRequest) wireReply {
+			if last := req.last(); last.Role != "user" || !strings.Contains(last.Text, "Result of call 1 (edit)") || !strings.Contains(last.Text, "Edited calc.py") {
+				t.Errorf("the text call's result came back as %+v; want a user message", last)
+			}
+			return wireReply{Calls: []wireCall{toCall("submit", map[string]any{})}}
+		},
+	)
+	res := runWith(t, m, Config{}, calcTask(t))
+	if res.Status != StatusResolved || res.Trace.Budget.Steps != 3 {
+		t.Fatalf("want resolved in 3 steps: %s", describeResult(res))
 	}
 }

@@ -58,7 +58,7 @@ func shownTestCommand(task Task) string {
 	if strings.TrimSpace(task.TestCommand) != "" {
 		return task.TestCommand
 	}
-	return "python3 -m pytest -q"
+	return defaultTestCommand
 }
 
 // Notes sent to the model.

@@ -16,8 +16,18 @@ import (
 	"github.com/crucible-sandbox/crucible/sandbox"
 )
 
-// errTooBig stops FromDir's walk when the archive passes MaxRepoBytes.
-var errTooBig = errors.New("too big")
+// errTooBig stops FromDir's walk when the archive passes MaxRepoBytes;
+// errTooMuch when its files' sizes together pass maxRepoFileBytes.
+var (
+	errTooBig  = errors.New("too big")
+	errTooMuch = errors.New("too much")
+)
+
+// maxRepoFileBytes caps the files FromDir packs, their sizes summed before
+// any is read: a directory of a few huge files of zeros (or sparse ones)
+// compresses under MaxRepoBytes, but would take long to pack and unpack to
+// more than a session's default disk (1 GiB) holds.
+const maxRepoFileBytes = 1 << 30
 
 // FromDir packs the host directory dir as a gzip'd tar Repo, the form a
 // task takes a local repository in (the CLI's `crucible swe ./repo`). The
@@ -31,7 +41,8 @@ var errTooBig = errors.New("too big")
 // the repository's history). A file is opened with O_NOFOLLOW and read for
 // the size it had when it was opened, so one swapped for a link, or grown,
 // while it is packed is refused or cut to that size, never followed. The
-// archive is bounded by MaxRepoBytes: past it the walk stops with an
+// archive is bounded by MaxRepoBytes, and its files' sizes together by 1
+// GiB (checked before a file is read): past either the walk stops with an
 // *sandbox.InputError naming dir.
 func FromDir(dir string) (Repo, error) {
 	root, err := filepath.Abs(dir)
@@ -49,6 +60,7 @@ func FromDir(dir string) (Repo, error) {
 	lw := &limitWriter{w: &buf, left: MaxRepoBytes}
 	zw := gzip.NewWriter(lw)
 	tw := tar.NewWriter(zw)
+	var total int64
 	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -66,13 +78,16 @@ func FromDir(dir string) (Repo, error) {
 		if err != nil {
 			return err
 		}
-		return packEntry(tw, path, filepath.ToSlash(rel), d)
+		return packEntry(tw, path, filepath.ToSlash(rel), d, &total)
 	})
 	if err == nil {
 		err = tw.Close()
 	}
 	if err == nil {
 		err = zw.Close()
+	}
+	if errors.Is(err, errTooMuch) {
+		return Repo{}, &sandbox.InputError{Field: "repo", Rule: fmt.Sprintf("the directory %s holds more than %d bytes of files (.git left out); pass a smaller repository", dir, maxRepoFileBytes)}
 	}
 	if errors.Is(err, errTooBig) {
 		return Repo{}, &sandbox.InputError{Field: "repo", Rule: fmt.Sprintf("the directory %s packs to more than %d bytes (gzip'd tar, .git left out); pass a smaller repository", dir, MaxRepoBytes)}
@@ -86,7 +101,7 @@ func FromDir(dir string) (Repo, error) {
 // packEntry writes one entry of the walk: a directory, a link (its target
 // as it is written, never resolved) or a regular file; other kinds are
 // skipped.
-func packEntry(tw *tar.Writer, path, name string, d fs.DirEntry) error {
+func packEntry(tw *tar.Writer, path, name string, d fs.DirEntry, total *int64) error {
 	hdr := &tar.Header{Name: name, ModTime: time.Unix(0, 0), Format: tar.FormatPAX}
 	switch typ := d.Type(); {
 	case d.IsDir():
@@ -104,7 +119,7 @@ func packEntry(tw *tar.Writer, path, name string, d fs.DirEntry) error {
 		hdr.Typeflag, hdr.Linkname, hdr.Mode = tar.TypeSymlink, target, 0o777
 		return tw.WriteHeader(hdr)
 	case typ.IsRegular():
-		return packFile(tw, path, hdr)
+		return packFile(tw, path, hdr, total)
 	}
 	return nil // a device, a FIFO, a socket: not part of a repository
 }
@@ -112,8 +127,8 @@ func packEntry(tw *tar.Writer, path, name string, d fs.DirEntry) error {
 // packFile writes a regular file, opened without following a link (one
 // swapped in since the walk saw the file is refused: ELOOP) and without
 // blocking (a FIFO swapped in is not waited on, then skipped as not
-// regular).
-func packFile(tw *tar.Writer, path string, hdr *tar.Header) error {
+// regular), once its size added to total stays within maxRepoFileBytes.
+func packFile(tw *tar.Writer, path string, hdr *tar.Header, total *int64) error {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return err
@@ -125,6 +140,9 @@ func packFile(tw *tar.Writer, path string, hdr *tar.Header) error {
 	}
 	if !info.Mode().IsRegular() {
 		return nil
+	}
+	if *total += info.Size(); *total > maxRepoFileBytes {
+		return errTooMuch
 	}
 	hdr.Typeflag, hdr.Mode, hdr.Size = tar.TypeReg, int64(info.Mode().Perm()), info.Size()
 	if err := tw.WriteHeader(hdr); err != nil {

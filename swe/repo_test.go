@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // TestRepoValidate proves each rule of a repository's bytes: present,
@@ -197,6 +198,26 @@ func TestFromDir(t *testing.T) {
 		ie := asInputError(err)
 		if ie == nil || ie.Field != "repo" || !strings.Contains(ie.Rule, big) || !strings.Contains(ie.Rule, "more than") {
 			t.Fatalf("FromDir: %v, want an input error naming %s and the limit", err, big)
+		}
+	})
+	t.Run("too much", func(t *testing.T) {
+		big := t.TempDir()
+		f, err := os.Create(filepath.Join(big, "zeros.bin"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Truncate(maxRepoFileBytes + 1); err != nil { // sparse: nothing on disk, refused before it is read
+			t.Fatal(err)
+		}
+		f.Close()
+		start := time.Now()
+		_, err = FromDir(big)
+		ie := asInputError(err)
+		if ie == nil || ie.Field != "repo" || !strings.Contains(ie.Rule, big) || !strings.Contains(ie.Rule, "bytes of files") {
+			t.Fatalf("FromDir: %v, want an input error naming %s and the limit", err, big)
+		}
+		if took := time.Since(start); took > 5*time.Second {
+			t.Errorf("FromDir took %v: it read the file before refusing it", took)
 		}
 	})
 	t.Run("not a directory", func(t *testing.T) {

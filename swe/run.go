@@ -105,8 +105,10 @@ func Run(ctx context.Context, cfg Config, task Task) (*Result, error) {
 	// The tests before run in a fresh sandbox of their own while the
 	// model is first asked.
 	before := make(chan verified, 1)
+	if cfg.OnEvent != nil {
+		cfg.OnEvent(Event{Kind: StepSetup, Message: "running the tests on the pristine repository"})
+	}
 	go func() {
-		l.emit(StepSetup, "running the tests on the pristine repository")
 		start := time.Now()
 		rep, err := Verify(ctx, cfg, task, "")
 		before <- verified{rep, err, start, time.Since(start)}
@@ -136,6 +138,12 @@ func (l *loop) finish(ctx context.Context, end *ending, beforeCh <-chan verified
 	res.Submitted = end.submitted
 	res.Status, res.Reason = end.status, end.reason
 
+	if ctx.Err() != nil {
+		// Cancelled by the caller (or out of wall time): nothing more runs.
+		res.Reason += "; the change was not taken: " + context.Cause(ctx).Error()
+		return
+	}
+	l.emit(StepSubmit, "taking the diff")
 	start := time.Now()
 	diff, err := l.ws.diff(ctx)
 	l.res.Trace.Steps = append(l.res.Trace.Steps, Step{Kind: StepSubmit, At: start.UTC(), Note: fmt.Sprintf("diff taken: %d bytes", len(diff)), DurationMS: millis(time.Since(start))})

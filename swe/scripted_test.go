@@ -47,6 +47,9 @@ type wireCall struct {
 	// Args is the arguments JSON as the model writes it; on OpenAI's wire
 	// it travels as a string and may be malformed.
 	Args string
+	// Twice sends the arguments on OpenAI's wire encoded twice (a string
+	// holding the JSON string), as some compatible servers do.
+	Twice bool
 }
 
 // wireReply is one scripted answer.
@@ -96,11 +99,11 @@ func (r *wireRequest) toolResults() []wireMessage {
 
 // wireTurn answers one request; it may assert with t.Errorf (never
 // t.Fatal: it runs on the server's goroutine).
-type wireTurn func(t *testing.T, req *wireRequest) wireReply
+type wireTurn func(t testing.TB, req *wireRequest) wireReply
 
 // wireModel is the local server playing the model.
 type wireModel struct {
-	t     *testing.T
+	t     testing.TB
 	wire  string
 	srv   *httptest.Server
 	turns []wireTurn
@@ -114,7 +117,7 @@ type wireModel struct {
 }
 
 // newWireModel starts a scripted model speaking wire, closed when t ends.
-func newWireModel(t *testing.T, wire string, turns ...wireTurn) *wireModel {
+func newWireModel(t testing.TB, wire string, turns ...wireTurn) *wireModel {
 	t.Helper()
 	m := &wireModel{t: t, wire: wire, turns: turns}
 	m.srv = httptest.NewServer(http.HandlerFunc(m.serve))
@@ -201,7 +204,11 @@ func (m *wireModel) body(a wireReply) string {
 		var calls []any
 		for _, c := range a.Calls {
 			id := cmpOr(c.ID, m.nextID())
-			calls = append(calls, map[string]any{"id": id, "type": "function", "function": map[string]any{"name": c.Name, "arguments": c.Args}})
+			args := c.Args
+			if c.Twice {
+				args = mustJSON(c.Args)
+			}
+			calls = append(calls, map[string]any{"id": id, "type": "function", "function": map[string]any{"name": c.Name, "arguments": args}})
 			finish = "tool_calls"
 		}
 		if calls != nil {
@@ -349,7 +356,7 @@ func openAIText(raw json.RawMessage) string {
 // Turn constructors.
 
 // say answers with a fixed reply.
-func say(a wireReply) wireTurn { return func(*testing.T, *wireRequest) wireReply { return a } }
+func say(a wireReply) wireTurn { return func(testing.TB, *wireRequest) wireReply { return a } }
 
 // callTool answers with one call of name with args (any value, as JSON;
 // a string is sent as the raw arguments).
@@ -372,7 +379,7 @@ func prose(text string) wireTurn { return say(wireReply{Text: text}) }
 // seeing asserts that the results answering the model's last reply hold
 // each of want, then answers as next does.
 func seeing(next wireTurn, want ...string) wireTurn {
-	return func(t *testing.T, req *wireRequest) wireReply {
+	return func(t testing.TB, req *wireRequest) wireReply {
 		var got strings.Builder
 		for _, m := range req.toolResults() {
 			got.WriteString(m.Text + "\n")
@@ -418,14 +425,19 @@ func nativeRuntime(t testing.TB) *linux.Runtime {
 	return native
 }
 
-// tarGz packs files (name → content) as a gzip'd tar, as FromDir does.
+// tarGz packs files (name → content) as a gzip'd tar, as FromDir does;
+// files named *.sh are executable.
 func tarGz(t testing.TB, files map[string]string) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	z := gzip.NewWriter(&buf)
 	tw := tar.NewWriter(z)
 	for name, content := range files {
-		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(content)), Typeflag: tar.TypeReg, ModTime: time.Unix(1700000000, 0)}); err != nil {
+		mode := int64(0o644)
+		if strings.HasSuffix(name, ".sh") {
+			mode = 0o755
+		}
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: mode, Size: int64(len(content)), Typeflag: tar.TypeReg, ModTime: time.Unix(1700000000, 0)}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := io.WriteString(tw, content); err != nil {

@@ -66,7 +66,7 @@ func textCalls(reply string) (calls []llm.ToolCall, bad string) {
 		return calls, malformed(problems)
 	}
 	for _, key := range []string{"tool", "name"} {
-		if obj, ok := llm.ExtractJSON(text, key); ok {
+		if obj, ok := llm.ExtractJSON(text, key); ok && balanced(text) {
 			c, err := callObject(string(obj))
 			if err == nil {
 				return []llm.ToolCall{c}, ""
@@ -80,6 +80,10 @@ func textCalls(reply string) (calls []llm.ToolCall, bad string) {
 	return nil, ""
 }
 
+// balanced reports whether s's braces pair up in number: a reply with
+// more opened than closed was cut inside an object.
+func balanced(s string) bool { return strings.Count(s, "{") == strings.Count(s, "}") }
+
 // malformed is the note for calls that could not be read.
 func malformed(problems []string) string {
 	if len(problems) == 0 {
@@ -88,10 +92,16 @@ func malformed(problems []string) string {
 	return "Some of your tool calls could not be read (" + strings.Join(problems, "; ") + `). Write each call as <tool_call>{"tool": "NAME", "args": {...}}</tool_call> with valid JSON.`
 }
 
-// callObject reads one call object.
+// callObject reads one call object. Invalid JSON is repaired as
+// llm.ExtractJSON does (trailing commas, single quotes, Python's
+// literals) only when its braces balance: an object cut short is a call
+// cut short, whose command may end mid-way, and is never run.
 func callObject(s string) (llm.ToolCall, error) {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(strings.TrimSpace(s)), &obj); err != nil {
+		if !balanced(s) {
+			return llm.ToolCall{}, fmt.Errorf("not valid JSON (cut short?): %v", err)
+		}
 		repaired, ok := llm.ExtractJSON(s)
 		if !ok || json.Unmarshal(repaired, &obj) != nil {
 			return llm.ToolCall{}, fmt.Errorf("not valid JSON: %v", err)

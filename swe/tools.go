@@ -52,6 +52,8 @@ type toolArgs struct {
 	Pattern    *string `json:"pattern"`
 	Glob       *string `json:"glob"`
 	Regex      bool    `json:"regex"`
+	// ViewRange is SWE-agent's [start, end] for view (its editor's).
+	ViewRange []int `json:"view_range"`
 }
 
 // parseArgs decodes a call's arguments: a JSON object (or nothing, for
@@ -105,8 +107,32 @@ func (l *loop) callTool(ctx context.Context, name string, raw json.RawMessage) t
 	return o
 }
 
+// toolAliases are the names models trained on other agents' tools call
+// ours by (SWE-agent's str_replace_editor, OpenHands' execute_bash and
+// finish, ...): the call is taken as the tool meant, not refused.
+var toolAliases = map[string]string{
+	"execute_bash": "bash", "shell": "bash", "run": "bash", "run_command": "bash", "terminal": "bash",
+	"str_replace_editor": "edit", "str_replace_based_edit_tool": "edit", "editor": "edit",
+	"grep": "search", "find": "search",
+	"finish": "submit", "done": "submit",
+	"read_file": "view", "open_file": "view",
+}
+
+// canonical returns the tool a call means: its name, or the aliased one;
+// an editor call with command "view" is the view tool.
+func canonical(name string, a toolArgs) string {
+	if t, ok := toolAliases[name]; ok {
+		name = t
+	}
+	if name == "edit" && a.Command != nil && *a.Command == "view" {
+		return "view"
+	}
+	return name
+}
+
 // dispatch runs a call whose arguments were read.
 func (l *loop) dispatch(ctx context.Context, name string, a toolArgs) toolOutcome {
+	name = canonical(name, a)
 	missing := func(fields ...string) toolOutcome {
 		return toolOutcome{out: fmt.Sprintf("%s needs the argument(s) %s.", name, strings.Join(fields, ", ")), feedback: true}
 	}
@@ -119,6 +145,9 @@ func (l *loop) dispatch(ctx context.Context, name string, a toolArgs) toolOutcom
 	case "view":
 		if a.Path == nil {
 			return missing("path")
+		}
+		if a.StartLine == nil && len(a.ViewRange) == 2 {
+			a.StartLine, a.EndLine = &a.ViewRange[0], &a.ViewRange[1]
 		}
 		return toolOutcome{out: l.view(ctx, *a.Path, a.StartLine, a.EndLine)}
 	case "edit":

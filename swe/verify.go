@@ -51,7 +51,7 @@ func Verify(ctx context.Context, cfg Config, task Task, diff string) (*TestRepor
 	}
 	var ans testAnswer
 	start := time.Now()
-	if err := cellCall(ctx, sess, spec, timeout+cellSlack, &ans); err != nil {
+	if err := cellCall(ctx, sess, spec, timeout+openTime, &ans); err != nil {
 		return nil, fmt.Errorf("verify: %w", err)
 	}
 	return ans.report(spec["command"].(string), time.Since(start)), nil

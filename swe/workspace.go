@@ -44,8 +44,13 @@ const maxDiffBytes = 4 << 20
 const defaultTestCommand = "python3 -m pytest -q -p no:cacheprovider"
 
 // cellSlack is how much longer than its command a platform cell may run
-// (unpacking, git, reading the report) before the session interrupts it.
-const cellSlack = 60 * time.Second
+// (git, reading the report) before the session interrupts it; openTime
+// how long unpacking a repository (up to MaxRepoBytes, compressed) and
+// recording its baseline may take.
+const (
+	cellSlack = 60 * time.Second
+	openTime  = 5 * time.Minute
+)
 
 // workspaceCode is the platform's side of a workspace, run in the
 // sandbox: each cell is this code and a call of main with one JSON
@@ -90,7 +95,7 @@ func openWorkspace(ctx context.Context, cfg Config, repo Repo) (*workspace, erro
 	}
 	w := &workspace{sess: sess, cfg: cfg}
 	var ans struct{}
-	if err := cellCall(ctx, sess, map[string]any{"op": "open", "format": repo.format(), "archive": "/work/" + archiveName}, cellSlack, &ans); err != nil {
+	if err := cellCall(ctx, sess, map[string]any{"op": "open", "format": repo.format(), "archive": "/work/" + archiveName}, openTime, &ans); err != nil {
 		_ = sess.Close()
 		return nil, err
 	}
@@ -140,9 +145,9 @@ func (w *workspace) close() error { return w.sess.Close() }
 
 // testSpec is the part of a cell's document that runs the tests: the
 // command ("" the default) for at most timeout (0 the default), cut so
-// that the cell's own slack still fits in a cell's longest wall time
-// (the command is then killed, and answered, before the session would
-// interrupt the cell).
+// that the time to unpack a repository still fits beside it in a cell's
+// longest wall time (the command is then killed, and answered, before the
+// session would interrupt the cell).
 func testSpec(command string, timeout time.Duration) map[string]any {
 	if strings.TrimSpace(command) == "" {
 		command = defaultTestCommand
@@ -150,7 +155,7 @@ func testSpec(command string, timeout time.Duration) map[string]any {
 	if timeout <= 0 {
 		timeout = DefaultCallTimeout
 	}
-	if longest := time.Duration(sandbox.MaxLimits().WallTimeMS)*time.Millisecond - cellSlack; timeout > longest {
+	if longest := time.Duration(sandbox.MaxLimits().WallTimeMS)*time.Millisecond - openTime; timeout > longest {
 		timeout = longest
 	}
 	return map[string]any{"command": command, "timeout": timeout.Seconds(), "junit": junitPath, "output": outputPath}
