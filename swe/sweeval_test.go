@@ -43,6 +43,7 @@ import (
 
 	"github.com/crucible-sandbox/crucible/internal/testenv"
 	"github.com/crucible-sandbox/crucible/llm"
+	"github.com/crucible-sandbox/crucible/sandbox"
 	"github.com/crucible-sandbox/crucible/sandbox/linux"
 	"github.com/crucible-sandbox/crucible/swe"
 )
@@ -328,11 +329,15 @@ func benchConcurrency(tb testing.TB) int {
 // runBench runs every QuixBugs task with script and returns the report.
 func runBench(t *testing.T, rt *linux.Runtime, tasks []swe.BenchTask, script benchScript) *swe.BenchReport {
 	t.Helper()
+	const callTimeout = 5 * time.Minute
 	cfg := swe.BenchConfig{
 		Config: swe.Config{Model: benchModel(t, script), Sandbox: rt, MaxSteps: 12,
 			// A buggy program's tests can take 100 s (bitcount's nine
-			// cases each hang to pytest-timeout's 10 s), more under load.
-			CallTimeout: 5 * time.Minute, MaxWallTime: 15 * time.Minute},
+			// cases each hang to pytest-timeout's 10 s), more under load,
+			// and as much CPU time: a cell's limits (60 s by default)
+			// must not cut the run short.
+			CallTimeout: callTimeout, MaxWallTime: 15 * time.Minute,
+			SessionLimits: sandbox.Limits{WallTimeMS: callTimeout.Milliseconds(), CPUTimeMS: callTimeout.Milliseconds()}},
 		Concurrency: benchConcurrency(t),
 		OnResult: func(r swe.BenchResult) {
 			t.Logf("%-28s %-16s resolved=%-5v %5.1fs steps=%d", r.Name, r.Status, r.Resolved, r.DurationMS/1000, r.Steps)

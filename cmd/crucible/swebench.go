@@ -61,7 +61,8 @@ for crucible agent: --provider, --model, --base-url, --api-key or the
 environment (OPENAI_API_KEY, OPENAI_BASE_URL, ANTHROPIC_API_KEY,
 CRUCIBLE_MODEL, CRUCIBLE_PROVIDER). Every execution goes through the HTTP API's
 pipeline (redaction, records in --db). --timeout bounds each tool call and
-test run.
+test run, in wall and CPU time (a buggy program's tests may hang: each hanging
+test runs to pytest-timeout's 10 s).
 
 Exit code: 0 when every task was judged (whatever was resolved), 2 for bad
 input, 70 when the platform failed on some task, 130 when interrupted.`,
@@ -128,7 +129,7 @@ func runSWEBench(ctx context.Context, f *sweBenchFlags, d *display) error {
 	id := agent.NewRunID()
 	cfg := swe.BenchConfig{
 		Config: swe.Config{ID: id, Model: model, Sandbox: p.svc.SessionRuntime(server.DefaultTenant, id), TextMode: f.textMode,
-			SessionLimits: sandbox.Limits{MemoryBytes: f.memory}, MaxSteps: f.maxSteps, MaxWallTime: f.maxWall, CallTimeout: f.timeout},
+			SessionLimits: sandbox.Limits{MemoryBytes: f.memory, WallTimeMS: f.timeout.Milliseconds(), CPUTimeMS: f.timeout.Milliseconds()}, MaxSteps: f.maxSteps, MaxWallTime: f.maxWall, CallTimeout: f.timeout},
 		Concurrency: f.concurrency,
 		OnResult:    func(r swe.BenchResult) { d.say("swe-bench: %s", benchLine(r)) },
 	}
