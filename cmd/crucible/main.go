@@ -26,6 +26,7 @@ Every command that runs code takes --runtime: ` + runtimesHelp() + ` (default ` 
 	}
 	root.AddCommand(newRunCommand(), newEvalCommand(), newImageCommand(), newSessionCommand(), newAgentCommand(), newSWECommand(), newAnalystCommand(), newServeCommand(), newMCPCommand(), newKeyCommand(), newDoctorCommand(), newClusterCommand())
 	root.AddCommand(nativeCommands()...)
+	root.AddCommand(newSWEBenchCommand())
 	return root
 }
 
