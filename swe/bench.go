@@ -24,6 +24,64 @@ type BenchConfig struct {
 	// OnResult, if set, is called with each task's result as it ends,
 	// from the task's goroutine (one call at a time).
 	OnResult func(BenchResult)
+	// Before, if set, holds each task's tests on the pristine repository,
+	// run once for every benchmark given the same cache: comparing
+	// models (or scripted behaviours) on the same tasks then runs each
+	// task's tests before once, not once per model. Nil runs them in
+	// every run.
+	Before *BeforeCache
+}
+
+// BeforeCache holds tasks' tests on their pristine repositories, by task
+// name: a task's repository, test command and tests are the same in
+// every benchmark that shares the cache (only the model differs). Safe
+// for concurrent use; a run that failed is not kept.
+type BeforeCache struct {
+	mu      sync.Mutex
+	entries map[string]*beforeEntry
+}
+
+// beforeEntry is one task's tests before: done is closed once rep and
+// err are set.
+type beforeEntry struct {
+	done chan struct{}
+	rep  *TestReport
+	err  error
+}
+
+// NewBeforeCache returns an empty cache.
+func NewBeforeCache() *BeforeCache { return &BeforeCache{entries: map[string]*beforeEntry{}} }
+
+// get returns task's tests before, running them (Verify with no change)
+// if no run of them is kept or under way; callers for the same task
+// wait for the one run.
+func (c *BeforeCache) get(ctx context.Context, cfg Config, t BenchTask) (*TestReport, error) {
+	c.mu.Lock()
+	e, ok := c.entries[t.Name]
+	if !ok {
+		e = &beforeEntry{done: make(chan struct{})}
+		c.entries[t.Name] = e
+	}
+	c.mu.Unlock()
+	if ok {
+		select {
+		case <-e.done:
+			if e.err == nil {
+				return e.rep, nil
+			}
+			return c.get(ctx, cfg, t) // the failed run was dropped: run again
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	e.rep, e.err = Verify(ctx, cfg, t.Task, "")
+	if e.err != nil {
+		c.mu.Lock()
+		delete(c.entries, t.Name)
+		c.mu.Unlock()
+	}
+	close(e.done)
+	return e.rep, e.err
 }
 
 // BenchResult is one task's outcome.
@@ -105,7 +163,7 @@ func Bench(ctx context.Context, cfg BenchConfig, tasks []BenchTask) (*BenchRepor
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			r := benchOne(ctx, cfg.Config, t)
+			r := benchOne(ctx, cfg.Config, cfg.Before, t)
 			if ctx.Err() != nil && r.Status == StatusFailed {
 				return // cut short by the caller: not a result
 			}
@@ -134,11 +192,14 @@ func Bench(ctx context.Context, cfg BenchConfig, tasks []BenchTask) (*BenchRepor
 }
 
 // benchOne runs one task and sums its outcome up.
-func benchOne(ctx context.Context, cfg Config, t BenchTask) BenchResult {
+func benchOne(ctx context.Context, cfg Config, before *BeforeCache, t BenchTask) BenchResult {
 	if cfg.ID != "" {
 		cfg.ID += "-" + t.Name
 	}
 	cfg.OnEvent = nil
+	if before != nil {
+		cfg.testsBefore = func(ctx context.Context) (*TestReport, error) { return before.get(ctx, cfg, t) }
+	}
 	start := time.Now()
 	res, err := Run(ctx, cfg, t.Task)
 	r := BenchResult{Name: t.Name, DurationMS: float64(time.Since(start).Microseconds()) / 1000}

@@ -113,16 +113,17 @@ func caseIDs(reports ...*TestReport) []string {
 	return ids
 }
 
-// outcomeOf is a named test's outcome in r: the worst of the cases it
-// names (failed, then skipped, then passed), TestMissing if it names none
-// (or r is nil). A name matches a case of that ID, the cases inside it
+// outcomeOf is a named test's outcome in r: failed if any case it names
+// failed, else passed if any passed (a file whose cases pass but one the
+// test itself skips passes, as pytest says), else skipped; TestMissing
+// if it names none (or r is nil). A name matches a case of that ID, the cases inside it
 // (name + "::..."), its parameterisations (name + "[...") and, for a
 // directory, the cases of its files (name + "/...").
 func outcomeOf(r *TestReport, name string) TestOutcome {
 	if r == nil {
 		return TestMissing
 	}
-	rank := map[TestOutcome]int{TestPassed: 1, TestSkipped: 2, TestFailed: 3}
+	rank := map[TestOutcome]int{TestSkipped: 1, TestPassed: 2, TestFailed: 3}
 	out := TestMissing
 	for _, c := range r.Cases {
 		if c.ID == name || strings.HasPrefix(c.ID, name+"::") || strings.HasPrefix(c.ID, name+"[") || strings.HasPrefix(c.ID, name+"/") {

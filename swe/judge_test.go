@@ -40,6 +40,7 @@ func TestJudge(t *testing.T) {
 		{"named still failing", []string{"t.py::test_a", "t.py::test_b"}, report(1, "t.py::test_a=failed", "t.py::test_b=passed"), StatusUnresolved, "1 of 2 named tests fail after the change: t.py::test_a (failed); the command exited 1", nil, []string{"t.py::test_b"}, nil},
 		{"named missing", []string{"t.py::test_a"}, report(0, "t.py::test_b=passed"), StatusUnresolved, "t.py::test_a (missing)", nil, nil, nil},
 		{"named skipped", []string{"t.py::test_a"}, report(0, "t.py::test_a=skipped"), StatusUnresolved, "t.py::test_a (skipped)", nil, nil, nil},
+		{"named file with a skipped case", []string{"t.py"}, report(0, "t.py::test_a=passed", "t.py::test_b=skipped"), StatusResolved, "all 1 named tests pass", []string{"t.py"}, nil, nil},
 		{"named file", []string{"t.py"}, report(1, "t.py::test_a=passed", "t.py::test_b=failed"), StatusUnresolved, "1 of 1 named tests fail", nil, nil, nil},
 		{"named file fixed", []string{"t.py"}, report(0, "t.py::test_a=passed", "t.py::test_b=passed"), StatusResolved, "all 1 named tests pass", []string{"t.py"}, nil, nil},
 		{"named directory", []string{"sub"}, report(1, "sub/t.py::test_x=passed", "sub/u.py::test_y=failed", "subway.py::test_z=passed"), StatusUnresolved, "sub (failed)", nil, nil, nil},

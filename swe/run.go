@@ -110,7 +110,13 @@ func Run(ctx context.Context, cfg Config, task Task) (*Result, error) {
 	}
 	go func() {
 		start := time.Now()
-		rep, err := Verify(ctx, cfg, task, "")
+		var rep *TestReport
+		var err error
+		if cfg.testsBefore != nil {
+			rep, err = cfg.testsBefore(ctx)
+		} else {
+			rep, err = Verify(ctx, cfg, task, "")
+		}
 		before <- verified{rep, err, start, time.Since(start)}
 	}()
 

@@ -122,6 +122,10 @@ type Config struct {
 	Redact func(string) string
 	// OnEvent, if set, receives progress; it must return quickly.
 	OnEvent func(Event)
+	// testsBefore, if set, gives the tests on the pristine repository in
+	// place of a run of them (Bench, whose BeforeCache runs them once per
+	// task for every model it compares).
+	testsBefore func(ctx context.Context) (*TestReport, error)
 }
 
 // Status says how a run ended.
