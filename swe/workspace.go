@@ -161,9 +161,6 @@ func testSpec(command string, timeout time.Duration) map[string]any {
 	return map[string]any{"command": command, "timeout": timeout.Seconds(), "junit": junitPath, "output": outputPath}
 }
 
-// errCellRefused marks a cell's refusal of its input (the archive).
-var errCellRefused = errors.New("refused")
-
 // cellCall runs one platform cell (main(spec)) in sess, in the platform's
 // own namespace, unchecked by the code policy (it is the platform's code,
 // not the model's), for at most timeout, and decodes its answer into out.
