@@ -1,7 +1,5 @@
 package api
 
-import "github.com/crucible-sandbox/crucible/swe"
-
 // AgentMode selects the agent of an agent run.
 type AgentMode string
 
@@ -21,7 +19,7 @@ const (
 type SWERequest struct {
 	// Repo is the repository: a tar (optionally gzip'd) or a git bundle,
 	// base64 in JSON. It is unpacked in the sandbox, never on the server.
-	Repo *swe.Repo `json:"repo,omitempty"`
+	Repo *Repo `json:"repo,omitempty"`
 	// TestCommand runs the tests from the repository's root ("" is
 	// "python3 -m pytest -q").
 	TestCommand string `json:"test_command,omitempty"`
@@ -42,8 +40,8 @@ type SWEOutcome struct {
 	// Before are the tests on the pristine repository; After on the
 	// pristine repository with Diff applied, in a fresh sandbox: the
 	// verdict.
-	Before *swe.TestReport `json:"before,omitempty"`
-	After  *swe.TestReport `json:"after,omitempty"`
+	Before *TestReport `json:"before,omitempty"`
+	After  *TestReport `json:"after,omitempty"`
 	// FailToPass, PassToPass and Broken compare Before and After.
 	FailToPass []string `json:"fail_to_pass,omitempty"`
 	PassToPass []string `json:"pass_to_pass,omitempty"`
@@ -52,10 +50,4 @@ type SWEOutcome struct {
 	TestEdits []string `json:"test_edits,omitempty"`
 	// Submitted says whether the model called submit.
 	Submitted bool `json:"submitted"`
-}
-
-// SWEOutcomeOf is the outcome a swe.Result carries.
-func SWEOutcomeOf(r *swe.Result) *SWEOutcome {
-	return &SWEOutcome{Diff: r.Diff, Before: r.Before, After: r.After, FailToPass: r.FailToPass,
-		PassToPass: r.PassToPass, Broken: r.Broken, TestEdits: r.TestEdits, Submitted: r.Submitted}
 }

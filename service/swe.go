@@ -164,7 +164,7 @@ func (run *agentRun) finishSWE(res *swe.Result, err error, blocked string) api.A
 // the tests' output come from the sandbox, whose output the session
 // redacted, but the diff is read from its files).
 func (run *agentRun) sweOutcome(res *swe.Result) (*api.SWEOutcome, error) {
-	b, err := json.Marshal(api.SWEOutcomeOf(res))
+	b, err := json.Marshal(sweOutcomeOf(res))
 	if err != nil {
 		return nil, err
 	}
@@ -201,4 +201,10 @@ func sweTrace(s *Service, t *swe.Trace) (json.RawMessage, error) {
 		return nil, err
 	}
 	return boundedTrace(raw), nil
+}
+
+// sweOutcomeOf is the outcome a swe.Result carries, as the API has it.
+func sweOutcomeOf(r *swe.Result) *api.SWEOutcome {
+	return &api.SWEOutcome{Diff: r.Diff, Before: r.Before, After: r.After, FailToPass: r.FailToPass,
+		PassToPass: r.PassToPass, Broken: r.Broken, TestEdits: r.TestEdits, Submitted: r.Submitted}
 }

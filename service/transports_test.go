@@ -51,15 +51,17 @@ type transportRule struct {
 //     or talks to a remote server (client). It does not reach into agent
 //     or analyst types to handle a request: `crucible analyst` goes
 //     through service like every transport. Not yet: `crucible agent`
-//     runs agent.Run over the service's sessions, and `crucible eval` the
-//     eval harness, which service does not wrap (the files below).
+//     runs agent.Run over the service's sessions, `crucible eval` the
+//     eval harness, and `crucible swe-bench` swe.Bench over the service's
+//     sessions (an agent run's ID from agent), which service does not
+//     wrap (the files below).
 var transportRules = []transportRule{
 	{dir: "server", may: []string{"mcpserver", "webui", "e2bapi", "internal/jsonbody"}, inFiles: map[string][]string{"store": {"auth.go", "server.go"}}},
 	{dir: "mcpserver"},
 	{dir: "e2bapi", may: []string{"internal/jsonbody"}},
 	{dir: "webui"},
 	{dir: "cmd/crucible", may: []string{"sandbox/linux", "sandbox/docker", "image", "store", "llm", "policy", "policy/codecheck", "hint", "internal/nearest", "client", "cluster", "server", "mcpserver"},
-		inFiles: map[string][]string{"agent": {"agent.go", "agentsetup.go"}, "eval": {"eval.go"}, "sandbox/linux/cloexec": {"runtime_native_linux.go"}, "sandbox/lang": {"bench_bare.go", "bench_runtimes_rows.go"}}},
+		inFiles: map[string][]string{"agent": {"agent.go", "agentsetup.go", "swebench.go"}, "eval": {"eval.go"}, "sandbox/linux/cloexec": {"runtime_native_linux.go"}, "sandbox/lang": {"bench_bare.go", "bench_runtimes_rows.go"}}},
 }
 
 // TestTransportsSpeakToServiceOnly fails when a transport's code (not its

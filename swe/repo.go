@@ -40,20 +40,20 @@ func isTar(archive []byte) bool {
 	return err == nil || (err == io.EOF && len(archive) >= 1024)
 }
 
-// format is the repository's format: Format, or the detected one.
-func (r Repo) format() RepoFormat {
+// repoFormat is the repository's format: Format, or the detected one.
+func repoFormat(r Repo) RepoFormat {
 	if r.Format != "" {
 		return r.Format
 	}
 	return detectFormat(r.Archive)
 }
 
-// validate checks the repository before anything runs: bytes present,
+// validateRepo checks the repository before anything runs: bytes present,
 // within MaxRepoBytes, and a format known (and, when Format names one,
 // that the bytes are of it, so that the unpacking never guesses). The
 // archive's members are checked later, inside the sandbox that unpacks
 // it: the host never reads them.
-func (r Repo) validate() error {
+func validateRepo(r Repo) error {
 	if len(r.Archive) == 0 {
 		return &sandbox.InputError{Field: "repo.archive", Rule: "is required: a tar, a gzip'd tar or a git bundle of the repository"}
 	}

@@ -28,7 +28,7 @@ const (
 // its path decides which edits are refused, so the path must be clean (no
 // "..", not absolute) for that decision to mean what it says.
 func (t Task) validate() error {
-	if err := t.Repo.validate(); err != nil {
+	if err := validateRepo(t.Repo); err != nil {
 		return err
 	}
 	switch {

@@ -41,12 +41,12 @@ func TestRepoValidate(t *testing.T) {
 		{"tar named, bundle given", Repo{Format: RepoTar, Archive: bundle}, "repo.format", "not a tar", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := tc.repo.validate()
+			err := validateRepo(tc.repo)
 			if tc.field == "" {
 				if err != nil {
 					t.Fatalf("validate: %v", err)
 				}
-				if f := tc.repo.format(); f != tc.format {
+				if f := repoFormat(tc.repo); f != tc.format {
 					t.Fatalf("format %q, want %q", f, tc.format)
 				}
 				return
@@ -159,8 +159,8 @@ func TestFromDir(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Format != RepoTar || r.validate() != nil {
-		t.Fatalf("format %q, validate %v", r.Format, r.validate())
+	if r.Format != RepoTar || validateRepo(r) != nil {
+		t.Fatalf("format %q, validate %v", r.Format, validateRepo(r))
 	}
 	got := readTarGz(t, r.Archive)
 	want := map[string]tarEntry{

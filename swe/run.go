@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/crucible-sandbox/crucible/agent"
+	"github.com/crucible-sandbox/crucible/ids"
 	"github.com/crucible-sandbox/crucible/sandbox"
 )
 
@@ -48,7 +48,7 @@ func (c *Config) withDefaults() {
 		c.CallTimeout = DefaultCallTimeout
 	}
 	if c.ID == "" {
-		c.ID = agent.NewRunID()
+		c.ID = ids.New(ids.AgentRun)
 	}
 }
 

@@ -21,6 +21,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/crucible-sandbox/crucible/api"
 	"github.com/crucible-sandbox/crucible/llm"
 	"github.com/crucible-sandbox/crucible/sandbox"
 )
@@ -48,28 +49,31 @@ const (
 	MaxTests = 1000
 )
 
-// RepoFormat is how a repository's bytes are packed.
-type RepoFormat string
-
-// The repository formats.
-const (
-	// RepoTar is a tar archive, optionally gzip-compressed.
-	RepoTar RepoFormat = "tar"
-	// RepoBundle is a git bundle (git bundle create repo.bundle --all);
-	// its HEAD is checked out.
-	RepoBundle RepoFormat = "bundle"
+// The repository and test-report types are the API's (api.Repo,
+// api.TestReport...), so that the API's swe runs are made of them without
+// the API's clients depending on this package; here they keep their names.
+type (
+	// Repo is the repository a task works on, as bytes (api.Repo).
+	Repo = api.Repo
+	// RepoFormat is how a repository's bytes are packed (api.RepoFormat).
+	RepoFormat = api.RepoFormat
+	// TestOutcome is one test's result (api.TestOutcome).
+	TestOutcome = api.TestOutcome
+	// TestCase is one test and its outcome (api.TestCase).
+	TestCase = api.TestCase
+	// TestReport is one run of the tests (api.TestReport).
+	TestReport = api.TestReport
 )
 
-// Repo is the repository a task works on, as bytes: the agent, the
-// verification and the diff all start from these bytes, never from the
-// caller's directory.
-type Repo struct {
-	// Format says how Archive is packed; "" detects it from its first
-	// bytes (a git bundle's signature, gzip's magic, else tar).
-	Format RepoFormat `json:"format,omitempty"`
-	// Archive is the repository.
-	Archive []byte `json:"archive"`
-}
+// The repository formats and test outcomes, as the API names them.
+const (
+	RepoTar     = api.RepoTar
+	RepoBundle  = api.RepoBundle
+	TestPassed  = api.TestPassed
+	TestFailed  = api.TestFailed
+	TestSkipped = api.TestSkipped
+	TestMissing = api.TestMissing
+)
 
 // Task is what the agent is asked to do.
 type Task struct {
@@ -92,7 +96,7 @@ type Task struct {
 // Config configures a run.
 type Config struct {
 	// ID names the run in its trace and the records of its executions
-	// (default: a new agent.NewRunID).
+	// (default: a new ID of an agent run).
 	ID string
 	// Model is the language model; Sandbox opens the agent's session and
 	// the fresh sessions that verify its change, through the platform's
@@ -158,48 +162,6 @@ const (
 	// StatusFailed: the model or the platform failed (Reason).
 	StatusFailed Status = "failed"
 )
-
-// TestOutcome is one test's result.
-type TestOutcome string
-
-// The outcomes of a test.
-const (
-	TestPassed  TestOutcome = "passed"
-	TestFailed  TestOutcome = "failed" // failed or errored
-	TestSkipped TestOutcome = "skipped"
-	TestMissing TestOutcome = "missing" // named, but the run did not report it
-)
-
-// TestCase is one test and its outcome.
-type TestCase struct {
-	// ID is pytest's node ID ("tests/test_x.py::test_y[1-2]") or the
-	// JUnit report's file::name.
-	ID      string      `json:"id"`
-	Outcome TestOutcome `json:"outcome"`
-}
-
-// TestReport is one run of the tests.
-type TestReport struct {
-	// Command is what ran, from the repository's root.
-	Command string `json:"command"`
-	// Status is the sandbox's status (ok, timeout, ...); ExitCode the
-	// command's.
-	Status   sandbox.Status `json:"status"`
-	ExitCode int            `json:"exit_code"`
-	// Applied says how the change was applied before the tests ran:
-	// "" (no change), "git apply" or "patch --fuzz"; ApplyError why it
-	// could not be (the tests then did not run).
-	Applied    string `json:"applied,omitempty"`
-	ApplyError string `json:"apply_error,omitempty"`
-	// Cases are the per-test results, when the command wrote a JUnit
-	// report (pytest does); Passed and Failed count them.
-	Cases  []TestCase `json:"cases,omitempty"`
-	Passed int        `json:"passed"`
-	Failed int        `json:"failed"`
-	// Output is the command's output, clipped.
-	Output     string  `json:"output"`
-	DurationMS float64 `json:"duration_ms"`
-}
 
 // Result is the outcome of a run.
 type Result struct {

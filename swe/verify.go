@@ -45,7 +45,7 @@ func Verify(ctx context.Context, cfg Config, task Task, diff string) (*TestRepor
 		timeout = DefaultCallTimeout
 	}
 	spec := testSpec(task.TestCommand, timeout)
-	spec["op"], spec["format"], spec["archive"] = "verify", task.Repo.format(), "/work/"+archiveName
+	spec["op"], spec["format"], spec["archive"] = "verify", repoFormat(task.Repo), "/work/"+archiveName
 	if diff != "" {
 		spec["diff"] = "/work/" + diffName
 	}

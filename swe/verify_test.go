@@ -77,7 +77,7 @@ func TestVerify(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantBefore := []TestCase{{"tests/test_calc.py::test_add", TestFailed}, {"tests/test_calc.py::test_sub", TestPassed}}
+	wantBefore := []TestCase{{ID: "tests/test_calc.py::test_add", Outcome: TestFailed}, {ID: "tests/test_calc.py::test_sub", Outcome: TestPassed}}
 	if !slices.Equal(before.Cases, wantBefore) || before.Applied != "" || before.Status != sandbox.StatusError || before.ExitCode != 1 || before.Passed != 1 || before.Failed != 1 {
 		t.Fatalf("before: %+v, want cases %v, exit 1", before, wantBefore)
 	}
@@ -98,21 +98,21 @@ func TestVerify(t *testing.T) {
 		outputHas string
 	}{
 		{name: "fix", diff: fixDiff, tests: named, applied: "git apply", status: StatusResolved, reason: "all 1 named tests pass",
-			cases: []TestCase{{"tests/test_calc.py::test_add", TestPassed}, {"tests/test_calc.py::test_sub", TestPassed}}},
+			cases: []TestCase{{ID: "tests/test_calc.py::test_add", Outcome: TestPassed}, {ID: "tests/test_calc.py::test_sub", Outcome: TestPassed}}},
 		{name: "fix, no tests named", diff: fixDiff, applied: "git apply", status: StatusResolved, reason: "all 2 tests the command ran pass",
-			cases: []TestCase{{"tests/test_calc.py::test_add", TestPassed}, {"tests/test_calc.py::test_sub", TestPassed}}},
+			cases: []TestCase{{ID: "tests/test_calc.py::test_add", Outcome: TestPassed}, {ID: "tests/test_calc.py::test_sub", Outcome: TestPassed}}},
 		{name: "fuzzy fix", diff: fuzzyFixDiff, tests: named, applied: "patch --fuzz", status: StatusResolved,
-			cases: []TestCase{{"tests/test_calc.py::test_add", TestPassed}, {"tests/test_calc.py::test_sub", TestPassed}}},
+			cases: []TestCase{{ID: "tests/test_calc.py::test_add", Outcome: TestPassed}, {ID: "tests/test_calc.py::test_sub", Outcome: TestPassed}}},
 		{name: "breaks another test", diff: breakDiff, applied: "git apply", status: StatusUnresolved, reason: "1 of 2 tests fail after the change: tests/test_calc.py::test_sub; the command exited 1",
-			cases: []TestCase{{"tests/test_calc.py::test_add", TestPassed}, {"tests/test_calc.py::test_sub", TestFailed}}, broken: []string{"tests/test_calc.py::test_sub"}},
+			cases: []TestCase{{ID: "tests/test_calc.py::test_add", Outcome: TestPassed}, {ID: "tests/test_calc.py::test_sub", Outcome: TestFailed}}, broken: []string{"tests/test_calc.py::test_sub"}},
 		{name: "does not apply", diff: staleDiff, tests: named, status: StatusUnresolved, reason: "the change does not apply: git apply: error: patch failed: calc.py:1"},
 		{name: "conftest fakes the results", diff: conftestCheat, tests: named, applied: "git apply", status: StatusResolved, refused: true,
-			cases: []TestCase{{"tests/test_calc.py::test_add", TestPassed}, {"tests/test_calc.py::test_sub", TestPassed}}},
+			cases: []TestCase{{ID: "tests/test_calc.py::test_add", Outcome: TestPassed}, {ID: "tests/test_calc.py::test_sub", Outcome: TestPassed}}},
 		{name: "node IDs", diff: moreTests, applied: "git apply", status: StatusUnresolved, cases: []TestCase{
-			{"tests/test_calc.py::test_add", TestFailed}, {"tests/test_calc.py::test_sub", TestPassed},
-			{"tests/test_more.py::TestOuter::TestInner::test_deep", TestPassed}, {"tests/test_more.py::TestOuter::test_method", TestFailed},
-			{"tests/test_more.py::test_param[1-2]", TestPassed}, {"tests/test_more.py::test_param[3-4]", TestPassed},
-			{"tests/test_more.py::test_skipped", TestSkipped}}},
+			{ID: "tests/test_calc.py::test_add", Outcome: TestFailed}, {ID: "tests/test_calc.py::test_sub", Outcome: TestPassed},
+			{ID: "tests/test_more.py::TestOuter::TestInner::test_deep", Outcome: TestPassed}, {ID: "tests/test_more.py::TestOuter::test_method", Outcome: TestFailed},
+			{ID: "tests/test_more.py::test_param[1-2]", Outcome: TestPassed}, {ID: "tests/test_more.py::test_param[3-4]", Outcome: TestPassed},
+			{ID: "tests/test_more.py::test_skipped", Outcome: TestSkipped}}},
 		{name: "junit garbage", diff: fixDiff, command: defaultTestCommand + `; printf '<testsuite><testcase name="x"' > /tmp/.swe/junit.xml`,
 			applied: "git apply", status: StatusResolved, reason: "exited 0 (it wrote no per-test report)", outputHas: "[crucible: the JUnit report is not XML"},
 		{name: "junit a link", diff: fixDiff, command: defaultTestCommand + `; ln -sf /dev/zero /tmp/.swe/junit.xml`,
@@ -120,7 +120,7 @@ func TestVerify(t *testing.T) {
 		{name: "junit too big", diff: fixDiff, command: defaultTestCommand + `; head -c 17000000 /dev/zero > /tmp/.swe/junit.xml`,
 			applied: "git apply", status: StatusResolved, outputHas: "[crucible: the JUnit report is larger than"},
 		{name: "junit forged, exit failing", diff: breakDiff, command: defaultTestCommand + `; s=$?; echo '<testsuite><testcase file="tests/test_calc.py" classname="tests.test_calc" name="test_sub"/></testsuite>' > /tmp/.swe/junit.xml; exit $s`,
-			applied: "git apply", status: StatusUnresolved, reason: "every reported test passes but the command exited 1", cases: []TestCase{{"tests/test_calc.py::test_sub", TestPassed}}},
+			applied: "git apply", status: StatusUnresolved, reason: "every reported test passes but the command exited 1", cases: []TestCase{{ID: "tests/test_calc.py::test_sub", Outcome: TestPassed}}},
 		{name: "timeout", diff: fixDiff, command: "sleep 600", tests: named, applied: "git apply", status: StatusUnresolved, reason: "tests/test_calc.py::test_add (missing); the command timed out"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -175,7 +175,7 @@ func TestRunTestsInWorkspace(t *testing.T) {
 		t.Fatal(err)
 	}
 	r, err = w.runTests(t.Context(), "python3 -m pytest -q tests/test_calc.py::test_add", 20*time.Second)
-	if err != nil || r.Passed != 1 || r.Failed != 0 || r.Status != sandbox.StatusOK || !slices.Equal(r.Cases, []TestCase{{"tests/test_calc.py::test_add", TestPassed}}) {
+	if err != nil || r.Passed != 1 || r.Failed != 0 || r.Status != sandbox.StatusOK || !slices.Equal(r.Cases, []TestCase{{ID: "tests/test_calc.py::test_add", Outcome: TestPassed}}) {
 		t.Fatalf("after the edit: %+v %v", r, err)
 	}
 	d, err := w.diff(t.Context())

@@ -86,7 +86,7 @@ func sessionRequest(cfg Config, files []sandbox.File) sandbox.SessionRequest {
 // an *sandbox.InputError naming repo.archive, and bounded by the session's
 // disk and time limits) and records the baseline. The caller closes it.
 func openWorkspace(ctx context.Context, cfg Config, repo Repo) (*workspace, error) {
-	if err := repo.validate(); err != nil {
+	if err := validateRepo(repo); err != nil {
 		return nil, err
 	}
 	sess, err := cfg.Sandbox.NewSession(ctx, sessionRequest(cfg, []sandbox.File{{Name: archiveName, Content: sandbox.Data(repo.Archive)}}))
@@ -95,7 +95,7 @@ func openWorkspace(ctx context.Context, cfg Config, repo Repo) (*workspace, erro
 	}
 	w := &workspace{sess: sess, cfg: cfg}
 	var ans struct{}
-	if err := cellCall(ctx, sess, map[string]any{"op": "open", "format": repo.format(), "archive": "/work/" + archiveName}, openTime, &ans); err != nil {
+	if err := cellCall(ctx, sess, map[string]any{"op": "open", "format": repoFormat(repo), "archive": "/work/" + archiveName}, openTime, &ans); err != nil {
 		_ = sess.Close()
 		return nil, err
 	}

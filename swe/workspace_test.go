@@ -59,7 +59,7 @@ func TestWorkspaceFormats(t *testing.T) {
 		{"bundle", Repo{Archive: bundleBytes}, RepoBundle},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if f := tc.repo.format(); f != tc.format {
+			if f := repoFormat(tc.repo); f != tc.format {
 				t.Fatalf("detected %q, want %q", f, tc.format)
 			}
 			w, err := openWorkspace(t.Context(), cfg, tc.repo)

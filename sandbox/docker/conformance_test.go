@@ -27,7 +27,11 @@ func TestConformance(t *testing.T) {
 					// (gvisor_seccomp.go).
 					FamilyRefusal:    gvisorOnly(r.oci, "EPERM"),
 					FamilyRefusalWhy: gvisorOnly(r.oci, gvisorFamilyRefusal),
-					WatchCreation:    func() (func() []string, func()) { return watchCreated(t) },
+					// Measured under load: spinners read 1.38 s inside
+					// gVisor in 2 s while the host billed the container
+					// 734 ms (and 1.30 s against 794 ms).
+					SampledCPUClock: gvisorOnly(r.oci, "gVisor's sentry charges a task the time it was scheduled to run, the host's contention included"),
+					WatchCreation:   func() (func() []string, func()) { return watchCreated(t) },
 				})
 		})
 	}

@@ -103,12 +103,21 @@ type Options struct {
 	// EAFNOSUPPORT or EPROTONOSUPPORT; FamilyRefusalWhy says why. The
 	// refusal is still checked, family by family: only its errno differs.
 	FamilyRefusal, FamilyRefusalWhy string
+	// SampledCPUClock, when set, says why the CPU times a program reads
+	// inside the runtime's sandbox are not the host's (a user-space
+	// kernel that charges a task the time it was scheduled to run,
+	// including the time the host gave another process meanwhile).
+	// SessionIdleCPU then requires the cell after the idle time to be
+	// billed at least half of what the spinners measured inside, not all:
+	// a session running unaccounted is billed next to nothing either way.
+	SampledCPUClock string
 }
 
 // RunWith is Run with options.
 func RunWith(t *testing.T, newRuntime func(t *testing.T) sandbox.Runtime, opts Options) {
 	s := &suite{owner: opts.CgroupOwnerPID, uidBase: opts.UIDBase, uidCount: opts.UIDCount, leftovers: opts.Leftovers, unnamed: opts.UnnamedCalls,
-		watchCreation: opts.WatchCreation, familyRefusal: opts.FamilyRefusal, familyRefusalWhy: opts.FamilyRefusalWhy}
+		watchCreation: opts.WatchCreation, familyRefusal: opts.FamilyRefusal, familyRefusalWhy: opts.FamilyRefusalWhy,
+		sampledCPUClock: opts.SampledCPUClock != ""}
 	if s.owner == 0 {
 		s.owner = os.Getpid()
 	}
@@ -214,6 +223,8 @@ type suite struct {
 	// familyRefusal and familyRefusalWhy are Options.FamilyRefusal and
 	// FamilyRefusalWhy.
 	familyRefusal, familyRefusalWhy string
+	// sampledCPUClock is set when Options.SampledCPUClock is.
+	sampledCPUClock bool
 
 	mu     sync.Mutex
 	tokens []string // every token a run was marked with
