@@ -81,7 +81,7 @@ func TestOpenAPIAgentSchemas(t *testing.T) {
 	if !slices.Equal(got, kinds) {
 		t.Errorf("AgentStep.kind enum = %q, want the agents' step kinds %q", got, kinds)
 	}
-	outcomes := constants(t, "../swe/swe.go", regexp.MustCompile(`(?m)^\s*Test\w+\s+TestOutcome\s*=\s*"(\w+)"`))
+	outcomes := constants(t, "../api/swetypes.go", regexp.MustCompile(`(?m)^\s*Test\w+\s+TestOutcome\s*=\s*"(\w+)"`))
 	outcome := obj(t, obj(t, obj(t, obj(t, obj(t, doc, "components"), "schemas"), "TestCase"), "properties"), "outcome")
 	got = nil
 	for _, k := range outcome["enum"].([]any) {
