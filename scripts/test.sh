@@ -127,12 +127,13 @@ step "go test (no crucible-init)" gotest -count=1 -timeout 10m -run '^(TestConfo
 # machine: the sandbox runtime's tests take about 250 s under it (190 s
 # without), the CLI's 130 s (35 s), the MCP transport's, the analyst's,
 # the eval's, the hints' and the egress proxy's together 70 s (30 s).
-# One step, so that the sandbox runtime's tests run beside the others
-# (two steps ran them alone, one package on two cores).
-step "go test -race" racetest -tags crucible_initexe -count=1 -timeout 20m \
+# Two steps: in one, the sandbox runtime's tests beside the CLI's saved
+# 15 s of 578 and starved a timed CLI test of CPU (a node start that got
+# 20 ms of CPU in 5 s).
+step "go test -race" racetest -tags crucible_initexe -count=1 -timeout 15m \
 	./api/... ./service/... ./server/... ./store/... ./policy/... ./client/... ./agent/... ./llm/... \
-	./mcpserver/... ./analyst/... ./eval/... ./hint/... ./cluster/... ./cmd/... ./sandbox/ \
-	./sandbox/linux/...
+	./mcpserver/... ./analyst/... ./eval/... ./hint/... ./cluster/... ./cmd/... ./sandbox/
+step "go test -race (sandbox)" racetest -tags crucible_initexe -count=1 -timeout 20m ./sandbox/linux/...
 if $soak; then
 	step "API soak" gotest -tags crucible_initexe -count=1 -timeout 30m -run '^TestSoak$' ./e2e/ -soak
 	step "API soak, cluster" gotest -tags crucible_initexe -count=1 -timeout 30m -run '^TestSoakCluster$' ./e2e/ -soak-cluster

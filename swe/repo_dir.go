@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/crucible-sandbox/crucible/sandbox"
@@ -129,7 +128,7 @@ func packEntry(tw *tar.Writer, path, name string, d fs.DirEntry, total *int64) e
 // blocking (a FIFO swapped in is not waited on, then skipped as not
 // regular), once its size added to total stays within maxRepoFileBytes.
 func packFile(tw *tar.Writer, path string, hdr *tar.Header, total *int64) error {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, err := os.OpenFile(path, os.O_RDONLY|packOpenFlags, 0)
 	if err != nil {
 		return err
 	}
