@@ -17,7 +17,7 @@ const (
 	maxTestIDBytes = 1024
 )
 
-// validate checks a task before anything runs: the repository (see
+// Validate checks a task before anything runs: the repository (see
 // Repo.validate), the prompt, the test command and the named tests, each
 // failure an *sandbox.InputError naming the field ("task", "repo.archive",
 // "repo.format", "test_command", "tests[i]") and the rule.
@@ -27,7 +27,7 @@ const (
 // parameters): it becomes part of a shell command line only quoted, and
 // its path decides which edits are refused, so the path must be clean (no
 // "..", not absolute) for that decision to mean what it says.
-func (t Task) validate() error {
+func (t Task) Validate() error {
 	if err := validateRepo(t.Repo); err != nil {
 		return err
 	}

@@ -90,7 +90,7 @@ func TestTaskValidate(t *testing.T) {
 		{"long test", Task{Repo: repo, Prompt: "p", Tests: []string{"a.py::" + strings.Repeat("t", maxTestIDBytes)}}, "tests[0]", "at most"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := tc.task.validate()
+			err := tc.task.Validate()
 			if tc.field == "" {
 				if err != nil {
 					t.Fatalf("validate: %v", err)

@@ -76,7 +76,7 @@ func Run(ctx context.Context, cfg Config, task Task) (*Result, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	if err := task.validate(); err != nil {
+	if err := task.Validate(); err != nil {
 		return nil, err
 	}
 	cfg.withDefaults()

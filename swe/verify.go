@@ -25,7 +25,7 @@ import (
 // for named tests), and judge asks an exit status that agrees with a
 // clean report when no tests are named.
 func Verify(ctx context.Context, cfg Config, task Task, diff string) (*TestReport, error) {
-	if err := task.validate(); err != nil {
+	if err := task.Validate(); err != nil {
 		return nil, err
 	}
 	if len(diff) > maxDiffBytes {
